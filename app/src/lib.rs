@@ -1,0 +1,57 @@
+//! What the server and the browser share: the v1 wire types (`api`), the Leptos pages and
+//! components (`flow`), and the HTML shell the server renders them into.
+
+pub mod api;
+pub mod flow;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    path,
+};
+
+/// The document every page is rendered into on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// Root component: the routes of every page the product serves.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/switchboard.css"/>
+        <Link rel="icon" href="/favicon.svg"/>
+        <Title text="Switchboard"/>
+        <Router>
+            <Routes fallback=|| view! { <NotFound/> }>
+                <Route path=path!("/flow/:scope") view=flow::FlowShell/>
+            </Routes>
+        </Router>
+    }
+}
+
+#[component]
+fn NotFound() -> impl IntoView {
+    view! {
+        <main class="page">
+            <h1>"Page not found"</h1>
+            <p>"This link is not valid. Close this window and start again from the app."</p>
+        </main>
+    }
+}

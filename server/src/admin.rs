@@ -1,0 +1,95 @@
+//! Operator actions shared by the CLI and the first start: creating apps and their tokens.
+
+use app::api::Environment;
+use rand::{distributions::Alphanumeric, Rng};
+use uuid::Uuid;
+
+use crate::{
+    domain::{apps::slug, tokens},
+    jobs::clock::Clock,
+    store::{self, apps::NewApp, Db},
+};
+
+/// A new app and its first AppToken (the plain token exists only here).
+pub struct CreatedApp {
+    pub uuid: Uuid,
+    pub slug: String,
+    pub token: String,
+}
+
+pub async fn create_app(
+    db: &Db,
+    clock: &Clock,
+    name: &str,
+    environment: Environment,
+) -> anyhow::Result<CreatedApp> {
+    let name = name.trim();
+    anyhow::ensure!(
+        !name.is_empty() && name.chars().count() <= 100,
+        "an app's name is 1 to 100 characters"
+    );
+    let suffix: String = rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(6)
+        .map(|b| char::from(b).to_ascii_lowercase())
+        .collect();
+    let uuid = Uuid::new_v4();
+    let slug = slug(name, &suffix);
+    let key = tokens::issue_publishable_key(environment);
+    let token = tokens::issue_app_token(environment);
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    store::apps::insert_app(
+        &mut tx,
+        &NewApp {
+            uuid,
+            name,
+            slug: &slug,
+            environment: environment.as_str(),
+            payment_publishable_key: &key,
+            created_at: now,
+        },
+    )
+    .await?;
+    store::apps::insert_app_token(&mut tx, uuid, &token.prefix, &token.hash, now).await?;
+    tx.commit().await?;
+    Ok(CreatedApp {
+        uuid,
+        slug,
+        token: token.plain,
+    })
+}
+
+/// Issues another AppToken for an existing app.
+pub async fn create_token(db: &Db, clock: &Clock, app_uuid: Uuid) -> anyhow::Result<String> {
+    let app = store::apps::app_by_uuid(db, app_uuid)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no app {app_uuid}"))?;
+    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let token = tokens::issue_app_token(environment);
+    let mut tx = db.begin().await?;
+    store::apps::insert_app_token(&mut tx, app_uuid, &token.prefix, &token.hash, clock.now())
+        .await?;
+    tx.commit().await?;
+    Ok(token.plain)
+}
+
+/// Revokes the AppToken whose display prefix (or whole value) is given.
+pub async fn revoke_token(db: &Db, clock: &Clock, prefix_or_token: &str) -> anyhow::Result<()> {
+    let prefix = display_prefix(prefix_or_token);
+    let mut tx = db.begin().await?;
+    let revoked = store::apps::revoke_app_token(&mut tx, &prefix, clock.now()).await?;
+    tx.commit().await?;
+    anyhow::ensure!(revoked, "no active token with prefix {prefix}");
+    Ok(())
+}
+
+/// The stored display prefix of a token: its kind and the first 8 characters of its secret.
+fn display_prefix(value: &str) -> String {
+    for kind in [tokens::SANDBOX_PREFIX, tokens::LIVE_PREFIX] {
+        if let Some(secret) = value.strip_prefix(kind) {
+            return format!("{kind}{}", secret.chars().take(8).collect::<String>());
+        }
+    }
+    value.to_owned()
+}

@@ -1,0 +1,212 @@
+//! The command line: `serve` (the default), `migrate`, `apps create`, `tokens create|revoke`.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use app::api::Environment;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use uuid::Uuid;
+
+use crate::{
+    admin,
+    config::{Config, LogFormat},
+    jobs::clock::Clock,
+    store::{self, Db},
+};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Branded retail electricity: the Switchboard server and its operator commands"
+)]
+pub struct Cli {
+    /// Configuration file (TOML); defaults to ./switchboard.toml when present
+    #[arg(long, global = true, env = "SWITCHBOARD_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API, the pages and the background workers (the default)
+    Serve(ServeArgs),
+    /// Apply pending database migrations, then exit
+    Migrate,
+    /// Manage apps
+    Apps {
+        #[command(subcommand)]
+        command: AppsCommand,
+    },
+    /// Manage AppTokens
+    Tokens {
+        #[command(subcommand)]
+        command: TokensCommand,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Role {
+    /// API and background workers in one process
+    #[default]
+    All,
+    /// The API only (stateless; scale out behind a load balancer)
+    Api,
+    /// Background workers only (with health and metrics endpoints)
+    Worker,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct ServeArgs {
+    /// Address to listen on [env: SWITCHBOARD_ADDR; default 127.0.0.1:3000]
+    #[arg(long)]
+    pub addr: Option<SocketAddr>,
+    /// Which part of the service this process runs
+    #[arg(long, value_enum, default_value_t = Role::All, env = "SWITCHBOARD_ROLE")]
+    pub role: Role,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AppsCommand {
+    /// Create an app and print its first AppToken (shown once)
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum)]
+        environment: EnvironmentArg,
+        /// Print {"app_uuid": ..., "token": ...}
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EnvironmentArg {
+    Sandbox,
+    Live,
+}
+
+impl From<EnvironmentArg> for Environment {
+    fn from(e: EnvironmentArg) -> Self {
+        match e {
+            EnvironmentArg::Sandbox => Environment::Sandbox,
+            EnvironmentArg::Live => Environment::Live,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokensCommand {
+    /// Issue another AppToken for an app (shown once)
+    Create {
+        #[arg(long)]
+        app: Uuid,
+    },
+    /// Revoke an AppToken by its prefix (as listed in the dashboard) or its whole value
+    Revoke { prefix: String },
+}
+
+pub fn init_tracing(format: LogFormat) {
+    use tracing_subscriber::{fmt, EnvFilter};
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=warn"));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Human => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+/// Runs the command line; returns when the command is done (or the server has shut down).
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut config = Config::load(cli.config.as_deref())?;
+    init_tracing(config.log_format);
+    let clock = Clock::system();
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => {
+            if let Some(addr) = args.addr.or_else(|| {
+                std::env::var("SWITCHBOARD_ADDR")
+                    .ok()
+                    .and_then(|a| a.parse().ok())
+            }) {
+                config.addr = addr;
+            }
+            serve(config, clock, args.role).await
+        }
+        Command::Migrate => {
+            let db = connect(&config).await?;
+            println!("Database is up to date.");
+            db.close().await;
+            Ok(())
+        }
+        Command::Apps {
+            command:
+                AppsCommand::Create {
+                    name,
+                    environment,
+                    json,
+                },
+        } => {
+            let db = connect(&config).await?;
+            let created = admin::create_app(&db, &clock, &name, environment.into()).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"app_uuid": created.uuid, "token": created.token})
+                );
+            } else {
+                println!("Created app {} ({}).", created.uuid, created.slug);
+                println!("Its AppToken, shown only now:\n  {}", created.token);
+            }
+            db.close().await;
+            Ok(())
+        }
+        Command::Tokens { command } => {
+            let db = connect(&config).await?;
+            match command {
+                TokensCommand::Create { app } => {
+                    let token = admin::create_token(&db, &clock, app).await?;
+                    println!("{token}");
+                }
+                TokensCommand::Revoke { prefix } => {
+                    admin::revoke_token(&db, &clock, &prefix).await?;
+                    println!("Revoked.");
+                }
+            }
+            db.close().await;
+            Ok(())
+        }
+    }
+}
+
+async fn connect(config: &Config) -> anyhow::Result<Db> {
+    let db = Db::connect(
+        config.database_url.expose(),
+        config.database_max_connections,
+    )
+    .await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
+    let addr = config.addr;
+    let state = crate::build_state(config, clock.clone()).await?;
+    if role != Role::Worker && store::apps::count_apps(&state.db).await? == 0 {
+        let created =
+            admin::create_app(&state.db, &clock, "My sandbox app", Environment::Sandbox).await?;
+        println!("Welcome to Switchboard. A sandbox app was created for you:");
+        println!("  app:   {}", created.uuid);
+        println!(
+            "  token: {}  (shown only now; keep it secret)",
+            created.token
+        );
+        println!(
+            "Try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/app",
+            created.token
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(%addr, ?role, "listening");
+    crate::serve(state, listener, crate::shutdown_signal()).await
+}

@@ -1,0 +1,126 @@
+//! Configuration: defaults in code, then a TOML file (`switchboard.toml` or `--config`), then
+//! `SWITCHBOARD_*` environment variables (nested keys with `__`), plus the conventional
+//! `DATABASE_URL` and `REDIS_URL`. Secrets are wrapped so that they never print.
+
+use std::{fmt, net::SocketAddr, path::Path};
+
+use figment::{
+    providers::{Env, Format, Serialized, Toml},
+    Figment,
+};
+use serde::{Deserialize, Serialize};
+
+/// A value that must never reach a log line.
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RateLimits {
+    pub enabled: bool,
+    pub app_per_second: u32,
+    pub account_per_second: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            enabled: true,
+            app_per_second: 30,
+            account_per_second: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub addr: SocketAddr,
+    /// `sqlite:data/switchboard.db` (default) or `postgres://...`.
+    pub database_url: Secret,
+    pub database_max_connections: u32,
+    /// Shares rate limits between instances.
+    pub redis_url: Option<Secret>,
+    /// Namespace of this deployment's Redis keys.
+    pub redis_prefix: String,
+    pub log_format: LogFormat,
+    pub rate_limits: RateLimits,
+    /// Serves `/bench/bare` for benchmarks.
+    pub bench_routes: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            database_url: Secret::new("sqlite:data/switchboard.db"),
+            database_max_connections: 16,
+            redis_url: None,
+            redis_prefix: "switchboard".to_owned(),
+            log_format: LogFormat::Human,
+            rate_limits: RateLimits::default(),
+            bench_routes: false,
+        }
+    }
+}
+
+impl Config {
+    /// Loads the configuration; `file` defaults to `switchboard.toml` when it exists.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Config> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        // cargo-leptos tells the server where to listen.
+        if let Ok(addr) = std::env::var("LEPTOS_SITE_ADDR") {
+            figment = figment.merge(Serialized::default("addr", addr));
+        }
+        figment = match file {
+            Some(path) => figment.merge(Toml::file_exact(path)),
+            None => figment.merge(Toml::file("switchboard.toml")),
+        };
+        let config = figment
+            .merge(Env::prefixed("SWITCHBOARD_").split("__"))
+            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL"]))
+            .extract()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let s = Secret::new("postgres://user:hunter2@db/x");
+        assert_eq!(format!("{s:?}"), "[redacted]");
+        let c = Config {
+            redis_url: Some(Secret::new("redis://:pw@host")),
+            ..Config::default()
+        };
+        let printed = format!("{c:?}");
+        assert!(!printed.contains("hunter2") && !printed.contains(":pw@"));
+    }
+}

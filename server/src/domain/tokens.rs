@@ -1,0 +1,131 @@
+//! Bearer tokens: their formats, how they are issued, and how they are stored (only a SHA-256
+//! hash; the tokens carry 190 bits of randomness, so a fast hash is the right tool, unlike for
+//! passwords).
+
+use app::api::Environment;
+use rand::{distributions::Alphanumeric, Rng};
+use sha2::{Digest, Sha256};
+
+const SECRET_LEN: usize = 32;
+/// How many characters of the secret part the display prefix keeps.
+const PREFIX_SECRET_CHARS: usize = 8;
+
+pub const ACCOUNT_PREFIX: &str = "swb_acct_";
+pub const SANDBOX_PREFIX: &str = "swb_sandbox_";
+pub const LIVE_PREFIX: &str = "swb_live_";
+
+/// A token as issued: the plain value (shown once), its display prefix and its stored hash.
+pub struct IssuedToken {
+    pub plain: String,
+    pub prefix: String,
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    App(Environment),
+    Account,
+}
+
+fn random_secret() -> String {
+    rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(SECRET_LEN)
+        .map(char::from)
+        .collect()
+}
+
+fn issue(kind_prefix: &str) -> IssuedToken {
+    let secret = random_secret();
+    let plain = format!("{kind_prefix}{secret}");
+    IssuedToken {
+        prefix: format!("{kind_prefix}{}", &secret[..PREFIX_SECRET_CHARS]),
+        hash: hash_token(&plain),
+        plain,
+    }
+}
+
+pub fn issue_app_token(environment: Environment) -> IssuedToken {
+    issue(match environment {
+        Environment::Sandbox => SANDBOX_PREFIX,
+        Environment::Live => LIVE_PREFIX,
+    })
+}
+
+pub fn issue_account_token() -> IssuedToken {
+    issue(ACCOUNT_PREFIX)
+}
+
+/// A publishable key of the built-in payment processor.
+pub fn issue_publishable_key(environment: Environment) -> String {
+    let kind = match environment {
+        Environment::Sandbox => "pk_test_",
+        Environment::Live => "pk_live_",
+    };
+    format!("{kind}{}", random_secret())
+}
+
+pub fn hash_token(plain: &str) -> String {
+    format!("{:x}", Sha256::digest(plain.as_bytes()))
+}
+
+/// What a well-formed bearer token claims to be; `None` for anything malformed.
+pub fn classify(raw: &str) -> Option<TokenKind> {
+    let (kind, secret) = if let Some(s) = raw.strip_prefix(ACCOUNT_PREFIX) {
+        (TokenKind::Account, s)
+    } else if let Some(s) = raw.strip_prefix(SANDBOX_PREFIX) {
+        (TokenKind::App(Environment::Sandbox), s)
+    } else if let Some(s) = raw.strip_prefix(LIVE_PREFIX) {
+        (TokenKind::App(Environment::Live), s)
+    } else {
+        return None;
+    };
+    (secret.len() == SECRET_LEN && secret.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then_some(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issued_tokens_classify_as_their_kind() {
+        let t = issue_app_token(Environment::Sandbox);
+        assert!(t.plain.starts_with("swb_sandbox_"));
+        assert_eq!(
+            classify(&t.plain),
+            Some(TokenKind::App(Environment::Sandbox))
+        );
+        assert_eq!(
+            classify(&issue_app_token(Environment::Live).plain),
+            Some(TokenKind::App(Environment::Live))
+        );
+        assert_eq!(
+            classify(&issue_account_token().plain),
+            Some(TokenKind::Account)
+        );
+    }
+
+    #[test]
+    fn malformed_tokens_do_not_classify() {
+        for raw in [
+            "",
+            "swb_acct_",
+            "swb_acct_short",
+            "bearer",
+            "swb_sandbox_!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+        ] {
+            assert_eq!(classify(raw), None, "{raw}");
+        }
+    }
+
+    #[test]
+    fn hashes_are_stable_and_hide_the_token() {
+        let t = issue_account_token();
+        assert_eq!(t.hash, hash_token(&t.plain));
+        assert_eq!(t.hash.len(), 64);
+        assert!(!t.hash.contains(&t.plain[9..]));
+        assert!(t.plain.starts_with(&t.prefix));
+        assert_ne!(t.plain, t.prefix);
+    }
+}

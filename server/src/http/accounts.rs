@@ -1,0 +1,313 @@
+//! Accounts: created, listed, read and updated by the partner's backend (`/v1/app/accounts`),
+//! AccountTokens for them, and the account's own view (`GET /v1/account`).
+
+use app::api::{
+    Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List, StatusReason,
+    Timestamp, TokenOut, UpdateAccountIn,
+};
+use axum::{extract::State, http::StatusCode, routing::get, routing::post, Router};
+use chrono::Duration;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use super::{
+    auth::{AccountPrincipal, AppPrincipal},
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::{Json, Path, Query},
+    pagination::Page,
+    AppState,
+};
+use crate::{
+    domain::{
+        account::{account_number, ParseContext, Profile},
+        enrollment::{enrollment, EnrollmentFacts, INITIAL_STATUS},
+        tokens,
+    },
+    store::{
+        self,
+        accounts::{AccountFilter, AccountRow},
+        apps::AppRow,
+    },
+};
+
+/// How long an AccountToken lives.
+const ACCOUNT_TOKEN_TTL: Duration = Duration::minutes(60);
+
+pub fn app_router() -> Router<AppState> {
+    Router::new()
+        .route("/accounts", post(create_account).get(list_accounts))
+        .route(
+            "/accounts/{account_uuid}",
+            get(get_account).patch(update_account),
+        )
+        .route("/accounts/{account_uuid}/token", post(create_account_token))
+}
+
+pub fn account_router() -> Router<AppState> {
+    Router::new().route("/", get(get_own_account))
+}
+
+fn parse_context(state: &AppState, principal: &AppPrincipal) -> ParseContext {
+    ParseContext {
+        today: state.clock.today(),
+        environment: principal.environment(),
+    }
+}
+
+/// Renders an account; `date_of_birth` only where one account is shown.
+fn render(row: &AccountRow, app: &AppRow, include_date_of_birth: bool) -> ApiResult<Account> {
+    let profile = row.profile().map_err(ApiError::internal)?;
+    let status = AccountStatus::parse(&row.status)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored status {}", row.status)))?;
+    let status_reason = StatusReason::parse(&row.status_reason).ok_or_else(|| {
+        ApiError::internal(anyhow::anyhow!("stored reason {}", row.status_reason))
+    })?;
+    let facts = EnrollmentFacts {
+        is_identity_complete: profile.is_identity_complete(),
+        ..Default::default()
+    };
+    Ok(Account {
+        uuid: row.uuid,
+        account_number: row.account_number.clone(),
+        email: profile.email,
+        first_name: profile.first_name,
+        last_name: profile.last_name,
+        phone: profile.phone,
+        date_of_birth: profile.date_of_birth.filter(|_| include_date_of_birth),
+        preliminary_address: profile.preliminary_address,
+        renewals_url: profile.renewals_url,
+        metadata: profile.metadata,
+        created_at: Timestamp(row.created_at),
+        status,
+        status_reason,
+        client_agent_accepted: row.client_agent_accepted_at.is_some(),
+        client_agent_accepted_at: row.client_agent_accepted_at.map(Timestamp),
+        is_service_active: facts.is_service_active,
+        enrollment: enrollment(&facts),
+        locations: Vec::new(),
+        app: AccountApp {
+            uuid: app.uuid,
+            name: app.name.clone(),
+            payment_public_key: app.payment_publishable_key.clone(),
+        },
+    })
+}
+
+/// Create an account for a customer.
+#[utoipa::path(
+    post, path = "/v1/app/accounts", tag = "accounts",
+    request_body = CreateAccountIn,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for the same key")),
+    responses(
+        (status = 201, description = "The new account", body = Account),
+        (status = 400, description = "A field is missing or invalid", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn create_account(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Json(input): Json<CreateAccountIn>,
+) -> ApiResult<(StatusCode, axum::Json<Account>)> {
+    let profile = Profile::parse_new(input, &parse_context(&state, &principal))?;
+    let now = state.clock.now();
+    let (status, reason) = INITIAL_STATUS;
+    let mut tx = state.db.begin().await?;
+    let sequence = store::counters::next_value(&mut tx, "account_number").await?;
+    let row = AccountRow::new(
+        Uuid::new_v4(),
+        principal.app.uuid,
+        account_number(sequence),
+        &profile,
+        (status.as_str(), reason.as_str()),
+        now,
+    )
+    .map_err(ApiError::internal)?;
+    store::accounts::insert_account(&mut tx, &row).await?;
+    store::accounts::insert_status_history(
+        &mut tx,
+        row.uuid,
+        status.as_str(),
+        reason.as_str(),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(render(&row, &principal.app, true)?),
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListAccountsQuery {
+    /// 1 to 100, default 20.
+    limit: Option<u32>,
+    offset: Option<u64>,
+    /// Only accounts with this e-mail address.
+    email: Option<String>,
+    /// Only accounts in this status.
+    status: Option<String>,
+}
+
+/// List the app's accounts, newest first.
+#[utoipa::path(
+    get, path = "/v1/app/accounts", tag = "accounts",
+    params(ListAccountsQuery),
+    responses(
+        (status = 200, description = "A page of accounts (without dates of birth)", body = List<Account>),
+        (status = 400, description = "A parameter is invalid", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn list_accounts(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Query(q): Query<ListAccountsQuery>,
+) -> ApiResult<axum::Json<List<Account>>> {
+    let page = Page::parse(q.limit, q.offset)?;
+    let email = q.email.as_deref().map(|e| e.trim().to_lowercase());
+    if let Some(status) = q.status.as_deref() {
+        if AccountStatus::parse(status).is_none() {
+            return Err(ApiError::new(
+                ErrorCode::ParameterInvalid,
+                format!("unknown status {status}"),
+            )
+            .with_param("status"));
+        }
+    }
+    let rows = store::accounts::list_accounts(
+        &state.db,
+        &AccountFilter {
+            app_uuid: principal.app.uuid,
+            email: email.as_deref(),
+            status: q.status.as_deref(),
+            limit: page.limit,
+            offset: page.offset,
+        },
+    )
+    .await?;
+    let accounts = rows
+        .iter()
+        .map(|r| render(r, &principal.app, false))
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(axum::Json(page.list(
+        accounts,
+        "/v1/app/accounts",
+        &[("email", email.as_deref()), ("status", q.status.as_deref())],
+    )))
+}
+
+async fn account_of(
+    state: &AppState,
+    principal: &AppPrincipal,
+    uuid: Uuid,
+) -> ApiResult<AccountRow> {
+    store::accounts::account_of_app(&state.db, principal.app.uuid, uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))
+}
+
+/// Get one of the app's accounts.
+#[utoipa::path(
+    get, path = "/v1/app/accounts/{account_uuid}", tag = "accounts",
+    params(("account_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn get_account(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(account_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<Account>> {
+    let row = account_of(&state, &principal, account_uuid).await?;
+    Ok(axum::Json(render(&row, &principal.app, true)?))
+}
+
+/// Update an account: absent fields stay, `null` clears an optional one.
+#[utoipa::path(
+    patch, path = "/v1/app/accounts/{account_uuid}", tag = "accounts",
+    params(("account_uuid" = Uuid, Path)),
+    request_body = UpdateAccountIn,
+    responses(
+        (status = 200, description = "The updated account", body = Account),
+        (status = 400, description = "A field is invalid", body = ErrorEnvelope),
+        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn update_account(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(account_uuid): Path<Uuid>,
+    Json(input): Json<UpdateAccountIn>,
+) -> ApiResult<axum::Json<Account>> {
+    let ctx = parse_context(&state, &principal);
+    let mut tx = state.db.begin().await?;
+    let mut row =
+        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    let profile = row
+        .profile()
+        .map_err(ApiError::internal)?
+        .patched(input, &ctx)?;
+    row.set_profile(&profile).map_err(ApiError::internal)?;
+    row.updated_at = state.clock.now();
+    store::accounts::update_account(&mut tx, &row).await?;
+    tx.commit().await?;
+    Ok(axum::Json(render(&row, &principal.app, true)?))
+}
+
+/// Issue an AccountToken (60 minutes, this account only).
+#[utoipa::path(
+    post, path = "/v1/app/accounts/{account_uuid}/token", tag = "accounts",
+    params(("account_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The token, shown once", body = TokenOut),
+        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn create_account_token(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(account_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<TokenOut>> {
+    let row = account_of(&state, &principal, account_uuid).await?;
+    let now = state.clock.now();
+    let expires_at = now + ACCOUNT_TOKEN_TTL;
+    let token = tokens::issue_account_token();
+    let mut tx = state.db.begin().await?;
+    store::accounts::insert_account_token(&mut tx, &token.hash, row.uuid, expires_at, now).await?;
+    tx.commit().await?;
+    Ok(axum::Json(TokenOut {
+        token: token.plain,
+        expires_at: Timestamp(expires_at),
+    }))
+}
+
+/// The account of the AccountToken.
+#[utoipa::path(
+    get, path = "/v1/account", tag = "account",
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 401, description = "Missing, invalid or expired token", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn get_own_account(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+) -> ApiResult<axum::Json<Account>> {
+    let row =
+        store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    Ok(axum::Json(render(&row, &principal.app, true)?))
+}

@@ -1,0 +1,256 @@
+//! The one error type of the HTTP layer. Every failure — a rule broken, a bad token, a malformed
+//! body, an unknown route, a panic — is rendered here into the envelope of `API.md`. Codes are
+//! listed once, with their status and type, in `error_codes!`.
+
+use std::{borrow::Cow, collections::BTreeMap};
+
+use app::api::{ErrorBody, ErrorEnvelope};
+use axum::{
+    http::{header, HeaderName, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::{FieldError, FieldErrorKind};
+
+tokio::task_local! {
+    /// The id of the request being served, for error bodies and logs.
+    pub static REQUEST_ID: String;
+}
+
+pub fn current_request_id() -> String {
+    REQUEST_ID
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| "req_unknown".to_owned())
+}
+
+/// The `type` of an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorType {
+    InvalidRequest,
+    Authentication,
+    Permission,
+    State,
+    RateLimit,
+    Api,
+}
+
+impl ErrorType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::InvalidRequest => "invalid_request_error",
+            ErrorType::Authentication => "authentication_error",
+            ErrorType::Permission => "permission_error",
+            ErrorType::State => "state_error",
+            ErrorType::RateLimit => "rate_limit_error",
+            ErrorType::Api => "api_error",
+        }
+    }
+}
+
+macro_rules! error_codes {
+    ($($variant:ident => ($name:literal, $status:ident, $kind:ident)),+ $(,)?) => {
+        /// Every error code the API returns.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ErrorCode { $($variant),+ }
+
+        impl ErrorCode {
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $name),+ }
+            }
+            pub fn status(self) -> StatusCode {
+                match self { $(ErrorCode::$variant => StatusCode::$status),+ }
+            }
+            pub fn error_type(self) -> ErrorType {
+                match self { $(ErrorCode::$variant => ErrorType::$kind),+ }
+            }
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+        }
+    };
+}
+
+error_codes! {
+    ParameterMissing => ("parameter_missing", BAD_REQUEST, InvalidRequest),
+    ParameterInvalid => ("parameter_invalid", BAD_REQUEST, InvalidRequest),
+    BodyMalformed => ("body_malformed", BAD_REQUEST, InvalidRequest),
+    BodyTooLarge => ("body_too_large", PAYLOAD_TOO_LARGE, InvalidRequest),
+    ContentTypeUnsupported => ("content_type_unsupported", UNSUPPORTED_MEDIA_TYPE, InvalidRequest),
+    TokenMissing => ("token_missing", UNAUTHORIZED, Authentication),
+    TokenInvalid => ("token_invalid", UNAUTHORIZED, Authentication),
+    TokenExpired => ("token_expired", UNAUTHORIZED, Authentication),
+    TokenWrongType => ("token_wrong_type", FORBIDDEN, Permission),
+    ScopeDenied => ("scope_denied", FORBIDDEN, Permission),
+    SandboxOnly => ("sandbox_only", FORBIDDEN, Permission),
+    ResourceMissing => ("resource_missing", NOT_FOUND, InvalidRequest),
+    MethodNotAllowed => ("method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest),
+    EnrollmentIncomplete => ("enrollment_incomplete", CONFLICT, State),
+    ClientAgentNotRecorded => ("client_agent_not_recorded", CONFLICT, State),
+    AlreadyFinalized => ("already_finalized", CONFLICT, State),
+    PlanExpired => ("plan_expired", CONFLICT, State),
+    PlanAlreadyAccepted => ("plan_already_accepted", CONFLICT, State),
+    RenewalNotEligible => ("renewal_not_eligible", CONFLICT, State),
+    ServiceNotActive => ("service_not_active", CONFLICT, State),
+    IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
+    TermsNotAccepted => ("terms_not_accepted", UNPROCESSABLE_ENTITY, InvalidRequest),
+    StartDateOutOfRange => ("start_date_out_of_range", UNPROCESSABLE_ENTITY, InvalidRequest),
+    EsiIdInvalid => ("esi_id_invalid", UNPROCESSABLE_ENTITY, InvalidRequest),
+    EsiIdNotFound => ("esi_id_not_found", NOT_FOUND, InvalidRequest),
+    NotInRetailChoiceArea => ("not_in_retail_choice_area", UNPROCESSABLE_ENTITY, InvalidRequest),
+    EmailTaken => ("email_taken", UNPROCESSABLE_ENTITY, InvalidRequest),
+    IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
+    CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
+    RateLimited => ("rate_limited", TOO_MANY_REQUESTS, RateLimit),
+    InternalError => ("internal_error", INTERNAL_SERVER_ERROR, Api),
+    ServiceUnavailable => ("service_unavailable", SERVICE_UNAVAILABLE, Api),
+}
+
+/// A failure on its way to the client.
+#[derive(Debug)]
+pub struct ApiError {
+    code: ErrorCode,
+    message: Cow<'static, str>,
+    param: Option<String>,
+    details: BTreeMap<String, serde_json::Value>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    /// What went wrong inside, for 5xx logs; never sent.
+    source: Option<anyhow::Error>,
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+            param: None,
+            details: BTreeMap::new(),
+            headers: Vec::new(),
+            source: None,
+        }
+    }
+
+    pub fn with_param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn param(&self) -> Option<&str> {
+        self.param.as_deref()
+    }
+
+    /// An unknown resource, or one of another app or account (never said which).
+    pub fn not_found(what: &str) -> Self {
+        ApiError::new(ErrorCode::ResourceMissing, format!("No such {what}"))
+    }
+
+    pub fn internal(err: impl Into<anyhow::Error>) -> Self {
+        let mut e = ApiError::new(
+            ErrorCode::InternalError,
+            "Something went wrong on our side. Retry later, quoting the request_id if it persists.",
+        );
+        e.source = Some(err.into());
+        e
+    }
+
+    pub fn body(&self, request_id: String) -> ErrorEnvelope {
+        ErrorEnvelope {
+            error: ErrorBody {
+                kind: self.code.error_type().as_str().to_owned(),
+                code: self.code.as_str().to_owned(),
+                message: self.message.to_string(),
+                param: self.param.clone(),
+                request_id,
+                details: self.details.clone(),
+            },
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        ApiError::internal(err)
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(err: anyhow::Error) -> Self {
+        ApiError::internal(err)
+    }
+}
+
+impl From<FieldError> for ApiError {
+    fn from(err: FieldError) -> Self {
+        let code = match err.kind {
+            FieldErrorKind::Missing => ErrorCode::ParameterMissing,
+            FieldErrorKind::Invalid => ErrorCode::ParameterInvalid,
+        };
+        ApiError::new(code, err.message).with_param(err.param)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let request_id = current_request_id();
+        let status = self.code.status();
+        if status.is_server_error() {
+            match &self.source {
+                Some(source) => tracing::error!(%request_id, error = ?source, "request failed"),
+                None => tracing::error!(%request_id, code = self.code.as_str(), "request failed"),
+            }
+        }
+        let mut response = (status, axum::Json(self.body(request_id))).into_response();
+        let headers = response.headers_mut();
+        if status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        for (name, value) in self.headers {
+            headers.insert(name, value);
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_have_the_types_of_their_statuses() {
+        let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+        for code in ErrorCode::ALL {
+            let expected = match code.status().as_u16() {
+                401 => ErrorType::Authentication,
+                403 => ErrorType::Permission,
+                409 => ErrorType::State,
+                429 => ErrorType::RateLimit,
+                500..=599 => ErrorType::Api,
+                _ => ErrorType::InvalidRequest,
+            };
+            assert_eq!(code.error_type(), expected, "{}", code.as_str());
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                serde_json::Value::String(code.as_str().to_owned())
+            );
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The HTTP layer: one router per API group (`app`, `account`), the operational endpoints, the
+//! Leptos pages, and the middleware every request passes (request id, access log and metrics,
+//! panic guard, compression). Handlers are thin: parse, call the domain, call the store, render.
+
+pub mod accounts;
+pub mod apps;
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod flow;
+pub mod idempotency;
+pub mod openapi;
+pub mod ops;
+pub mod pagination;
+pub mod ratelimit;
+
+use std::{sync::Arc, time::Instant};
+
+use axum::{
+    extract::{FromRef, MatchedPath, Request},
+    http::{HeaderName, HeaderValue, Method},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+    routing::get,
+    Router,
+};
+use leptos::config::LeptosOptions;
+use tower::ServiceBuilder;
+use tower_http::{
+    catch_panic::CatchPanicLayer,
+    compression::CompressionLayer,
+    cors::{AllowOrigin, CorsLayer},
+    services::ServeDir,
+};
+
+use crate::{config::Config, jobs::clock::Clock, store::Db};
+use error::{ApiError, ErrorCode, REQUEST_ID};
+use ratelimit::RateLimiter;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub config: Arc<Config>,
+    pub clock: Clock,
+    pub limiter: RateLimiter,
+    pub leptos: LeptosOptions,
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos.clone()
+    }
+}
+
+/// The whole application.
+pub fn router(state: AppState) -> Router {
+    let app_api = Router::new()
+        .merge(apps::router())
+        .merge(accounts::app_router())
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_app,
+        ));
+    // Method-not-allowed answers are set on the account group before its CORS layer, so that
+    // the layer also wraps them and answers browsers' preflight requests.
+    let account_api = Router::new()
+        .merge(accounts::account_router())
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_account,
+        ))
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(account_cors());
+
+    let mut router = Router::new()
+        .nest("/v1/app", app_api)
+        .route("/v1/openapi.json", get(openapi::serve))
+        .merge(ops::router())
+        .merge(flow::router(&state));
+    if state.config.bench_routes {
+        router = router.route("/bench/bare", get(ops::bare));
+    }
+    let router = router
+        .method_not_allowed_fallback(method_not_allowed)
+        .nest("/v1/account", account_api);
+    let site_root = state.leptos.site_root.to_string();
+    router
+        .fallback_service(ServeDir::new(site_root).not_found_service(axum::routing::any(not_found)))
+        // Inside the router, so that the matched route is known for the metrics' labels.
+        .layer(middleware::from_fn(observe))
+        .with_state(state)
+        .layer(
+            ServiceBuilder::new()
+                .layer(middleware::from_fn(request_id))
+                .layer(CatchPanicLayer::custom(panic_response))
+                .layer(CompressionLayer::new()),
+        )
+}
+
+/// `/v1/account/*` may be called from browsers with an AccountToken.
+fn account_cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allow_headers([
+            axum::http::header::AUTHORIZATION,
+            axum::http::header::CONTENT_TYPE,
+            HeaderName::from_static("idempotency-key"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("request-id"),
+            HeaderName::from_static("ratelimit"),
+            HeaderName::from_static("ratelimit-policy"),
+            HeaderName::from_static("retry-after"),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(ErrorCode::ResourceMissing, "No such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "This route does not take this method",
+    )
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError::internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
+/// Gives every request an id, visible to errors and logs and returned as `Request-Id`.
+async fn request_id(req: Request, next: Next) -> Response {
+    let id = format!("req_{}", uuid::Uuid::new_v4().simple());
+    let mut response = REQUEST_ID.scope(id.clone(), next.run(req)).await;
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("request-id"), v);
+    }
+    response
+}
+
+/// Access log and metrics. Logs the path without its query (flow links carry tokens there)
+/// and never a header.
+async fn observe(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let response = next.run(req).await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    let route_label = route.unwrap_or_else(|| "unmatched".to_owned());
+    metrics::counter!(
+        "http_requests_total",
+        "method" => method.to_string(),
+        "route" => route_label.clone(),
+        "status" => status.to_string()
+    )
+    .increment(1);
+    metrics::histogram!(
+        "http_request_duration_seconds",
+        "method" => method.to_string(),
+        "route" => route_label
+    )
+    .record(elapsed.as_secs_f64());
+    let request_id = REQUEST_ID.try_with(Clone::clone).unwrap_or_default();
+    tracing::info!(
+        %request_id,
+        method = %method,
+        path = %path,
+        status,
+        elapsed_ms = elapsed.as_secs_f64() * 1000.0,
+        "request"
+    );
+    response
+}

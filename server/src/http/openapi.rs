@@ -1,0 +1,81 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations and served at
+//! `/v1/openapi.json`. A test compares it with the committed `openapi.json`.
+
+use axum::response::{IntoResponse, Response};
+use utoipa::{
+    openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+    Modify, OpenApi,
+};
+
+use super::{accounts, apps, error::ErrorCode, ops};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Switchboard API",
+        version = "1",
+        description = "Branded retail electricity: accounts, enrollment, billing and renewal."
+    ),
+    paths(
+        apps::get_app,
+        accounts::create_account,
+        accounts::list_accounts,
+        accounts::get_account,
+        accounts::update_account,
+        accounts::create_account_token,
+        accounts::get_own_account,
+        ops::healthz,
+        ops::readyz,
+    ),
+    components(schemas(ErrorCode, app::api::ErrorEnvelope)),
+    modifiers(&BearerTokens),
+    tags(
+        (name = "app", description = "The partner app (AppToken)"),
+        (name = "accounts", description = "Accounts of the app (AppToken)"),
+        (name = "account", description = "One account (AccountToken)"),
+        (name = "operations", description = "Health and readiness"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerTokens;
+
+impl Modify for BearerTokens {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for (name, description) in [
+            (
+                "app_token",
+                "AppToken: swb_sandbox_... or swb_live_..., server-side only",
+            ),
+            (
+                "account_token",
+                "AccountToken: swb_acct_..., 60 minutes, one account",
+            ),
+        ] {
+            components.add_security_scheme(
+                name,
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .description(Some(description))
+                        .build(),
+                ),
+            );
+        }
+    }
+}
+
+/// The document as served (and as committed), pretty-printed.
+pub fn document() -> String {
+    let doc = ApiDoc::openapi();
+    doc.to_pretty_json().unwrap_or_default() + "\n"
+}
+
+pub async fn serve() -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        document(),
+    )
+        .into_response()
+}

@@ -1,0 +1,114 @@
+//! The Switchboard server as a library, so that tests and benchmarks start the real thing:
+//! `build_state` connects and migrates, `http::router` builds the application, `serve` runs it
+//! until shutdown.
+
+pub mod admin;
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod http;
+pub mod jobs;
+pub mod store;
+
+use std::sync::{Arc, OnceLock};
+
+use leptos::config::LeptosOptions;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+use config::Config;
+use http::{ratelimit::RateLimiter, AppState};
+use jobs::clock::Clock;
+use store::Db;
+
+/// Connects to the database (migrating it) and to Redis, and assembles what handlers share.
+pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppState> {
+    let db = Db::connect(
+        config.database_url.expose(),
+        config.database_max_connections,
+    )
+    .await?;
+    db.migrate().await?;
+    let limiter = match &config.redis_url {
+        Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
+        None => RateLimiter::local(),
+    };
+    Ok(AppState {
+        db,
+        config: Arc::new(config),
+        clock,
+        limiter,
+        leptos: leptos_options(),
+        metrics: metrics_handle(),
+    })
+}
+
+/// Where the pages' assets are, as cargo-leptos tells it (or the defaults of `Cargo.toml`).
+fn leptos_options() -> LeptosOptions {
+    let from_cargo_leptos = std::env::var_os("LEPTOS_OUTPUT_NAME").is_some();
+    let options = from_cargo_leptos
+        .then(|| leptos::config::get_configuration(None).ok())
+        .flatten()
+        .map(|c| c.leptos_options);
+    options.unwrap_or_else(|| {
+        LeptosOptions::builder()
+            .output_name("switchboard")
+            .site_root("target/site")
+            .site_pkg_dir("pkg")
+            .build()
+    })
+}
+
+/// The process-wide Prometheus recorder (installed once, shared by every server in a process).
+fn metrics_handle() -> Option<PrometheusHandle> {
+    static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            PrometheusBuilder::new()
+                .set_buckets(&[
+                    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                ])
+                .and_then(|b| b.install_recorder())
+                .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
+                .ok()
+        })
+        .clone()
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let db = state.db.clone();
+    let app = http::router(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    db.close().await;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,297 @@
+//! Accounts, their status history and their AccountTokens.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+use crate::domain::account::Profile;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AccountRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub account_number: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub phone: Option<String>,
+    pub date_of_birth: Option<NaiveDate>,
+    /// JSON object of the address fields.
+    pub preliminary_address: Option<String>,
+    pub renewals_url: Option<String>,
+    /// JSON object of strings.
+    pub metadata: String,
+    pub status: String,
+    pub status_reason: String,
+    pub client_agent_accepted_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name, last_name, phone, \
+    date_of_birth, preliminary_address, renewals_url, metadata, status, status_reason, \
+    client_agent_accepted_at, created_at, updated_at";
+
+pub async fn insert_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO accounts ({COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(a.uuid)
+        .bind(a.app_uuid)
+        .bind(&a.account_number)
+        .bind(&a.email)
+        .bind(&a.first_name)
+        .bind(&a.last_name)
+        .bind(&a.phone)
+        .bind(a.date_of_birth)
+        .bind(&a.preliminary_address)
+        .bind(&a.renewals_url)
+        .bind(&a.metadata)
+        .bind(&a.status)
+        .bind(&a.status_reason)
+        .bind(a.client_agent_accepted_at)
+        .bind(a.created_at)
+        .bind(a.updated_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Writes the fields a PATCH may change.
+pub async fn update_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
+    let sql = "UPDATE accounts SET email = $1, first_name = $2, last_name = $3, phone = $4, \
+        date_of_birth = $5, preliminary_address = $6, renewals_url = $7, metadata = $8, \
+        updated_at = $9 WHERE uuid = $10";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(&a.email)
+        .bind(&a.first_name)
+        .bind(&a.last_name)
+        .bind(&a.phone)
+        .bind(a.date_of_birth)
+        .bind(&a.preliminary_address)
+        .bind(&a.renewals_url)
+        .bind(&a.metadata)
+        .bind(a.updated_at)
+        .bind(a.uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// The account, if it belongs to `app_uuid`.
+pub async fn account_of_app(db: &Db, app_uuid: Uuid, uuid: Uuid) -> Result<Option<AccountRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
+    on_db!(db, c => sqlx::query_as::<_, AccountRow>(&sql)
+        .bind(uuid)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The account inside a transaction that is about to change it (row-locked on PostgreSQL; the
+/// single SQLite writer already serializes).
+pub async fn account_of_app_for_update(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    uuid: Uuid,
+) -> Result<Option<AccountRow>> {
+    let base = format!("SELECT {COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
+    match tx {
+        Tx::Sqlite(t) => {
+            sqlx::query_as::<_, AccountRow>(&base)
+                .bind(uuid)
+                .bind(app_uuid)
+                .fetch_optional(&mut **t)
+                .await
+        }
+        Tx::Postgres(t) => {
+            sqlx::query_as::<_, AccountRow>(&format!("{base} FOR UPDATE"))
+                .bind(uuid)
+                .bind(app_uuid)
+                .fetch_optional(&mut **t)
+                .await
+        }
+    }
+}
+
+pub struct AccountFilter<'a> {
+    pub app_uuid: Uuid,
+    pub email: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub limit: u32,
+    pub offset: u64,
+}
+
+/// One page of an app's accounts, newest first; fetches one row more than asked so the caller
+/// can tell whether another page follows.
+pub async fn list_accounts(db: &Db, f: &AccountFilter<'_>) -> Result<Vec<AccountRow>> {
+    let mut sql = format!("SELECT {COLUMNS} FROM accounts WHERE app_uuid = $1");
+    let mut n = 1;
+    if f.email.is_some() {
+        n += 1;
+        sql.push_str(&format!(" AND email = ${n}"));
+    }
+    if f.status.is_some() {
+        n += 1;
+        sql.push_str(&format!(" AND status = ${n}"));
+    }
+    sql.push_str(&format!(
+        " ORDER BY created_at DESC, uuid DESC LIMIT ${} OFFSET ${}",
+        n + 1,
+        n + 2
+    ));
+    let limit = i64::from(f.limit) + 1;
+    let offset = i64::try_from(f.offset).unwrap_or(i64::MAX);
+    on_db!(db, c => {
+        let mut q = sqlx::query_as::<_, AccountRow>(&sql).bind(f.app_uuid);
+        if let Some(email) = f.email {
+            q = q.bind(email);
+        }
+        if let Some(status) = f.status {
+            q = q.bind(status);
+        }
+        q.bind(limit).bind(offset).fetch_all(c).await
+    })
+}
+
+pub async fn insert_status_history(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    status: &str,
+    status_reason: &str,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO account_status_history \
+        (uuid, account_uuid, status, status_reason, changed_at) VALUES ($1, $2, $3, $4, $5)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(Uuid::new_v4())
+        .bind(account_uuid)
+        .bind(status)
+        .bind(status_reason)
+        .bind(at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StatusChange {
+    pub status: String,
+    pub status_reason: String,
+    pub changed_at: DateTime<Utc>,
+}
+
+pub async fn status_history(db: &Db, account_uuid: Uuid) -> Result<Vec<StatusChange>> {
+    let sql = "SELECT status, status_reason, changed_at FROM account_status_history \
+        WHERE account_uuid = $1 ORDER BY changed_at, uuid";
+    on_db!(db, c => sqlx::query_as::<_, StatusChange>(sql).bind(account_uuid).fetch_all(c).await)
+}
+
+pub async fn insert_account_token(
+    tx: &mut Tx,
+    token_hash: &str,
+    account_uuid: Uuid,
+    expires_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO account_tokens (token_hash, account_uuid, expires_at, created_at) \
+        VALUES ($1, $2, $3, $4)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(token_hash)
+        .bind(account_uuid)
+        .bind(expires_at)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AccountTokenRow {
+    pub account_uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Who an AccountToken belongs to, expired or not (the caller tells expired from unknown).
+pub async fn account_token(db: &Db, token_hash: &str) -> Result<Option<AccountTokenRow>> {
+    let sql = "SELECT t.account_uuid, a.app_uuid, t.expires_at FROM account_tokens t \
+        JOIN accounts a ON a.uuid = t.account_uuid WHERE t.token_hash = $1";
+    on_db!(db, c => sqlx::query_as::<_, AccountTokenRow>(sql)
+        .bind(token_hash)
+        .fetch_optional(c)
+        .await)
+}
+
+impl AccountRow {
+    /// A new account's row, in its first status.
+    pub fn new(
+        uuid: Uuid,
+        app_uuid: Uuid,
+        account_number: String,
+        profile: &Profile,
+        status: (&str, &str),
+        now: DateTime<Utc>,
+    ) -> serde_json::Result<AccountRow> {
+        let mut row = AccountRow {
+            uuid,
+            app_uuid,
+            account_number,
+            email: String::new(),
+            first_name: String::new(),
+            last_name: String::new(),
+            phone: None,
+            date_of_birth: None,
+            preliminary_address: None,
+            renewals_url: None,
+            metadata: String::new(),
+            status: status.0.to_owned(),
+            status_reason: status.1.to_owned(),
+            client_agent_accepted_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        row.set_profile(profile)?;
+        Ok(row)
+    }
+
+    /// The profile stored in this row.
+    pub fn profile(&self) -> serde_json::Result<Profile> {
+        Ok(Profile {
+            email: self.email.clone(),
+            first_name: self.first_name.clone(),
+            last_name: self.last_name.clone(),
+            phone: self.phone.clone(),
+            date_of_birth: self.date_of_birth,
+            preliminary_address: self
+                .preliminary_address
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
+            renewals_url: self.renewals_url.clone(),
+            metadata: serde_json::from_str(&self.metadata)?,
+        })
+    }
+
+    pub fn set_profile(&mut self, p: &Profile) -> serde_json::Result<()> {
+        self.email.clone_from(&p.email);
+        self.first_name.clone_from(&p.first_name);
+        self.last_name.clone_from(&p.last_name);
+        self.phone.clone_from(&p.phone);
+        self.date_of_birth = p.date_of_birth;
+        self.preliminary_address = p
+            .preliminary_address
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
+        self.renewals_url.clone_from(&p.renewals_url);
+        self.metadata = serde_json::to_string(&p.metadata)?;
+        Ok(())
+    }
+}

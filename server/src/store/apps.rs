@@ -1,0 +1,103 @@
+//! Apps and their AppTokens.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AppRow {
+    pub uuid: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub environment: String,
+    pub display_name: String,
+    pub logo_url: Option<String>,
+    pub primary_color: Option<String>,
+    pub support_name: Option<String>,
+    pub support_phone: Option<String>,
+    pub support_email: Option<String>,
+    pub support_hours: Option<String>,
+    pub support_url: Option<String>,
+    /// JSON array of origins.
+    pub allowed_origins: String,
+    pub payment_publishable_key: String,
+    pub created_at: DateTime<Utc>,
+}
+
+pub struct NewApp<'a> {
+    pub uuid: Uuid,
+    pub name: &'a str,
+    pub slug: &'a str,
+    pub environment: &'a str,
+    pub payment_publishable_key: &'a str,
+    pub created_at: DateTime<Utc>,
+}
+
+const APP_COLUMNS: &str = "a.uuid, a.name, a.slug, a.environment, a.display_name, a.logo_url, \
+    a.primary_color, a.support_name, a.support_phone, a.support_email, a.support_hours, \
+    a.support_url, a.allowed_origins, a.payment_publishable_key, a.created_at";
+
+pub async fn insert_app(tx: &mut Tx, app: &NewApp<'_>) -> Result<()> {
+    let sql = "INSERT INTO apps (uuid, name, slug, environment, display_name, \
+        payment_publishable_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(app.uuid)
+        .bind(app.name)
+        .bind(app.slug)
+        .bind(app.environment)
+        .bind(app.name)
+        .bind(app.payment_publishable_key)
+        .bind(app.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn app_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<AppRow>> {
+    let sql = format!("SELECT {APP_COLUMNS} FROM apps a WHERE a.uuid = $1");
+    on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(uuid).fetch_optional(c).await)
+}
+
+pub async fn count_apps(db: &Db) -> Result<i64> {
+    on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM apps").fetch_one(c).await)
+}
+
+/// The app of a live (unrevoked) AppToken.
+pub async fn app_by_token_hash(db: &Db, token_hash: &str) -> Result<Option<AppRow>> {
+    let sql = format!(
+        "SELECT {APP_COLUMNS} FROM app_tokens t JOIN apps a ON a.uuid = t.app_uuid \
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
+    );
+    on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(token_hash).fetch_optional(c).await)
+}
+
+pub async fn insert_app_token(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    prefix: &str,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO app_tokens (uuid, app_uuid, prefix, token_hash, created_at) \
+        VALUES ($1, $2, $3, $4, $5)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(Uuid::new_v4())
+        .bind(app_uuid)
+        .bind(prefix)
+        .bind(token_hash)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Revokes the token with this display prefix; returns whether one was revoked.
+pub async fn revoke_app_token(tx: &mut Tx, prefix: &str, now: DateTime<Utc>) -> Result<bool> {
+    let sql = "UPDATE app_tokens SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL";
+    let done = on_tx!(tx, c => sqlx::query(sql).bind(now).bind(prefix).execute(c).await
+        .map(|r| r.rows_affected()))?;
+    Ok(done > 0)
+}

@@ -1,0 +1,178 @@
+//! Persistence: the connection pools of both engines, transactions, and every SQL statement of
+//! the product. One SQL text serves SQLite and PostgreSQL through the `on_tx!`/`on_db!` macros;
+//! only the migrations (`migrations/<engine>`) differ.
+//!
+//! Query functions take the transaction (or the `Db` for reads) from their caller, so that a
+//! handler's whole change — rows, history, events, jobs — commits or rolls back together.
+
+pub mod accounts;
+pub mod apps;
+pub mod counters;
+pub mod events;
+pub mod idempotency;
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    postgres::PgPoolOptions,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    PgPool, SqlitePool,
+};
+
+/// Runs `$body` with `$c` bound to the transaction's connection, whichever the engine.
+macro_rules! on_tx {
+    ($tx:expr, $c:ident => $body:expr) => {
+        match $tx {
+            $crate::store::Tx::Sqlite(t) => {
+                let $c = &mut **t;
+                $body
+            }
+            $crate::store::Tx::Postgres(t) => {
+                let $c = &mut **t;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$c` bound to a read pool, whichever the engine.
+macro_rules! on_db {
+    ($db:expr, $c:ident => $body:expr) => {
+        match $db {
+            $crate::store::Db::Sqlite(s) => {
+                let $c = &s.reader;
+                $body
+            }
+            $crate::store::Db::Postgres(p) => {
+                let $c = p;
+                $body
+            }
+        }
+    };
+}
+
+pub(crate) use {on_db, on_tx};
+
+pub type Result<T, E = sqlx::Error> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// SQLite: one writer connection (SQLite admits one writer at a time; queueing in the pool is
+/// cheaper than busy retries) and a pool of readers, which WAL lets run beside the writer.
+#[derive(Clone)]
+pub struct SqliteDb {
+    pub(crate) writer: SqlitePool,
+    pub(crate) reader: SqlitePool,
+}
+
+#[derive(Clone)]
+pub enum Db {
+    Sqlite(SqliteDb),
+    Postgres(PgPool),
+}
+
+pub enum Tx {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+impl Db {
+    /// Opens the database named by `url` (`sqlite:...` or `postgres://...`).
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(url)
+                .await?;
+            return Ok(Db::Postgres(pool));
+        }
+        if !url.starts_with("sqlite:") {
+            anyhow::bail!("DATABASE_URL must start with sqlite: or postgres://");
+        }
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        if let Some(parent) = options.get_filename().parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent)?;
+            }
+        }
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options.clone())
+            .await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(max_connections.clamp(1, 8))
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(Db::Sqlite(SqliteDb { writer, reader }))
+    }
+
+    pub fn engine(&self) -> Engine {
+        match self {
+            Db::Sqlite(_) => Engine::Sqlite,
+            Db::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// Applies the migrations of this engine that have not run yet.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Db::Sqlite(s) => {
+                sqlx::migrate!("../migrations/sqlite")
+                    .run(&s.writer)
+                    .await?
+            }
+            Db::Postgres(p) => sqlx::migrate!("../migrations/postgres").run(p).await?,
+        }
+        Ok(())
+    }
+
+    pub async fn begin(&self) -> Result<Tx> {
+        Ok(match self {
+            Db::Sqlite(s) => Tx::Sqlite(s.writer.begin().await?),
+            Db::Postgres(p) => Tx::Postgres(p.begin().await?),
+        })
+    }
+
+    /// A round trip to the database, for readiness checks.
+    pub async fn ping(&self) -> Result<()> {
+        on_db!(self, c => sqlx::query("SELECT 1").execute(c).await.map(|r| r.rows_affected()))?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite(s) => {
+                s.reader.close().await;
+                s.writer.close().await;
+            }
+            Db::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<()> {
+        match self {
+            Tx::Sqlite(t) => t.commit().await,
+            Tx::Postgres(t) => t.commit().await,
+        }
+    }
+}
+
+/// True when `err` is a unique-constraint violation (the caller maps it to a client error).
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    err.as_database_error()
+        .is_some_and(|e| e.is_unique_violation())
+}

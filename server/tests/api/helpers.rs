@@ -1,0 +1,320 @@
+//! `TestApp`: a running server on its own database, with typed helpers.
+
+use std::net::SocketAddr;
+
+use reqwest::{header::HeaderMap, Method, StatusCode};
+use serde_json::Value;
+use server::{
+    admin,
+    config::{Config, Secret},
+    http::AppState,
+    jobs::clock::Clock,
+};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each test body once per engine: `mod name { fn sqlite(); fn postgres(); }`.
+macro_rules! both_engines {
+    ($(async fn $name:ident($app:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    let $app = $crate::helpers::TestApp::spawn($crate::helpers::Engine::Sqlite).await;
+                    $body
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    let $app = $crate::helpers::TestApp::spawn($crate::helpers::Engine::Postgres).await;
+                    $body
+                }
+            }
+        )*
+    };
+}
+
+/// A database that exists for one test (and is dropped after it, even when the test fails).
+pub struct TestDatabase {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    pg_name: Option<String>,
+}
+
+fn postgres_admin_url() -> String {
+    std::env::var("TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+impl TestDatabase {
+    pub async fn create(engine: Engine) -> TestDatabase {
+        match engine {
+            Engine::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite:{}", dir.path().join("test.db").display());
+                TestDatabase {
+                    url,
+                    _dir: Some(dir),
+                    pg_name: None,
+                }
+            }
+            Engine::Postgres => {
+                use sqlx::Connection;
+                let name = format!("swb_test_{}", Uuid::new_v4().simple());
+                let admin_url = postgres_admin_url();
+                let mut conn = sqlx::PgConnection::connect(&admin_url)
+                    .await
+                    .expect("PostgreSQL must run at TEST_POSTGRES_URL (default 127.0.0.1:5432)");
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+                conn.close().await.ok();
+                let base = admin_url
+                    .rsplit_once('/')
+                    .map_or(admin_url.as_str(), |(b, _)| b);
+                TestDatabase {
+                    url: format!("{base}/{name}"),
+                    _dir: None,
+                    pg_name: Some(name),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let Some(name) = self.pg_name.take() else {
+            return;
+        };
+        // Async work cannot run in Drop; a short-lived runtime on its own thread can.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                use sqlx::Connection;
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&postgres_admin_url()).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl TestResponse {
+    /// The error code of an error envelope.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub clock: Clock,
+    pub config: Config,
+    pub app_uuid: Uuid,
+    pub app_token: String,
+    pub client: reqwest::Client,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    // Dropped last: the database outlives the server.
+    database: std::sync::Arc<TestDatabase>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl TestApp {
+    pub async fn spawn(engine: Engine) -> TestApp {
+        Self::spawn_with(engine, |_| {}).await
+    }
+
+    pub async fn spawn_with(engine: Engine, tweak: impl FnOnce(&mut Config)) -> TestApp {
+        let database = std::sync::Arc::new(TestDatabase::create(engine).await);
+        let mut config = Config {
+            database_url: Secret::new(database.url.clone()),
+            database_max_connections: 5,
+            ..Config::default()
+        };
+        tweak(&mut config);
+        let mut app = Self::start(config, database, Clock::system()).await;
+        let created = admin::create_app(
+            &app.state.db,
+            &app.clock,
+            "Sunny Homes",
+            app::api::Environment::Sandbox,
+        )
+        .await
+        .unwrap();
+        app.app_uuid = created.uuid;
+        app.app_token = created.token;
+        app
+    }
+
+    /// Another server on the same database (and the same app), with its own configuration.
+    pub async fn sibling(&self, tweak: impl FnOnce(&mut Config)) -> TestApp {
+        let mut config = self.config.clone();
+        tweak(&mut config);
+        let mut app = Self::start(config, self.database.clone(), self.clock.clone()).await;
+        app.app_uuid = self.app_uuid;
+        app.app_token.clone_from(&self.app_token);
+        app
+    }
+
+    async fn start(
+        config: Config,
+        database: std::sync::Arc<TestDatabase>,
+        clock: Clock,
+    ) -> TestApp {
+        let state = server::build_state(config.clone(), clock.clone())
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let served = state.clone();
+        tokio::spawn(async move {
+            server::serve(served, listener, async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        TestApp {
+            addr,
+            state,
+            clock,
+            config,
+            app_uuid: Uuid::nil(),
+            app_token: String::new(),
+            client: reqwest::Client::builder().no_proxy().build().unwrap(),
+            shutdown: Some(tx),
+            database,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> TestResponse {
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body.filter(|b| !b.is_null()) {
+            req = req.json(b);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        Self::read(req.send().await.unwrap()).await
+    }
+
+    pub async fn read(resp: reqwest::Response) -> TestResponse {
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        TestResponse {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> TestResponse {
+        self.send(Method::GET, path, Some(token), None, &[]).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: &Value) -> TestResponse {
+        self.send(Method::POST, path, Some(token), Some(body), &[])
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, token: &str, body: &Value) -> TestResponse {
+        self.send(Method::PATCH, path, Some(token), Some(body), &[])
+            .await
+    }
+
+    /// Creates an account with the app's token; panics unless it is created.
+    pub async fn create_account(&self, body: Value) -> Value {
+        let r = self.post("/v1/app/accounts", &self.app_token, &body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        r.body
+    }
+
+    pub async fn create_simple_account(&self, email: &str) -> Value {
+        self.create_account(serde_json::json!({
+            "email": email, "first_name": "Ana", "last_name": "Díaz"
+        }))
+        .await
+    }
+
+    /// An AccountToken for `account_uuid`.
+    pub async fn account_token(&self, account_uuid: &str) -> String {
+        let r = self
+            .post(
+                &format!("/v1/app/accounts/{account_uuid}/token"),
+                &self.app_token,
+                &Value::Null,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        r.body["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A second app on the same server, with its own token.
+    pub async fn other_app(&self) -> (Uuid, String) {
+        let created = admin::create_app(
+            &self.state.db,
+            &self.clock,
+            "Other App",
+            app::api::Environment::Sandbox,
+        )
+        .await
+        .unwrap();
+        (created.uuid, created.token)
+    }
+}

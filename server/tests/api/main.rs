@@ -1,0 +1,16 @@
+//! The integration suite: every test starts the real server on a random port against a fresh
+//! database, once on SQLite and once on PostgreSQL (`both_engines!`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[macro_use]
+mod helpers;
+
+mod accounts;
+mod auth;
+mod errors;
+mod idempotency;
+mod openapi;
+mod ops;
+mod pages;
+mod rate_limits;

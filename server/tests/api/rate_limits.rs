@@ -1,0 +1,102 @@
+//! Rate limits: 30 per second per app, 10 per second per account, shared through Redis by
+//! several instances.
+
+use reqwest::StatusCode;
+use tokio::task::JoinSet;
+
+use crate::helpers::{Engine, TestApp};
+
+/// Fires `n` requests at once at `path` on each of `apps`; returns the statuses.
+async fn burst(
+    apps: &[&TestApp],
+    path: &str,
+    token: &str,
+    n: usize,
+) -> Vec<(StatusCode, reqwest::header::HeaderMap)> {
+    let mut set = JoinSet::new();
+    for app in apps {
+        for _ in 0..n {
+            let req = app.client.get(app.url(path)).bearer_auth(token);
+            set.spawn(async move {
+                let r = req.send().await.unwrap();
+                (r.status(), r.headers().clone())
+            });
+        }
+    }
+    let mut out = Vec::new();
+    while let Some(r) = set.join_next().await {
+        out.push(r.unwrap());
+    }
+    out
+}
+
+fn count(results: &[(StatusCode, reqwest::header::HeaderMap)], status: StatusCode) -> usize {
+    results.iter().filter(|(s, _)| *s == status).count()
+}
+
+both_engines! {
+    async fn forty_requests_in_a_second_admit_exactly_thirty(app) {
+        let started = std::time::Instant::now();
+        let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "the burst took {:?}", started.elapsed());
+        assert_eq!(count(&results, StatusCode::OK), 30);
+        assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 10);
+        let (_, refused) = results.iter().find(|(s, _)| *s == StatusCode::TOO_MANY_REQUESTS).unwrap();
+        assert_eq!(refused["retry-after"], "1");
+        assert_eq!(refused["ratelimit-policy"], "30;w=1");
+        assert!(refused["ratelimit"].to_str().unwrap().starts_with("limit=30, remaining=0"));
+        // After the window slides past, requests pass again.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        assert_eq!(app.get("/v1/app", &app.app_token).await.status, StatusCode::OK);
+    }
+
+    async fn accounts_have_ten_per_second_each(app) {
+        let a = app.create_simple_account("a@example.com").await;
+        let b = app.create_simple_account("b@example.com").await;
+        let ta = app.account_token(a["uuid"].as_str().unwrap()).await;
+        let tb = app.account_token(b["uuid"].as_str().unwrap()).await;
+        let results = burst(&[&app], "/v1/account", &ta, 15).await;
+        assert_eq!(count(&results, StatusCode::OK), 10);
+        assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 5);
+        let r = app.get("/v1/account", &tb).await;
+        assert_eq!(r.status, StatusCode::OK, "another account has its own window");
+        assert_eq!(r.header("ratelimit-policy"), "10;w=1");
+        let r = TestApp::read(app.client.get(app.url("/v1/account")).bearer_auth(&ta).send().await.unwrap()).await;
+        assert_eq!(r.body["error"]["type"], "rate_limit_error");
+        assert_eq!(r.code(), "rate_limited");
+    }
+}
+
+fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+/// Two instances on one Redis admit 30 together, not 60.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_the_limit_through_redis() {
+    let prefix = format!("swb-test-{}", uuid::Uuid::new_v4().simple());
+    let a = TestApp::spawn_with(Engine::Postgres, |c| {
+        c.redis_url = Some(server::config::Secret::new(redis_url()));
+        c.redis_prefix.clone_from(&prefix);
+    })
+    .await;
+    let b = a.sibling(|_| {}).await;
+    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    assert_eq!(count(&results, StatusCode::OK), 30);
+    assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 10);
+
+    // Without Redis, each instance would have admitted its own 30.
+    let c = a.sibling(|c| c.redis_url = None).await;
+    let d = a.sibling(|c| c.redis_url = None).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let results = burst(&[&c, &d], "/v1/app", &a.app_token, 20).await;
+    assert_eq!(count(&results, StatusCode::OK), 40);
+}
+
+#[tokio::test]
+async fn limits_can_be_lifted_by_configuration() {
+    let app = TestApp::spawn_with(Engine::Sqlite, |c| c.rate_limits.enabled = false).await;
+    let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
+    assert_eq!(count(&results, StatusCode::OK), 40);
+    assert!(!results[0].1.contains_key("ratelimit"));
+}
