@@ -50,9 +50,12 @@ pub fn FlowShell() -> impl IntoView {
         }
     });
     let (started, set_started) = signal(false);
+    // Effects run only in the browser: this marks the page as hydrated (tests wait for it).
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
 
     view! {
-        <main class="flow" data-scope=scope>
+        <main class="flow" data-scope=scope data-hydrated=move || hydrated.get().to_string()>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || {
                     branding

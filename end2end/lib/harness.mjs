@@ -1,0 +1,80 @@
+// Shared by the browser tests: waits for the server that `cargo leptos end-to-end` started,
+// creates an app through the CLI, serves a partner's host page from another site, and starts
+// the system's Chromium (never a downloaded browser).
+
+import { execFileSync } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, "..", "..");
+export const artifacts = path.join(root, "end2end", "artifacts");
+export const baseUrl = process.env.SWITCHBOARD_URL ?? "http://127.0.0.1:3000";
+
+export async function waitForServer(timeoutMs = 180_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(`${baseUrl}/readyz`);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server at ${baseUrl} did not become ready`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/// Creates an app with the server's own CLI (same DATABASE_URL); returns {app_uuid, token}.
+export function createApp(name) {
+  const bin = process.env.SWITCHBOARD_BIN ?? path.join(root, "target", "debug", "switchboard");
+  const out = execFileSync(bin, ["apps", "create", "--name", name, "--environment", "sandbox", "--json"], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  return JSON.parse(out.trim().split("\n").pop());
+}
+
+/// Serves `html` at http://localhost:<port>/ : another site than the server's 127.0.0.1.
+export async function serveHostPage(html) {
+  const server = createServer((req, res) => {
+    if (req.url === "/favicon.ico") {
+      res.writeHead(204).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
+  });
+  await new Promise((resolve) => server.listen(0, "localhost", resolve));
+  const { port } = server.address();
+  return { url: `http://localhost:${port}/`, close: () => new Promise((r) => server.close(r)) };
+}
+
+export async function launchBrowser() {
+  mkdirSync(artifacts, { recursive: true });
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/// Collects console errors and page errors of every frame of `page`.
+export function collectErrors(page) {
+  const errors = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  return errors;
+}

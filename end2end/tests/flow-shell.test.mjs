@@ -1,0 +1,59 @@
+// The flow shell, embedded in a partner's page on another site, hydrates and responds to clicks.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { artifacts, baseUrl, collectErrors, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+
+let browser;
+let host;
+let app;
+
+before(async () => {
+  await waitForServer();
+  app = createApp("Sunny Solar");
+  host = await serveHostPage(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Partner app</title></head>
+<body>
+  <h1>Partner app</h1>
+  <iframe id="flow" title="Electricity enrollment" width="400" height="640"
+          src="${baseUrl}/flow/enrollment?app=${app.app_uuid}"></iframe>
+</body></html>`);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await host?.close();
+});
+
+test("the flow hydrates inside a cross-site iframe and handles a click", async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors = collectErrors(page);
+  await page.goto(host.url);
+  const flow = page.frameLocator("#flow");
+  await flow.locator("[data-testid=app-name]").waitFor();
+  assert.equal(await flow.locator("[data-testid=app-name]").textContent(), "Sunny Solar");
+  await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+  assert.equal(await flow.locator("[data-testid=started]").count(), 0);
+  await flow.getByRole("button", { name: "Get started" }).click();
+  await flow.locator("[data-testid=started]").waitFor({ timeout: 5_000 });
+  await page.screenshot({ path: path.join(artifacts, "flow-shell-1280.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the flow works at 360 px wide and by keyboard", async () => {
+  const page = await browser.newPage({ viewport: { width: 360, height: 740 } });
+  const errors = collectErrors(page);
+  await page.goto(`${baseUrl}/flow/enrollment?app=${app.app_uuid}`);
+  await page.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await page.locator("[data-testid=started]").waitFor({ timeout: 5_000 });
+  const width = await page.locator("button.primary").evaluate((b) => b.getBoundingClientRect().width);
+  assert.ok(width <= 360 && width > 300, `button width ${width}`);
+  await page.screenshot({ path: path.join(artifacts, "flow-shell-360.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what building (and, with --test, testing) Switchboard needs, skipping whatever is
+# already there. Safe to run again. Used by scripts/serve.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CARGO_LEPTOS_VERSION=0.3.10
+WANT_TEST=0
+[ "${1:-}" = "--test" ] && WANT_TEST=1
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "Adding the wasm32 target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if ! cargo leptos --version 2>/dev/null | grep -q " $CARGO_LEPTOS_VERSION"; then
+  say "Installing cargo-leptos $CARGO_LEPTOS_VERSION (about 10 minutes, once)"
+  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
+fi
+
+# The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
+WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION"; then
+  say "Installing wasm-bindgen-cli $WB_VERSION (about 2 minutes, once)"
+  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+fi
+
+# Node packages: Playwright's driver (no browser download) and binaryen's wasm-opt, which
+# release builds use (Debian's binaryen produces WASM that fails in browsers).
+if [ ! -x end2end/node_modules/.bin/wasm-opt ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+  say "Installing node packages of end2end/"
+  (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ "$WANT_TEST" = 1 ]; then
+  if [ ! -x /usr/bin/chromium ]; then
+    say "Installing Chromium from Debian"
+    apt_install chromium
+  fi
+  if ! command -v pg_isready >/dev/null; then
+    say "Installing PostgreSQL"
+    apt_install postgresql
+  fi
+  if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    say "Starting PostgreSQL"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  if ! command -v redis-server >/dev/null; then
+    say "Installing Redis"
+    apt_install redis-server
+  fi
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    say "Starting Redis"
+    as_root mkdir -p /var/lib/redis /var/log/redis
+    as_root redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+      --dir /var/lib/redis --logfile /var/log/redis/switchboard-tests.log
+    for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+  fi
+fi

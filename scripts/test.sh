@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing, then runs every test: formatting and lints, unit tests, the
+# integration suite on SQLite and on PostgreSQL (and Redis), and the browser tests in Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh --test
+export PATH="$PWD/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+
+step "Formatting"
+cargo fmt --all -- --check
+
+step "Lints"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "Unit and integration tests (SQLite and PostgreSQL)"
+cargo test --workspace
+
+step "Browser tests (Chromium)"
+if (exec 3<>/dev/tcp/127.0.0.1/3000) 2>/dev/null; then
+  echo "Port 3000 is taken: stop the server running there first." >&2
+  exit 1
+fi
+rm -rf target/e2e && mkdir -p target/e2e
+DATABASE_URL="sqlite:target/e2e/switchboard.db" SWITCHBOARD_LOG_FORMAT=human \
+  cargo leptos end-to-end
