@@ -8,6 +8,7 @@ mod helpers;
 
 mod accounts;
 mod auth;
+mod cli;
 mod errors;
 mod idempotency;
 mod openapi;
