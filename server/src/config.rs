@@ -71,6 +71,9 @@ pub struct Config {
     pub rate_limits: RateLimits,
     /// Serves `/bench/bare` for benchmarks.
     pub bench_routes: bool,
+    /// How long an instance may serve token checks and account reads from memory before
+    /// reading them again (changes made through the instance itself show at once).
+    pub cache_ttl_ms: u32,
 }
 
 impl Default for Config {
@@ -84,6 +87,7 @@ impl Default for Config {
             log_format: LogFormat::Human,
             rate_limits: RateLimits::default(),
             bench_routes: false,
+            cache_ttl_ms: 1000,
         }
     }
 }

@@ -35,9 +35,12 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
     };
     Ok(AppState {
         db,
-        config: Arc::new(config),
+        config: Arc::new(config.clone()),
         clock,
         limiter,
+        caches: http::cache::Caches::new(chrono::Duration::milliseconds(i64::from(
+            config.cache_ttl_ms,
+        ))),
         leptos: leptos_options(),
         metrics: metrics_handle(),
     })

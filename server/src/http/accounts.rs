@@ -1,6 +1,8 @@
 //! Accounts: created, listed, read and updated by the partner's backend (`/v1/app/accounts`),
 //! AccountTokens for them, and the account's own view (`GET /v1/account`).
 
+use std::sync::Arc;
+
 use app::api::{
     Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List, StatusReason,
     Timestamp, TokenOut, UpdateAccountIn,
@@ -200,14 +202,33 @@ pub async fn list_accounts(
     )))
 }
 
+/// The account, from this instance's cache when it was read within the cache's TTL.
+async fn cached_account(
+    state: &AppState,
+    app_uuid: Uuid,
+    uuid: Uuid,
+) -> ApiResult<Arc<AccountRow>> {
+    let now = state.clock.now();
+    if let Some(row) = state.caches.accounts.get(&uuid, now) {
+        if row.app_uuid == app_uuid {
+            return Ok(row);
+        }
+        return Err(ApiError::not_found("account"));
+    }
+    let row = store::accounts::account_of_app(&state.db, app_uuid, uuid)
+        .await?
+        .map(Arc::new)
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    state.caches.accounts.insert(uuid, row.clone(), now);
+    Ok(row)
+}
+
 async fn account_of(
     state: &AppState,
     principal: &AppPrincipal,
     uuid: Uuid,
-) -> ApiResult<AccountRow> {
-    store::accounts::account_of_app(&state.db, principal.app.uuid, uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))
+) -> ApiResult<Arc<AccountRow>> {
+    cached_account(state, principal.app.uuid, uuid).await
 }
 
 /// Get one of the app's accounts.
@@ -261,6 +282,7 @@ pub async fn update_account(
     row.updated_at = state.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
     tx.commit().await?;
+    state.caches.accounts.invalidate(&row.uuid);
     Ok(axum::Json(render(&row, &principal.app, true)?))
 }
 
@@ -305,9 +327,6 @@ pub async fn get_own_account(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<Account>> {
-    let row =
-        store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
+    let row = cached_account(&state, principal.app.uuid, principal.account_uuid).await?;
     Ok(axum::Json(render(&row, &principal.app, true)?))
 }

@@ -68,39 +68,62 @@ fn invalid_token() -> ApiError {
     ApiError::new(ErrorCode::TokenInvalid, "The token is not valid")
 }
 
-enum Principal {
+/// Who a token belongs to.
+#[derive(Clone)]
+pub enum Principal {
     App(AppPrincipal),
-    Account(AccountPrincipal),
+    Account {
+        principal: AccountPrincipal,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    },
 }
 
 async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Principal> {
     let token = bearer(headers)?;
     let kind = tokens::classify(token).ok_or_else(invalid_token)?;
     let hash = tokens::hash_token(token);
+    let now = state.clock.now();
+    let principal = match state.caches.principals.get(&hash, now) {
+        Some(p) => p,
+        None => {
+            let p = lookup(state, kind, &hash).await?;
+            state.caches.principals.insert(hash, p.clone(), now);
+            p
+        }
+    };
+    if let Principal::Account { expires_at, .. } = &principal {
+        if *expires_at <= now {
+            return Err(ApiError::new(
+                ErrorCode::TokenExpired,
+                "The token has expired; request a new one",
+            ));
+        }
+    }
+    Ok(principal)
+}
+
+async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Principal> {
     match kind {
         TokenKind::App(_) => {
-            let app = store::apps::app_by_token_hash(&state.db, &hash)
+            let app = store::apps::app_by_token_hash(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
             Ok(Principal::App(AppPrincipal { app: Arc::new(app) }))
         }
         TokenKind::Account => {
-            let row = store::accounts::account_token(&state.db, &hash)
+            let row = store::accounts::account_token(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
-            if row.expires_at <= state.clock.now() {
-                return Err(ApiError::new(
-                    ErrorCode::TokenExpired,
-                    "The token has expired; request a new one",
-                ));
-            }
             let app = store::apps::app_by_uuid(&state.db, row.app_uuid)
                 .await?
                 .ok_or_else(invalid_token)?;
-            Ok(Principal::Account(AccountPrincipal {
-                app: Arc::new(app),
-                account_uuid: row.account_uuid,
-            }))
+            Ok(Principal::Account {
+                principal: AccountPrincipal {
+                    app: Arc::new(app),
+                    account_uuid: row.account_uuid,
+                },
+                expires_at: row.expires_at,
+            })
         }
     }
 }
@@ -116,7 +139,7 @@ fn wrong_type(expected: &str) -> ApiError {
 pub async fn require_app(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let principal = match authenticate(&state, req.headers()).await {
         Ok(Principal::App(p)) => p,
-        Ok(Principal::Account(_)) => return wrong_type("AppToken").into_response(),
+        Ok(Principal::Account { .. }) => return wrong_type("AppToken").into_response(),
         Err(e) => return e.into_response(),
     };
     let owner = format!("app:{}", principal.app.uuid);
@@ -132,7 +155,7 @@ pub async fn require_account(
     next: Next,
 ) -> Response {
     let principal = match authenticate(&state, req.headers()).await {
-        Ok(Principal::Account(p)) => p,
+        Ok(Principal::Account { principal, .. }) => principal,
         Ok(Principal::App(_)) => return wrong_type("AccountToken").into_response(),
         Err(e) => return e.into_response(),
     };

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod apps;
 pub mod auth;
+pub mod cache;
 pub mod error;
 pub mod extract;
 pub mod flow;
@@ -44,6 +45,7 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub clock: Clock,
     pub limiter: RateLimiter,
+    pub caches: cache::Caches,
     pub leptos: LeptosOptions,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
