@@ -8,8 +8,7 @@ use std::{hash::Hash, sync::Arc};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use super::auth::Principal;
-use crate::store::accounts::AccountRow;
+use super::{accounts::AccountView, auth::Principal};
 
 /// How many entries each cache keeps at most (the least used go first).
 const CAPACITY: u64 = 100_000;
@@ -61,7 +60,8 @@ where
 pub struct Caches {
     /// Token hash to its principal.
     pub principals: Arc<TtlCache<String, Principal>>,
-    pub accounts: Arc<TtlCache<Uuid, Arc<AccountRow>>>,
+    /// Rendered one-account reads.
+    pub accounts: Arc<TtlCache<Uuid, Arc<AccountView>>>,
 }
 
 impl Caches {
