@@ -6,6 +6,7 @@
 pub mod account;
 pub mod apps;
 pub mod enrollment;
+pub mod status;
 pub mod tokens;
 
 /// Why a request field was refused.
