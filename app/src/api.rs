@@ -477,3 +477,134 @@ mod tests {
         );
     }
 }
+
+/// `POST /v1/account/billing/payment-session`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct PaymentSession {
+    /// Single use: creates one payment method with the processor.
+    pub client_secret: String,
+    pub publishable_key: String,
+    pub expires_at: Timestamp,
+}
+
+/// `POST /v1/account/billing/ensure-payment-method-added`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct EnsurePaymentMethodIn {
+    /// The `pm_...` id the processor returned.
+    pub payment_method_id: String,
+}
+
+/// The account's saved payment method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct PaymentMethod {
+    /// Always `card`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub card_brand: String,
+    pub card_last4: String,
+    pub card_exp_month: u32,
+    pub card_exp_year: i32,
+    pub card_postal_code: Option<String>,
+}
+
+/// `POST /v1/account/enroll/credit-check`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct CreditCheckIn {
+    /// Nine digits; dashes allowed.
+    pub ssn: String,
+    /// Must be true: the customer agrees to a soft credit check.
+    pub consent: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct CreditCheckOut {
+    /// `submitted` until the check runs (after finalize), then `pending`, `passed`, ...
+    pub status: String,
+    pub ssn_last4: String,
+}
+
+/// `PATCH /v1/account/enroll/identity`: absent keys stay, `null` clears phone or date of birth.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct IdentityIn {
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    pub first_name: Patch<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    pub last_name: Patch<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    pub phone: Patch<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    pub email: Patch<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    pub date_of_birth: Patch<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct IdentityOut {
+    pub first_name: String,
+    pub last_name: String,
+    pub phone: Option<String>,
+    pub email: String,
+    pub date_of_birth: Option<NaiveDate>,
+    pub is_identity_complete: bool,
+}
+
+/// Card data sent by the browser to the payment processor (never to `/v1`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ProcessorPaymentMethodIn {
+    pub client_secret: String,
+    pub card: ProcessorCardIn,
+    #[serde(default)]
+    pub billing_details: ProcessorBillingDetails,
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ProcessorCardIn {
+    pub number: String,
+    pub exp_month: u32,
+    pub exp_year: i32,
+    pub cvc: String,
+}
+
+impl std::fmt::Debug for ProcessorCardIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProcessorCardIn([redacted])")
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ProcessorBillingDetails {
+    #[serde(default)]
+    pub postal_code: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ProcessorPaymentMethodOut {
+    /// `pm_...`: pass it to `ensure-payment-method-added`.
+    pub id: String,
+    pub card: ProcessorCardOut,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ProcessorCardOut {
+    pub brand: String,
+    pub last4: String,
+    pub exp_month: u32,
+    pub exp_year: i32,
+}

@@ -74,6 +74,9 @@ pub struct Config {
     /// How long an instance may serve token checks and account reads from memory before
     /// reading them again (changes made through the instance itself show at once).
     pub cache_ttl_ms: u32,
+    /// Key sealing SSNs at rest: base64 of 32 bytes. Required on PostgreSQL; a SQLite install
+    /// keeps one in `pii.key` beside its database when none is set.
+    pub pii_key: Option<Secret>,
 }
 
 impl Default for Config {
@@ -88,6 +91,7 @@ impl Default for Config {
             rate_limits: RateLimits::default(),
             bench_routes: false,
             cache_ttl_ms: 1000,
+            pii_key: None,
         }
     }
 }

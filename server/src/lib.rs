@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod crypto;
 pub mod domain;
 pub mod http;
 pub mod jobs;
@@ -33,8 +34,10 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
         None => RateLimiter::local(),
     };
+    let pii = Arc::new(pii_key(&config)?);
     Ok(AppState {
         db,
+        pii,
         config: Arc::new(config.clone()),
         clock,
         limiter,
@@ -44,6 +47,26 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         leptos: leptos_options(),
         metrics: metrics_handle(),
     })
+}
+
+/// The key sealing personal data: configured, or kept beside a SQLite database.
+fn pii_key(config: &Config) -> anyhow::Result<crypto::PiiKey> {
+    if let Some(key) = &config.pii_key {
+        return crypto::PiiKey::from_base64(key.expose());
+    }
+    let url = config.database_url.expose();
+    let path = url
+        .strip_prefix("sqlite:")
+        .map(|p| p.trim_start_matches("//"))
+        .map(|p| p.split('?').next().unwrap_or(p))
+        .map(std::path::Path::new)
+        .and_then(std::path::Path::parent)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "set SWITCHBOARD_PII_KEY (base64 of 32 bytes) to store personal data on this database"
+            )
+        })?;
+    crypto::PiiKey::from_file(&path.join("pii.key"))
 }
 
 /// Where the pages' assets are, as cargo-leptos tells it (or the defaults of `Cargo.toml`).

@@ -67,6 +67,48 @@ pub fn parse_email(param: &str, raw: &str) -> Result<String, FieldError> {
     Ok(trimmed.to_lowercase())
 }
 
+/// A Social Security number. Never printed, logged or returned; only its last four digits are
+/// shown.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Ssn(String);
+
+impl std::fmt::Debug for Ssn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ssn(***-**-{})", self.last4())
+    }
+}
+
+impl Ssn {
+    pub fn last4(&self) -> &str {
+        &self.0[5..]
+    }
+
+    pub fn digits(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Nine digits, as `123456789` or `123-45-6789`, that the SSA could have issued (no area 000,
+/// 666 or 900-999, no group 00, no serial 0000).
+pub fn parse_ssn(param: &str, raw: &str) -> Result<Ssn, FieldError> {
+    let invalid = || FieldError::invalid(param, format!("{param} must be a 9-digit SSN"));
+    let raw = raw.trim();
+    let digits: String = match raw.len() {
+        9 => raw.to_owned(),
+        11 if raw.as_bytes()[3] == b'-' && raw.as_bytes()[6] == b'-' => raw.replace('-', ""),
+        _ => return Err(invalid()),
+    };
+    if digits.len() != 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid());
+    }
+    let (area, group, serial) = (&digits[..3], &digits[3..5], &digits[5..]);
+    if area == "000" || area == "666" || area.starts_with('9') || group == "00" || serial == "0000"
+    {
+        return Err(invalid());
+    }
+    Ok(Ssn(digits))
+}
+
 /// A person's name: 1 to 100 characters after trimming, no control characters.
 pub fn parse_name(param: &str, raw: &str) -> Result<String, FieldError> {
     let trimmed = raw.trim();
@@ -420,6 +462,29 @@ mod tests {
         for bad in ["", "plain", "a@", "@b.com", "a@localhost", "a b@c.com"] {
             assert!(parse_email("email", bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn ssns_are_nine_issuable_digits_and_never_print() {
+        let ssn = parse_ssn("ssn", "123-45-6789").unwrap();
+        assert_eq!((ssn.digits(), ssn.last4()), ("123456789", "6789"));
+        assert_eq!(parse_ssn("ssn", "123456789").unwrap(), ssn);
+        assert_eq!(format!("{ssn:?}"), "Ssn(***-**-6789)");
+        for bad in [
+            "12345678",
+            "1234567890",
+            "123-456-789",
+            "000-12-3456",
+            "666-12-3456",
+            "900-12-3456",
+            "123-00-4567",
+            "123-45-0000",
+            "12a-45-6789",
+        ] {
+            assert!(parse_ssn("ssn", bad).is_err(), "{bad}");
+        }
+        // The sandbox's magic endings are valid numbers.
+        assert!(parse_ssn("ssn", "123-45-0001").is_ok());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod apps;
+pub mod cards;
 pub mod enrollment;
 pub mod status;
 pub mod tokens;

@@ -22,6 +22,36 @@ pub enum CreditState {
     Error,
 }
 
+impl CreditState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreditState::NotSubmitted => "not_submitted",
+            CreditState::Submitted => "submitted",
+            CreditState::Pending => "pending",
+            CreditState::Passed => "passed",
+            CreditState::Frozen => "frozen",
+            CreditState::Declined => "declined",
+            CreditState::NotFound => "not_found",
+            CreditState::Error => "error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CreditState> {
+        [
+            CreditState::NotSubmitted,
+            CreditState::Submitted,
+            CreditState::Pending,
+            CreditState::Passed,
+            CreditState::Frozen,
+            CreditState::Declined,
+            CreditState::NotFound,
+            CreditState::Error,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum VerificationState {
     #[default]

@@ -56,6 +56,17 @@ pub fn issue_account_token() -> IssuedToken {
     issue(ACCOUNT_PREFIX)
 }
 
+/// A payment session's client secret (single use, handed to the browser).
+pub fn issue_client_secret() -> IssuedToken {
+    let id: String = random_secret().chars().take(24).collect();
+    issue(&format!("seti_{id}_secret_"))
+}
+
+/// A payment method id of the built-in processor.
+pub fn payment_method_id() -> String {
+    format!("pm_{}", &random_secret()[..24])
+}
+
 /// A publishable key of the built-in payment processor.
 pub fn issue_publishable_key(environment: Environment) -> String {
     let kind = match environment {

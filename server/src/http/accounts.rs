@@ -74,6 +74,8 @@ fn render(row: &AccountRow, app: &AppRow, include_date_of_birth: bool) -> ApiRes
     })?;
     let facts = EnrollmentFacts {
         is_identity_complete: profile.is_identity_complete(),
+        has_credit_check: row.has_credit_check,
+        has_payment_method: row.has_payment_method,
         ..Default::default()
     };
     Ok(Account {
@@ -306,6 +308,15 @@ pub async fn update_account(
     row.set_profile(&profile).map_err(ApiError::internal)?;
     row.updated_at = state.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
+    if store::status::refresh_status(&mut tx, principal.app.uuid, row.uuid, row.updated_at)
+        .await?
+        .is_some()
+    {
+        // The status changed: answer with the stored one.
+        row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, row.uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    }
     tx.commit().await?;
     state.caches.accounts.invalidate(&row.uuid);
     Ok(axum::Json(render(&row, &principal.app, true)?))

@@ -41,7 +41,7 @@ pub struct AccountPrincipal {
     pub account_uuid: Uuid,
 }
 
-fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
     let value = headers.get(AUTHORIZATION).ok_or_else(|| {
         ApiError::new(
             ErrorCode::TokenMissing,
@@ -64,7 +64,7 @@ fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
         })
 }
 
-fn invalid_token() -> ApiError {
+pub(crate) fn invalid_token() -> ApiError {
     ApiError::new(ErrorCode::TokenInvalid, "The token is not valid")
 }
 

@@ -94,6 +94,7 @@ error_codes! {
     ServiceNotActive => ("service_not_active", CONFLICT, State),
     IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
     TermsNotAccepted => ("terms_not_accepted", UNPROCESSABLE_ENTITY, InvalidRequest),
+    ConsentRequired => ("consent_required", UNPROCESSABLE_ENTITY, InvalidRequest),
     StartDateOutOfRange => ("start_date_out_of_range", UNPROCESSABLE_ENTITY, InvalidRequest),
     EsiIdInvalid => ("esi_id_invalid", UNPROCESSABLE_ENTITY, InvalidRequest),
     EsiIdNotFound => ("esi_id_not_found", NOT_FOUND, InvalidRequest),
@@ -101,6 +102,10 @@ error_codes! {
     EmailTaken => ("email_taken", UNPROCESSABLE_ENTITY, InvalidRequest),
     IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
     CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
+    InvalidNumber => ("invalid_number", BAD_REQUEST, InvalidRequest),
+    InvalidExpiryMonth => ("invalid_expiry_month", BAD_REQUEST, InvalidRequest),
+    InvalidExpiryYear => ("invalid_expiry_year", BAD_REQUEST, InvalidRequest),
+    InvalidCvc => ("invalid_cvc", BAD_REQUEST, InvalidRequest),
     RateLimited => ("rate_limited", TOO_MANY_REQUESTS, RateLimit),
     InternalError => ("internal_error", INTERNAL_SERVER_ERROR, Api),
     ServiceUnavailable => ("service_unavailable", SERVICE_UNAVAILABLE, Api),
@@ -110,6 +115,8 @@ error_codes! {
 #[derive(Debug)]
 pub struct ApiError {
     code: ErrorCode,
+    /// Where an endpoint answers a code with another status (the processor's 402).
+    status: Option<StatusCode>,
     message: Cow<'static, str>,
     param: Option<String>,
     details: BTreeMap<String, serde_json::Value>,
@@ -124,6 +131,7 @@ impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         ApiError {
             code,
+            status: None,
             message: message.into(),
             param: None,
             details: BTreeMap::new(),
@@ -139,6 +147,11 @@ impl ApiError {
 
     pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
         self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = Some(status);
         self
     }
 
@@ -208,7 +221,7 @@ impl From<FieldError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let request_id = current_request_id();
-        let status = self.code.status();
+        let status = self.status.unwrap_or_else(|| self.code.status());
         if status.is_server_error() {
             match &self.source {
                 Some(source) => tracing::error!(%request_id, error = ?source, "request failed"),

@@ -5,14 +5,17 @@
 pub mod accounts;
 pub mod apps;
 pub mod auth;
+pub mod billing;
 pub mod cache;
 pub mod error;
 pub mod extract;
 pub mod flow;
 pub mod idempotency;
+pub mod identity;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
+pub mod processor;
 pub mod ratelimit;
 
 use std::{sync::Arc, time::Instant};
@@ -46,6 +49,7 @@ pub struct AppState {
     pub clock: Clock,
     pub limiter: RateLimiter,
     pub caches: cache::Caches,
+    pub pii: Arc<crate::crypto::PiiKey>,
     pub leptos: LeptosOptions,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
@@ -69,6 +73,8 @@ pub fn router(state: AppState) -> Router {
     // the layer also wraps them and answers browsers' preflight requests.
     let account_api = Router::new()
         .merge(accounts::account_router())
+        .merge(identity::router())
+        .merge(billing::router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_account,
@@ -80,6 +86,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/v1/app", app_api)
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(ops::router())
+        .merge(processor::router())
         .merge(flow::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));

@@ -7,7 +7,7 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{accounts, apps, error::ErrorCode, ops};
+use super::{accounts, apps, billing, error::ErrorCode, identity, ops, processor};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,12 @@ use super::{accounts, apps, error::ErrorCode, ops};
         accounts::update_account,
         accounts::create_account_token,
         accounts::get_own_account,
+        identity::update_identity,
+        identity::submit_credit_check,
+        billing::create_payment_session,
+        billing::ensure_payment_method_added,
+        billing::get_payment_method,
+        processor::create_payment_method,
         ops::healthz,
         ops::readyz,
     ),
@@ -33,6 +39,9 @@ use super::{accounts, apps, error::ErrorCode, ops};
         (name = "app", description = "The partner app (AppToken)"),
         (name = "accounts", description = "Accounts of the app (AppToken)"),
         (name = "account", description = "One account (AccountToken)"),
+        (name = "enrollment", description = "Enrollment steps (AccountToken)"),
+        (name = "billing", description = "Payment method and invoices (AccountToken)"),
+        (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

@@ -26,11 +26,26 @@ pub struct AccountRow {
     pub client_agent_accepted_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Derived in the query: a payment method is attached.
+    #[sqlx(default)]
+    pub has_payment_method: bool,
+    /// Derived in the query: an SSN was submitted with consent.
+    #[sqlx(default)]
+    pub has_credit_check: bool,
 }
 
 const COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name, last_name, phone, \
     date_of_birth, preliminary_address, renewals_url, metadata, status, status_reason, \
     client_agent_accepted_at, created_at, updated_at";
+
+/// `COLUMNS` plus the facts derived from other tables.
+const SELECT_COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name, last_name, \
+    phone, date_of_birth, preliminary_address, renewals_url, metadata, status, status_reason, \
+    client_agent_accepted_at, created_at, updated_at, \
+    EXISTS (SELECT 1 FROM account_payment_methods p \
+        WHERE p.account_uuid = accounts.uuid AND p.detached_at IS NULL) AS has_payment_method, \
+    EXISTS (SELECT 1 FROM credit_checks k WHERE k.account_uuid = accounts.uuid) \
+        AS has_credit_check";
 
 pub async fn insert_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
     let sql = format!(
@@ -84,7 +99,7 @@ pub async fn update_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
 
 /// The account, if it belongs to `app_uuid`.
 pub async fn account_of_app(db: &Db, app_uuid: Uuid, uuid: Uuid) -> Result<Option<AccountRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
     on_db!(db, c => sqlx::query_as::<_, AccountRow>(&sql)
         .bind(uuid)
         .bind(app_uuid)
@@ -99,7 +114,7 @@ pub async fn account_of_app_for_update(
     app_uuid: Uuid,
     uuid: Uuid,
 ) -> Result<Option<AccountRow>> {
-    let base = format!("SELECT {COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
+    let base = format!("SELECT {SELECT_COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");
     match tx {
         Tx::Sqlite(t) => {
             sqlx::query_as::<_, AccountRow>(&base)
@@ -129,7 +144,7 @@ pub struct AccountFilter<'a> {
 /// One page of an app's accounts, newest first; fetches one row more than asked so the caller
 /// can tell whether another page follows.
 pub async fn list_accounts(db: &Db, f: &AccountFilter<'_>) -> Result<Vec<AccountRow>> {
-    let mut sql = format!("SELECT {COLUMNS} FROM accounts WHERE app_uuid = $1");
+    let mut sql = format!("SELECT {SELECT_COLUMNS} FROM accounts WHERE app_uuid = $1");
     let mut n = 1;
     if f.email.is_some() {
         n += 1;
@@ -156,6 +171,27 @@ pub async fn list_accounts(db: &Db, f: &AccountFilter<'_>) -> Result<Vec<Account
         }
         q.bind(limit).bind(offset).fetch_all(c).await
     })
+}
+
+/// Stores a newly derived status.
+pub async fn update_status(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    status: &str,
+    status_reason: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql =
+        "UPDATE accounts SET status = $1, status_reason = $2, updated_at = $3 WHERE uuid = $4";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(status)
+        .bind(status_reason)
+        .bind(now)
+        .bind(account_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
 }
 
 pub async fn insert_status_history(
@@ -256,6 +292,8 @@ impl AccountRow {
             client_agent_accepted_at: None,
             created_at: now,
             updated_at: now,
+            has_payment_method: false,
+            has_credit_check: false,
         };
         row.set_profile(profile)?;
         Ok(row)

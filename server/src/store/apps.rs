@@ -60,6 +60,12 @@ pub async fn app_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<AppRow>> {
     on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(uuid).fetch_optional(c).await)
 }
 
+/// The app of a payment processor publishable key.
+pub async fn app_by_publishable_key(db: &Db, key: &str) -> Result<Option<AppRow>> {
+    let sql = format!("SELECT {APP_COLUMNS} FROM apps a WHERE a.payment_publishable_key = $1");
+    on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(key).fetch_optional(c).await)
+}
+
 pub async fn count_apps(db: &Db) -> Result<i64> {
     on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM apps").fetch_one(c).await)
 }

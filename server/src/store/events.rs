@@ -29,3 +29,19 @@ pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>) -> Result<Uuid> {
         .map(|r| r.rows_affected()))?;
     Ok(uuid)
 }
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EventRow {
+    pub uuid: Uuid,
+    #[sqlx(rename = "type")]
+    pub kind: String,
+    pub data: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An account's events, oldest first.
+pub async fn events_of_account(db: &super::Db, account_uuid: Uuid) -> Result<Vec<EventRow>> {
+    let sql = "SELECT uuid, type, data, created_at FROM events WHERE account_uuid = $1 \
+        ORDER BY created_at, uuid";
+    super::on_db!(db, c => sqlx::query_as::<_, EventRow>(sql).bind(account_uuid).fetch_all(c).await)
+}

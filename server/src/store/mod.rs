@@ -8,8 +8,11 @@
 pub mod accounts;
 pub mod apps;
 pub mod counters;
+pub mod credit;
 pub mod events;
 pub mod idempotency;
+pub mod payments;
+pub mod status;
 
 use std::{str::FromStr, time::Duration};
 

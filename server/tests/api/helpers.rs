@@ -167,6 +167,7 @@ impl TestApp {
         let mut config = Config {
             database_url: Secret::new(database.url.clone()),
             database_max_connections: 5,
+            pii_key: Some(Secret::new(server::crypto::PiiKey::generate_base64())),
             ..Config::default()
         };
         tweak(&mut config);

@@ -1,0 +1,154 @@
+//! The customer's identity during enrollment: the identity fields (`PATCH enroll/identity`)
+//! and the SSN with consent to a soft credit check (`enroll/credit-check`). The SSN is sealed
+//! at rest; only its last four digits are ever shown.
+
+use app::api::{
+    CreditCheckIn, CreditCheckOut, ErrorEnvelope, IdentityIn, IdentityOut, UpdateAccountIn,
+};
+use axum::{
+    extract::State,
+    http::StatusCode,
+    routing::{patch, post},
+    Router,
+};
+
+use super::{
+    auth::AccountPrincipal,
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::Json,
+    AppState,
+};
+use crate::{
+    domain::{
+        account::{parse_ssn, ParseContext},
+        status::CreditState,
+    },
+    store::{self, credit::NewCreditCheck, events::NewEvent},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/enroll/identity", patch(update_identity))
+        .route("/enroll/credit-check", post(submit_credit_check))
+}
+
+/// Update the identity fields needed to start service.
+#[utoipa::path(
+    patch, path = "/v1/account/enroll/identity", tag = "enrollment",
+    request_body = IdentityIn,
+    responses(
+        (status = 200, description = "The identity", body = IdentityOut),
+        (status = 400, description = "A field is invalid", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn update_identity(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<IdentityIn>,
+) -> ApiResult<axum::Json<IdentityOut>> {
+    let app = &principal.app;
+    let ctx = ParseContext {
+        today: state.clock.today(),
+        environment: app::api::Environment::parse(&app.environment)
+            .unwrap_or(app::api::Environment::Live),
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    let mut row =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, principal.account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    let before = row.profile().map_err(ApiError::internal)?;
+    let profile = before.clone().patched(
+        UpdateAccountIn {
+            first_name: input.first_name,
+            last_name: input.last_name,
+            phone: input.phone,
+            email: input.email,
+            date_of_birth: input.date_of_birth,
+            ..UpdateAccountIn::default()
+        },
+        &ctx,
+    )?;
+    if profile != before {
+        row.set_profile(&profile).map_err(ApiError::internal)?;
+        row.updated_at = now;
+        store::accounts::update_account(&mut tx, &row).await?;
+        store::events::insert_event(
+            &mut tx,
+            &NewEvent {
+                app_uuid: app.uuid,
+                account_uuid: Some(row.uuid),
+                kind: "enrollment.identity_updated",
+                data: serde_json::json!({
+                    "account_uuid": row.uuid,
+                    "is_identity_complete": profile.is_identity_complete(),
+                }),
+                created_at: now,
+            },
+        )
+        .await?;
+        store::status::refresh_status(&mut tx, app.uuid, row.uuid, now).await?;
+    }
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&row.uuid);
+    Ok(axum::Json(IdentityOut {
+        is_identity_complete: profile.is_identity_complete(),
+        first_name: profile.first_name,
+        last_name: profile.last_name,
+        phone: profile.phone,
+        email: profile.email,
+        date_of_birth: profile.date_of_birth,
+    }))
+}
+
+/// Submit the SSN with consent; the soft check runs once the enrollment is finalized.
+#[utoipa::path(
+    post, path = "/v1/account/enroll/credit-check", tag = "enrollment",
+    request_body = CreditCheckIn,
+    responses(
+        (status = 202, description = "Accepted; the check runs in the background", body = CreditCheckOut),
+        (status = 400, description = "The SSN is not valid", body = ErrorEnvelope),
+        (status = 422, description = "Consent was not given (`consent_required`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn submit_credit_check(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<CreditCheckIn>,
+) -> ApiResult<(StatusCode, axum::Json<CreditCheckOut>)> {
+    if !input.consent {
+        return Err(ApiError::new(
+            ErrorCode::ConsentRequired,
+            "consent must be true: the customer agrees to a soft credit check",
+        )
+        .with_param("consent"));
+    }
+    let ssn = parse_ssn("ssn", &input.ssn)?;
+    let now = state.clock.now();
+    let sealed = state.pii.seal(ssn.digits().as_bytes());
+    let mut tx = state.db.begin().await?;
+    store::credit::insert_credit_check(
+        &mut tx,
+        &NewCreditCheck {
+            account_uuid: principal.account_uuid,
+            ssn_ciphertext: &sealed,
+            ssn_last4: ssn.last4(),
+            consented_at: now,
+            status: CreditState::Submitted.as_str(),
+        },
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, principal.account_uuid, now).await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&principal.account_uuid);
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(CreditCheckOut {
+            status: "pending".to_owned(),
+            ssn_last4: ssn.last4().to_owned(),
+        }),
+    ))
+}

@@ -1,0 +1,149 @@
+//! Payment sessions and payment methods: those the built-in processor creates, and those
+//! attached to accounts (a replaced method is detached, never deleted).
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+
+pub async fn insert_session(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    client_secret_hash: &str,
+    expires_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO payment_sessions (uuid, app_uuid, account_uuid, client_secret_hash, \
+        expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(Uuid::new_v4())
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .bind(client_secret_hash)
+        .bind(expires_at)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub account_uuid: Uuid,
+    pub expires_at: DateTime<Utc>,
+    pub used_at: Option<DateTime<Utc>>,
+}
+
+pub async fn session_by_secret_hash(tx: &mut Tx, hash: &str) -> Result<Option<SessionRow>> {
+    let sql = "SELECT uuid, app_uuid, account_uuid, expires_at, used_at FROM payment_sessions \
+        WHERE client_secret_hash = $1";
+    on_tx!(tx, c => sqlx::query_as::<_, SessionRow>(sql).bind(hash).fetch_optional(c).await)
+}
+
+/// Marks a session used; false when another request used it first.
+pub async fn use_session(tx: &mut Tx, uuid: Uuid, now: DateTime<Utc>) -> Result<bool> {
+    let sql = "UPDATE payment_sessions SET used_at = $1 WHERE uuid = $2 AND used_at IS NULL";
+    let n = on_tx!(tx, c => sqlx::query(sql).bind(now).bind(uuid).execute(c).await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// A card as the processor keeps it: never its number.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CardRow {
+    pub id: String,
+    pub brand: String,
+    pub last4: String,
+    pub exp_month: i32,
+    pub exp_year: i32,
+    pub postal_code: Option<String>,
+    pub fingerprint: String,
+}
+
+pub async fn insert_processor_payment_method(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    card: &CardRow,
+    charges_fail: bool,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO processor_payment_methods (id, app_uuid, account_uuid, brand, last4, \
+        exp_month, exp_year, postal_code, fingerprint, charges_fail, created_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(&card.id)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .bind(&card.brand)
+        .bind(&card.last4)
+        .bind(card.exp_month)
+        .bind(card.exp_year)
+        .bind(&card.postal_code)
+        .bind(&card.fingerprint)
+        .bind(charges_fail)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// A payment method the processor created for this app's account.
+pub async fn processor_payment_method(
+    db: &Db,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    id: &str,
+) -> Result<Option<CardRow>> {
+    let sql = "SELECT id, brand, last4, exp_month, exp_year, postal_code, fingerprint \
+        FROM processor_payment_methods WHERE id = $1 AND app_uuid = $2 AND account_uuid = $3";
+    on_db!(db, c => sqlx::query_as::<_, CardRow>(sql)
+        .bind(id)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The account's current payment method.
+pub async fn current_payment_method(db: &Db, account_uuid: Uuid) -> Result<Option<CardRow>> {
+    let sql = "SELECT payment_method_id AS id, brand, last4, exp_month, exp_year, postal_code, \
+        fingerprint FROM account_payment_methods WHERE account_uuid = $1 AND detached_at IS NULL";
+    on_db!(db, c => sqlx::query_as::<_, CardRow>(sql).bind(account_uuid).fetch_optional(c).await)
+}
+
+/// Attaches `card` to the account, detaching the one it replaces.
+pub async fn attach_payment_method(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    card: &CardRow,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let detach = "UPDATE account_payment_methods SET detached_at = $1 \
+        WHERE account_uuid = $2 AND detached_at IS NULL";
+    on_tx!(tx, c => sqlx::query(detach).bind(now).bind(account_uuid).execute(c).await
+        .map(|r| r.rows_affected()))?;
+    let insert = "INSERT INTO account_payment_methods (uuid, account_uuid, payment_method_id, \
+        brand, last4, exp_month, exp_year, postal_code, fingerprint, attached_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+    on_tx!(tx, c => sqlx::query(insert)
+        .bind(Uuid::new_v4())
+        .bind(account_uuid)
+        .bind(&card.id)
+        .bind(&card.brand)
+        .bind(&card.last4)
+        .bind(card.exp_month)
+        .bind(card.exp_year)
+        .bind(&card.postal_code)
+        .bind(&card.fingerprint)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}

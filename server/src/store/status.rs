@@ -1,0 +1,61 @@
+//! Keeps an account's stored status equal to what `domain::status::derive_status` says of its
+//! facts: called in the transaction of every change to those facts, it writes the new status,
+//! its history row and the `account.status_updated` event together with the change.
+
+use app::api::{AccountStatus, StatusReason};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{accounts, credit, events, Result, Tx};
+use crate::domain::status::{derive_status, CreditState, StatusFacts};
+
+/// Re-derives the account's status; returns the new one when it changed.
+pub async fn refresh_status(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Option<(AccountStatus, StatusReason)>> {
+    let row = accounts::account_of_app_for_update(tx, app_uuid, account_uuid)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    let profile = row
+        .profile()
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let credit = credit::latest_credit_check(tx, account_uuid)
+        .await?
+        .and_then(|c| CreditState::parse(&c.status))
+        .unwrap_or_default();
+    let facts = StatusFacts {
+        is_identity_complete: profile.is_identity_complete(),
+        has_payment_method: row.has_payment_method,
+        is_client_agent_flow: row.client_agent_accepted_at.is_some(),
+        credit,
+        ..StatusFacts::default()
+    };
+    let (status, reason) = derive_status(&facts);
+    if status.as_str() == row.status && reason.as_str() == row.status_reason {
+        return Ok(None);
+    }
+    accounts::update_status(tx, account_uuid, status.as_str(), reason.as_str(), now).await?;
+    accounts::insert_status_history(tx, account_uuid, status.as_str(), reason.as_str(), now)
+        .await?;
+    events::insert_event(
+        tx,
+        &events::NewEvent {
+            app_uuid,
+            account_uuid: Some(account_uuid),
+            kind: "account.status_updated",
+            data: serde_json::json!({
+                "account_uuid": account_uuid,
+                "status": status.as_str(),
+                "status_reason": reason.as_str(),
+                "previous_status": row.status,
+                "previous_status_reason": row.status_reason,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(Some((status, reason)))
+}

@@ -1,0 +1,88 @@
+//! Identity and credit-check submission during enrollment.
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{Engine, TestApp};
+
+both_engines! {
+    async fn identity_updates_complete_the_identity(app) {
+        let a = app.create_simple_account("id@example.com").await;
+        let uuid = a["uuid"].as_str().unwrap();
+        let token = app.account_token(uuid).await;
+        let r = app.send(Method::PATCH, "/v1/account/enroll/identity", Some(&token), Some(&json!({"phone": "512 555 0199"})), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["is_identity_complete"], false);
+        assert_eq!(r.body["phone"], "+15125550199");
+        let r = app.send(Method::PATCH, "/v1/account/enroll/identity", Some(&token), Some(&json!({"date_of_birth": "1985-07-04"})), &[]).await;
+        assert_eq!(r.body, json!({"first_name": "Ana", "last_name": "Díaz", "phone": "+15125550199", "email": "id@example.com", "date_of_birth": "1985-07-04", "is_identity_complete": true}));
+        let r = app.send(Method::PATCH, "/v1/account/enroll/identity", Some(&token), Some(&json!({"date_of_birth": "2015-01-01"})), &[]).await;
+        assert_eq!((r.status, r.body["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, Some("date_of_birth")));
+        // The same values again change nothing and announce nothing.
+        app.send(Method::PATCH, "/v1/account/enroll/identity", Some(&token), Some(&json!({"date_of_birth": "1985-07-04"})), &[]).await;
+        let events = server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert_eq!(events.iter().filter(|e| e.kind == "enrollment.identity_updated").count(), 2);
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["is_identity_complete"], true);
+        assert_eq!(me.body["date_of_birth"], "1985-07-04");
+    }
+
+    async fn credit_check_needs_consent_and_a_valid_ssn(app) {
+        let a = app.create_simple_account("credit@example.com").await;
+        let uuid = a["uuid"].as_str().unwrap();
+        let token = app.account_token(uuid).await;
+        let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": false})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "consent_required"));
+        let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
+        for bad in ["12345678", "000-12-3456", "123-45-678x"] {
+            let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": bad, "consent": true})).await;
+            assert_eq!((r.status, r.body["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, Some("ssn")), "{bad}");
+            assert!(!r.text.contains(bad), "the SSN is not echoed");
+        }
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["has_credit_check"], false, "refused submissions change nothing");
+
+        let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+        assert_eq!(r.body, json!({"status": "pending", "ssn_last4": "6789"}));
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["has_credit_check"], true);
+        assert!(!me.text.contains("6789"), "the account never shows the SSN");
+        assert_eq!(me.body["status_reason"], "missing_address");
+
+        // Sealed at rest, and only this deployment's key opens it.
+        let mut tx = app.state.db.begin().await.unwrap();
+        let stored = server::store::credit::latest_credit_check(&mut tx, uuid.parse().unwrap()).await.unwrap().unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(stored.ssn_last4, "6789");
+        assert!(!stored.ssn_ciphertext.windows(9).any(|w| w == b"123456789"));
+        assert_eq!(app.state.pii.open(&stored.ssn_ciphertext).unwrap(), b"123456789");
+    }
+}
+
+#[tokio::test]
+async fn ssns_never_reach_the_database_in_clear() {
+    let app = TestApp::spawn(Engine::Sqlite).await;
+    let a = app.create_simple_account("clear@example.com").await;
+    let token = app.account_token(a["uuid"].as_str().unwrap()).await;
+    app.post(
+        "/v1/account/enroll/credit-check",
+        &token,
+        &json!({"ssn": "321-54-9876", "consent": true}),
+    )
+    .await;
+    let url = app
+        .config
+        .database_url
+        .expose()
+        .trim_start_matches("sqlite:")
+        .to_owned();
+    for file in [url.clone(), format!("{url}-wal")] {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes.windows(9).any(|w| w == b"321549876"),
+            "{file} holds an SSN"
+        );
+    }
+}
