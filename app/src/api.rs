@@ -608,3 +608,12 @@ pub struct ProcessorCardOut {
     pub exp_month: u32,
     pub exp_year: i32,
 }
+
+/// `POST /v1/app/accounts/{account_uuid}/record-client-agent`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct RecordClientAgentIn {
+    /// When the customer granted the limited power of attorney; defaults to now.
+    #[serde(default)]
+    pub client_agent_accepted_at: Option<String>,
+}

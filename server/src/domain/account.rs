@@ -67,6 +67,28 @@ pub fn parse_email(param: &str, raw: &str) -> Result<String, FieldError> {
     Ok(trimmed.to_lowercase())
 }
 
+/// When a customer granted the partner a limited power of attorney: an RFC 3339 time, not in
+/// the future (defaults to now).
+pub fn parse_client_agent_accepted_at(
+    param: &str,
+    raw: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<chrono::DateTime<chrono::Utc>, FieldError> {
+    let Some(raw) = raw else {
+        return Ok(now);
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(raw.trim())
+        .map_err(|_| FieldError::invalid(param, format!("{param} must be an RFC 3339 time")))?
+        .with_timezone(&chrono::Utc);
+    if at > now + chrono::Duration::minutes(5) {
+        return Err(FieldError::invalid(
+            param,
+            format!("{param} must not be in the future"),
+        ));
+    }
+    Ok(at)
+}
+
 /// A Social Security number. Never printed, logged or returned; only its last four digits are
 /// shown.
 #[derive(Clone, PartialEq, Eq)]
@@ -462,6 +484,19 @@ mod tests {
         for bad in ["", "plain", "a@", "@b.com", "a@localhost", "a b@c.com"] {
             assert!(parse_email("email", bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn client_agent_acceptance_defaults_to_now_and_is_never_in_the_future() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(parse_client_agent_accepted_at("p", None, now).unwrap(), now);
+        let earlier =
+            parse_client_agent_accepted_at("p", Some("2026-11-20T08:00:00-06:00"), now).unwrap();
+        assert_eq!(earlier.to_rfc3339(), "2026-11-20T14:00:00+00:00");
+        assert!(parse_client_agent_accepted_at("p", Some("2026-11-22T12:00:00Z"), now).is_err());
+        assert!(parse_client_agent_accepted_at("p", Some("yesterday"), now).is_err());
     }
 
     #[test]

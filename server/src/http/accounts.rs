@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use app::api::{
-    Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List, StatusReason,
-    Timestamp, TokenOut, UpdateAccountIn,
+    Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List, RecordClientAgentIn,
+    StatusReason, Timestamp, TokenOut, UpdateAccountIn,
 };
 use axum::{
     body::Bytes,
@@ -29,7 +29,7 @@ use super::{
 };
 use crate::{
     domain::{
-        account::{account_number, ParseContext, Profile},
+        account::{account_number, parse_client_agent_accepted_at, ParseContext, Profile},
         enrollment::{enrollment, EnrollmentFacts, INITIAL_STATUS},
         tokens,
     },
@@ -51,6 +51,10 @@ pub fn app_router() -> Router<AppState> {
             get(get_account).patch(update_account),
         )
         .route("/accounts/{account_uuid}/token", post(create_account_token))
+        .route(
+            "/accounts/{account_uuid}/record-client-agent",
+            post(record_client_agent),
+        )
 }
 
 pub fn account_router() -> Router<AppState> {
@@ -319,6 +323,45 @@ pub async fn update_account(
     }
     tx.commit().await?;
     state.caches.accounts.invalidate(&row.uuid);
+    Ok(axum::Json(render(&row, &principal.app, true)?))
+}
+
+/// Record that the partner holds the customer's limited power of attorney (client agent
+/// enrollment). Must precede plan acceptance.
+#[utoipa::path(
+    post, path = "/v1/app/accounts/{account_uuid}/record-client-agent", tag = "accounts",
+    params(("account_uuid" = Uuid, Path)),
+    request_body = RecordClientAgentIn,
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 400, description = "The time is invalid or in the future", body = ErrorEnvelope),
+        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn record_client_agent(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(account_uuid): Path<Uuid>,
+    Json(input): Json<RecordClientAgentIn>,
+) -> ApiResult<axum::Json<Account>> {
+    let now = state.clock.now();
+    let accepted_at = parse_client_agent_accepted_at(
+        "client_agent_accepted_at",
+        input.client_agent_accepted_at.as_deref(),
+        now,
+    )?;
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    let row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
     Ok(axum::Json(render(&row, &principal.app, true)?))
 }
 

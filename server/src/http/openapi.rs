@@ -23,6 +23,7 @@ use super::{accounts, apps, billing, error::ErrorCode, identity, ops, processor}
         accounts::get_account,
         accounts::update_account,
         accounts::create_account_token,
+        accounts::record_client_agent,
         accounts::get_own_account,
         identity::update_identity,
         identity::submit_credit_check,

@@ -173,6 +173,23 @@ pub async fn list_accounts(db: &Db, f: &AccountFilter<'_>) -> Result<Vec<Account
     })
 }
 
+pub async fn set_client_agent_accepted_at(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    accepted_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "UPDATE accounts SET client_agent_accepted_at = $1, updated_at = $2 WHERE uuid = $3";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(accepted_at)
+        .bind(now)
+        .bind(account_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
 /// Stores a newly derived status.
 pub async fn update_status(
     tx: &mut Tx,

@@ -200,3 +200,24 @@ async fn app_endpoint_describes_the_app() {
     assert!(r.body["slug"].as_str().unwrap().starts_with("sunny-homes-"));
     assert_eq!(r.body["allowed_origins"], json!([]));
 }
+
+both_engines! {
+    async fn client_agent_authorization_is_recorded(app) {
+        let a = app.create_simple_account("agent@example.com").await;
+        let path = format!("/v1/app/accounts/{}/record-client-agent", a["uuid"].as_str().unwrap());
+        let r = app.post(&path, &app.app_token, &json!({"client_agent_accepted_at": "2099-01-01T00:00:00Z"})).await;
+        assert_eq!((r.status, r.body["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, Some("client_agent_accepted_at")));
+        let r = app.post(&path, &app.app_token, &json!({"client_agent_accepted_at": "2026-01-05T10:00:00-06:00"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["client_agent_accepted"], true);
+        assert_eq!(r.body["client_agent_accepted_at"], "2026-01-05T16:00:00.000Z");
+        // Without a body, the authorization is dated now.
+        let r = app.post(&path, &app.app_token, &serde_json::Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let at = chrono::DateTime::parse_from_rfc3339(r.body["client_agent_accepted_at"].as_str().unwrap()).unwrap();
+        assert!((app.clock.now() - at.with_timezone(&chrono::Utc)).num_seconds().abs() < 5);
+        let (_, other) = app.other_app().await;
+        let r = app.post(&path, &other, &serde_json::Value::Null).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+}
