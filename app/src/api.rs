@@ -617,3 +617,25 @@ pub struct RecordClientAgentIn {
     #[serde(default)]
     pub client_agent_accepted_at: Option<String>,
 }
+
+/// `POST /v1/app/accounts/{account_uuid}/flow-login` (`scope` may also come as a query
+/// parameter).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowLoginIn {
+    /// `enrollment`, `update-payment-method`, `billing`, `documents` or `renewal`.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Offer only this plan group's plans in the enrollment flow.
+    #[serde(default)]
+    pub plan_group_uuid: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowLoginOut {
+    /// Open it in an iframe or webview; it works once, within 10 minutes.
+    pub login_link: String,
+    pub scope: String,
+    pub expires_at: Timestamp,
+}

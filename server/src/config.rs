@@ -77,6 +77,9 @@ pub struct Config {
     /// Key sealing SSNs at rest: base64 of 32 bytes. Required on PostgreSQL; a SQLite install
     /// keeps one in `pii.key` beside its database when none is set.
     pub pii_key: Option<Secret>,
+    /// The address partners and customers reach this service at, for the links it hands out
+    /// (flow links, e-mails); defaults to `http://<addr>`.
+    pub public_url: Option<String>,
 }
 
 impl Default for Config {
@@ -92,11 +95,20 @@ impl Default for Config {
             bench_routes: false,
             cache_ttl_ms: 1000,
             pii_key: None,
+            public_url: None,
         }
     }
 }
 
 impl Config {
+    /// The base of the links this service hands out, without a trailing slash.
+    pub fn public_url(&self) -> String {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("http://{}", self.addr))
+    }
+
     /// Loads the configuration; `file` defaults to `switchboard.toml` when it exists.
     pub fn load(file: Option<&Path>) -> anyhow::Result<Config> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));

@@ -7,6 +7,7 @@ pub mod account;
 pub mod apps;
 pub mod cards;
 pub mod enrollment;
+pub mod flows;
 pub mod status;
 pub mod tokens;
 

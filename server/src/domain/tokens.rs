@@ -13,6 +13,10 @@ const PREFIX_SECRET_CHARS: usize = 8;
 pub const ACCOUNT_PREFIX: &str = "swb_acct_";
 pub const SANDBOX_PREFIX: &str = "swb_sandbox_";
 pub const LIVE_PREFIX: &str = "swb_live_";
+/// Flow sessions: bearer tokens held by a flow page, limited to one scope.
+pub const FLOW_PREFIX: &str = "swb_flow_";
+/// Single-use login tokens inside flow links (not bearer tokens).
+pub const FLOW_LOGIN_PREFIX: &str = "swb_login_";
 
 /// A token as issued: the plain value (shown once), its display prefix and its stored hash.
 pub struct IssuedToken {
@@ -25,6 +29,7 @@ pub struct IssuedToken {
 pub enum TokenKind {
     App(Environment),
     Account,
+    Flow,
 }
 
 fn random_secret() -> String {
@@ -56,6 +61,20 @@ pub fn issue_account_token() -> IssuedToken {
     issue(ACCOUNT_PREFIX)
 }
 
+pub fn issue_flow_session_token() -> IssuedToken {
+    issue(FLOW_PREFIX)
+}
+
+pub fn issue_flow_login_token() -> IssuedToken {
+    issue(FLOW_LOGIN_PREFIX)
+}
+
+/// Whether `raw` has the form of a flow login token.
+pub fn is_flow_login_token(raw: &str) -> bool {
+    raw.strip_prefix(FLOW_LOGIN_PREFIX)
+        .is_some_and(|s| s.len() == SECRET_LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
 /// A payment session's client secret (single use, handed to the browser).
 pub fn issue_client_secret() -> IssuedToken {
     let id: String = random_secret().chars().take(24).collect();
@@ -84,6 +103,8 @@ pub fn hash_token(plain: &str) -> String {
 pub fn classify(raw: &str) -> Option<TokenKind> {
     let (kind, secret) = if let Some(s) = raw.strip_prefix(ACCOUNT_PREFIX) {
         (TokenKind::Account, s)
+    } else if let Some(s) = raw.strip_prefix(FLOW_PREFIX) {
+        (TokenKind::Flow, s)
     } else if let Some(s) = raw.strip_prefix(SANDBOX_PREFIX) {
         (TokenKind::App(Environment::Sandbox), s)
     } else if let Some(s) = raw.strip_prefix(LIVE_PREFIX) {
@@ -115,6 +136,13 @@ mod tests {
             classify(&issue_account_token().plain),
             Some(TokenKind::Account)
         );
+        assert_eq!(
+            classify(&issue_flow_session_token().plain),
+            Some(TokenKind::Flow)
+        );
+        let login = issue_flow_login_token().plain;
+        assert_eq!(classify(&login), None, "login tokens are not bearer tokens");
+        assert!(is_flow_login_token(&login));
     }
 
     #[test]

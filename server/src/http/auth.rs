@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use app::api::Environment;
 use axum::{
-    extract::{FromRequestParts, Request, State},
+    extract::{FromRequestParts, MatchedPath, Request, State},
     http::{header::AUTHORIZATION, request::Parts, HeaderMap},
     middleware::Next,
     response::{IntoResponse, Response},
@@ -18,7 +18,10 @@ use super::{
     idempotency, AppState,
 };
 use crate::{
-    domain::tokens::{self, TokenKind},
+    domain::{
+        flows::FlowScope,
+        tokens::{self, TokenKind},
+    },
     store::{self, apps::AppRow},
 };
 
@@ -34,11 +37,13 @@ impl AppPrincipal {
     }
 }
 
-/// The account behind an AccountToken, and its app.
+/// The account behind an AccountToken (or a flow session), and its app.
 #[derive(Clone)]
 pub struct AccountPrincipal {
     pub app: Arc<AppRow>,
     pub account_uuid: Uuid,
+    /// Set for flow sessions: the only endpoints they may call.
+    pub scope: Option<FlowScope>,
 }
 
 pub(crate) fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
@@ -121,6 +126,24 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
                 principal: AccountPrincipal {
                     app: Arc::new(app),
                     account_uuid: row.account_uuid,
+                    scope: None,
+                },
+                expires_at: row.expires_at,
+            })
+        }
+        TokenKind::Flow => {
+            let row = store::flows::flow_session(&state.db, hash)
+                .await?
+                .ok_or_else(invalid_token)?;
+            let scope = FlowScope::parse(&row.scope).ok_or_else(invalid_token)?;
+            let app = store::apps::app_by_uuid(&state.db, row.app_uuid)
+                .await?
+                .ok_or_else(invalid_token)?;
+            Ok(Principal::Account {
+                principal: AccountPrincipal {
+                    app: Arc::new(app),
+                    account_uuid: row.account_uuid,
+                    scope: Some(scope),
                 },
                 expires_at: row.expires_at,
             })
@@ -159,6 +182,19 @@ pub async fn require_account(
         Ok(Principal::App(_)) => return wrong_type("AccountToken").into_response(),
         Err(e) => return e.into_response(),
     };
+    if let Some(scope) = principal.scope {
+        let route = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
+        if !scope.allows(req.method().as_str(), &route) {
+            return ApiError::new(
+                ErrorCode::ScopeDenied,
+                format!("This flow ({}) may not call this endpoint", scope.as_str()),
+            )
+            .into_response();
+        }
+    }
     let owner = format!("account:{}", principal.account_uuid);
     let limit = state.config.rate_limits.account_per_second;
     req.extensions_mut().insert(principal);

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod error;
 pub mod extract;
 pub mod flow;
+pub mod flows;
 pub mod idempotency;
 pub mod identity;
 pub mod openapi;
@@ -65,6 +66,7 @@ pub fn router(state: AppState) -> Router {
     let app_api = Router::new()
         .merge(apps::router())
         .merge(accounts::app_router())
+        .merge(flows::app_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_app,
@@ -87,6 +89,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(ops::router())
         .merge(processor::router())
+        .merge(flows::page_router())
         .merge(flow::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));

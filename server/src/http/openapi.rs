@@ -7,7 +7,7 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{accounts, apps, billing, error::ErrorCode, identity, ops, processor};
+use super::{accounts, apps, billing, error::ErrorCode, flows, identity, ops, processor};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,7 @@ use super::{accounts, apps, billing, error::ErrorCode, identity, ops, processor}
         accounts::update_account,
         accounts::create_account_token,
         accounts::record_client_agent,
+        flows::create_flow_login,
         accounts::get_own_account,
         identity::update_identity,
         identity::submit_credit_check,

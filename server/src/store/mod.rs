@@ -10,6 +10,7 @@ pub mod apps;
 pub mod counters;
 pub mod credit;
 pub mod events;
+pub mod flows;
 pub mod idempotency;
 pub mod payments;
 pub mod status;

@@ -115,6 +115,7 @@ impl Drop for TestDatabase {
     }
 }
 
+#[derive(Debug)]
 pub struct TestResponse {
     pub status: StatusCode,
     pub headers: HeaderMap,
@@ -196,15 +197,18 @@ impl TestApp {
     }
 
     async fn start(
-        config: Config,
+        mut config: Config,
         database: std::sync::Arc<TestDatabase>,
         clock: Clock,
     ) -> TestApp {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Links the server hands out point at this instance.
+        config.addr = addr;
+        config.public_url = None;
         let state = server::build_state(config.clone(), clock.clone())
             .await
             .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let served = state.clone();
         tokio::spawn(async move {

@@ -10,6 +10,7 @@ mod accounts;
 mod auth;
 mod cli;
 mod errors;
+mod flows;
 mod idempotency;
 mod identity;
 mod openapi;

@@ -1,0 +1,185 @@
+//! Embedded flows: their scopes, and which account endpoints each scope may call
+//! (everything else is `scope_denied`).
+
+/// What a flow link lets its page do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlowScope {
+    Enrollment,
+    UpdatePaymentMethod,
+    Billing,
+    Documents,
+    Renewal,
+}
+
+impl FlowScope {
+    pub const ALL: [FlowScope; 5] = [
+        FlowScope::Enrollment,
+        FlowScope::UpdatePaymentMethod,
+        FlowScope::Billing,
+        FlowScope::Documents,
+        FlowScope::Renewal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowScope::Enrollment => "enrollment",
+            FlowScope::UpdatePaymentMethod => "update-payment-method",
+            FlowScope::Billing => "billing",
+            FlowScope::Documents => "documents",
+            FlowScope::Renewal => "renewal",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FlowScope> {
+        Self::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == s.trim())
+    }
+
+    /// Whether a flow session of this scope may call `method` on `route` (an account route as
+    /// matched, e.g. `/v1/account/locations/{location_uuid}/documents`).
+    pub fn allows(self, method: &str, route: &str) -> bool {
+        let path = route.strip_prefix("/v1/account").unwrap_or(route);
+        let path = path.trim_end_matches('/');
+        let get = method == "GET";
+        if path.is_empty() {
+            return get;
+        }
+        let documents = path.starts_with("/locations/") && path.ends_with("/documents") && get;
+        match self {
+            FlowScope::Enrollment => {
+                path.starts_with("/enroll/")
+                    || path == "/billing/payment-session"
+                    || path == "/billing/ensure-payment-method-added"
+                    || path == "/billing/address"
+                    || documents
+            }
+            FlowScope::UpdatePaymentMethod => {
+                path == "/billing/payment-session"
+                    || path == "/billing/ensure-payment-method-added"
+                    || (path == "/billing/payment-method" && get)
+            }
+            FlowScope::Billing => {
+                path.starts_with("/billing/invoices") || (path == "/billing/payment-method" && get)
+            }
+            FlowScope::Documents => {
+                documents
+                    || (path.starts_with("/locations/") && path.ends_with("/all-documents") && get)
+            }
+            FlowScope::Renewal => {
+                (path.starts_with("/locations/") && path.contains("/renewal-plans/")) || documents
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use FlowScope::*;
+
+    #[test]
+    fn scopes_round_trip() {
+        for s in FlowScope::ALL {
+            assert_eq!(FlowScope::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(FlowScope::parse("admin"), None);
+    }
+
+    #[test]
+    fn every_scope_reads_the_account_and_nothing_writes_it() {
+        for s in FlowScope::ALL {
+            assert!(s.allows("GET", "/v1/account"), "{s:?}");
+            assert!(!s.allows("PATCH", "/v1/account"), "{s:?}");
+            assert!(
+                !s.allows("POST", "/v1/account/sandbox/advance-clock"),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_scope_reaches_what_its_flow_needs_and_no_more() {
+        let docs = "/v1/account/locations/{location_uuid}/documents";
+        let all_docs = "/v1/account/locations/{location_uuid}/all-documents";
+        let cases: &[(FlowScope, &str, &str, bool)] = &[
+            (Enrollment, "PATCH", "/v1/account/enroll/identity", true),
+            (Enrollment, "POST", "/v1/account/enroll/plans/accept", true),
+            (
+                Enrollment,
+                "POST",
+                "/v1/account/billing/payment-session",
+                true,
+            ),
+            (Enrollment, "PUT", "/v1/account/billing/address", true),
+            (Enrollment, "GET", docs, true),
+            (Enrollment, "GET", "/v1/account/billing/invoices", false),
+            (
+                Enrollment,
+                "GET",
+                "/v1/account/billing/payment-method",
+                false,
+            ),
+            (
+                UpdatePaymentMethod,
+                "POST",
+                "/v1/account/billing/ensure-payment-method-added",
+                true,
+            ),
+            (
+                UpdatePaymentMethod,
+                "GET",
+                "/v1/account/billing/payment-method",
+                true,
+            ),
+            (
+                UpdatePaymentMethod,
+                "POST",
+                "/v1/account/enroll/credit-check",
+                false,
+            ),
+            (
+                Billing,
+                "GET",
+                "/v1/account/billing/invoices/{invoice_number}/pdf",
+                true,
+            ),
+            (
+                Billing,
+                "POST",
+                "/v1/account/billing/invoices/{invoice_number}/pay",
+                true,
+            ),
+            (
+                Billing,
+                "POST",
+                "/v1/account/billing/payment-session",
+                false,
+            ),
+            (Documents, "GET", all_docs, true),
+            (Documents, "GET", docs, true),
+            (Documents, "POST", "/v1/account/enroll/finalize", false),
+            (
+                Renewal,
+                "POST",
+                "/v1/account/locations/{location_uuid}/renewal-plans/accept",
+                true,
+            ),
+            (Renewal, "GET", docs, true),
+            (Renewal, "GET", all_docs, false),
+            (
+                Renewal,
+                "POST",
+                "/v1/account/locations/{location_uuid}/cancel-service",
+                false,
+            ),
+        ];
+        for (scope, method, route, allowed) in cases {
+            assert_eq!(
+                scope.allows(method, route),
+                *allowed,
+                "{scope:?} {method} {route}"
+            );
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Flow links: `flow-login` hands the partner a single-use link (10 minutes); opening it
+//! (`/flow/login?token=...`) spends the token and opens a flow session whose bearer token the
+//! page keeps in memory (no cookie, so flows work in cross-site iframes where third-party
+//! cookies are blocked). The session may call only its scope's endpoints.
+
+use app::api::{ErrorEnvelope, FlowLoginIn, FlowLoginOut, Timestamp};
+use axum::{
+    extract::State,
+    http::{header, HeaderValue, StatusCode},
+    response::{Html, IntoResponse, Response},
+    routing::{get, post},
+    Router,
+};
+use chrono::Duration;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{
+    auth::AppPrincipal,
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::{Json, Path, Query},
+    AppState,
+};
+use crate::{
+    domain::{flows::FlowScope, tokens},
+    store::{self, flows::NewFlowLogin},
+};
+
+const LOGIN_TTL: Duration = Duration::minutes(10);
+const SESSION_TTL: Duration = Duration::minutes(60);
+
+/// `flow-login`, under `/v1/app`.
+pub fn app_router() -> Router<AppState> {
+    Router::new().route(
+        "/accounts/{account_uuid}/flow-login",
+        post(create_flow_login),
+    )
+}
+
+/// Where flow links land.
+pub fn page_router() -> Router<AppState> {
+    Router::new().route("/flow/login", get(open_flow_link))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ScopeQuery {
+    scope: Option<String>,
+}
+
+/// Create a pre-authenticated link to an embedded flow.
+#[utoipa::path(
+    post, path = "/v1/app/accounts/{account_uuid}/flow-login", tag = "accounts",
+    params(("account_uuid" = Uuid, Path), ("scope" = Option<String>, Query, description = "Alternative to the body's scope")),
+    request_body = FlowLoginIn,
+    responses(
+        (status = 200, description = "The link", body = FlowLoginOut),
+        (status = 400, description = "Missing or unknown scope", body = ErrorEnvelope),
+        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn create_flow_login(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(account_uuid): Path<Uuid>,
+    Query(query): Query<ScopeQuery>,
+    Json(input): Json<FlowLoginIn>,
+) -> ApiResult<axum::Json<FlowLoginOut>> {
+    let raw_scope = input.scope.or(query.scope).ok_or_else(|| {
+        ApiError::new(ErrorCode::ParameterMissing, "scope is required").with_param("scope")
+    })?;
+    let scope = FlowScope::parse(&raw_scope).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::ParameterInvalid,
+            "scope must be one of enrollment, update-payment-method, billing, documents, renewal",
+        )
+        .with_param("scope")
+    })?;
+    store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let now = state.clock.now();
+    let expires_at = now + LOGIN_TTL;
+    let token = tokens::issue_flow_login_token();
+    let mut tx = state.db.begin().await?;
+    store::flows::insert_flow_login(
+        &mut tx,
+        &NewFlowLogin {
+            token_hash: &token.hash,
+            app_uuid: principal.app.uuid,
+            account_uuid,
+            scope: scope.as_str(),
+            plan_group_uuid: input.plan_group_uuid,
+            expires_at,
+            now,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(axum::Json(FlowLoginOut {
+        login_link: format!(
+            "{}/flow/login?token={}",
+            state.config.public_url(),
+            token.plain
+        ),
+        scope: scope.as_str().to_owned(),
+        expires_at: Timestamp(expires_at),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LinkQuery {
+    token: Option<String>,
+}
+
+/// Opens a flow link: spends its token, opens a flow session, and sends the page to its flow
+/// with the session token in the URL fragment (never sent to a server, removed by the page).
+pub async fn open_flow_link(
+    State(state): State<AppState>,
+    axum::extract::Query(query): axum::extract::Query<LinkQuery>,
+) -> Response {
+    match open(&state, query.token.as_deref().unwrap_or("")).await {
+        Ok(Some(location)) => {
+            let mut r = StatusCode::SEE_OTHER.into_response();
+            let headers = r.headers_mut();
+            if let Ok(v) = HeaderValue::from_str(&location) {
+                headers.insert(header::LOCATION, v);
+            }
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.insert(
+                header::REFERRER_POLICY,
+                HeaderValue::from_static("no-referrer"),
+            );
+            r
+        }
+        Ok(None) => link_expired_page(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn open(state: &AppState, token: &str) -> ApiResult<Option<String>> {
+    if !tokens::is_flow_login_token(token) {
+        return Ok(None);
+    }
+    let hash = tokens::hash_token(token);
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    let Some(login) = store::flows::flow_login(&mut tx, &hash).await? else {
+        return Ok(None);
+    };
+    if login.expires_at <= now || login.used_at.is_some() {
+        return Ok(None);
+    }
+    if !store::flows::use_flow_login(&mut tx, &hash, now).await? {
+        return Ok(None);
+    }
+    let session = tokens::issue_flow_session_token();
+    store::flows::insert_flow_session(&mut tx, &session.hash, &login, now + SESSION_TTL, now)
+        .await?;
+    tx.commit().await?;
+    Ok(Some(format!(
+        "/flow/{}?app={}#session={}",
+        login.scope, login.app_uuid, session.plain
+    )))
+}
+
+/// What a customer sees when a flow link was already used or is too old.
+fn link_expired_page() -> Response {
+    let html = r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>This link has expired</title><link rel="stylesheet" href="/pkg/switchboard.css"><link rel="icon" href="/favicon.svg"></head>
+<body><main class="page" data-testid="link-expired">
+<h1>This link has expired</h1>
+<p>For your security, each link works once and only for a few minutes.</p>
+<p>Close this window and open it again from the app you came from.</p>
+</main></body></html>"#;
+    let mut r = (StatusCode::GONE, Html(html)).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
