@@ -2,6 +2,7 @@
 //! components (`flow`), and the HTML shell the server renders them into.
 
 pub mod api;
+pub mod client;
 pub mod flow;
 
 use leptos::prelude::*;

@@ -1,5 +1,7 @@
 //! Embedded flows: their scopes, and which account endpoints each scope may call
-//! (everything else is `scope_denied`).
+//! (everything else is `scope_denied`), who may frame them and whom they tell when they close.
+
+use app::api::Environment;
 
 /// What a flow link lets its page do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,10 +75,62 @@ impl FlowScope {
     }
 }
 
+/// `Content-Security-Policy` of a flow page: only the app's registered origins may frame it;
+/// a sandbox app with none registered may be framed anywhere (for trying it out), a live app
+/// with none only by this service's own pages.
+pub fn frame_ancestors(environment: Environment, allowed_origins: &[String]) -> String {
+    if allowed_origins.is_empty() {
+        return match environment {
+            Environment::Sandbox => "frame-ancestors *".to_owned(),
+            Environment::Live => "frame-ancestors 'self'".to_owned(),
+        };
+    }
+    format!("frame-ancestors 'self' {}", allowed_origins.join(" "))
+}
+
+/// Where a flow posts `service-flow-close`: the registered origin, or `*` in sandbox when none
+/// is registered; a live app without one is not told (its webview bridge still is).
+pub fn post_message_origin(environment: Environment, allowed_origins: &[String]) -> Option<String> {
+    match (allowed_origins.first(), environment) {
+        (Some(origin), _) => Some(origin.clone()),
+        (None, Environment::Sandbox) => Some("*".to_owned()),
+        (None, Environment::Live) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use FlowScope::*;
+
+    #[test]
+    fn framing_follows_the_registered_origins() {
+        let origins = vec![
+            "https://partner.example".to_owned(),
+            "https://app.partner.example".to_owned(),
+        ];
+        assert_eq!(
+            frame_ancestors(Environment::Live, &origins),
+            "frame-ancestors 'self' https://partner.example https://app.partner.example"
+        );
+        assert_eq!(
+            frame_ancestors(Environment::Sandbox, &[]),
+            "frame-ancestors *"
+        );
+        assert_eq!(
+            frame_ancestors(Environment::Live, &[]),
+            "frame-ancestors 'self'"
+        );
+        assert_eq!(
+            post_message_origin(Environment::Live, &origins).as_deref(),
+            Some("https://partner.example")
+        );
+        assert_eq!(
+            post_message_origin(Environment::Sandbox, &[]).as_deref(),
+            Some("*")
+        );
+        assert_eq!(post_message_origin(Environment::Live, &[]), None);
+    }
 
     #[test]
     fn scopes_round_trip() {

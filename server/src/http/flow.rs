@@ -3,14 +3,29 @@
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
-use app::flow::{FlowBackend, FlowBranding};
-use axum::Router;
+use app::{
+    api::Environment,
+    flow::{FlowBackend, FlowBranding},
+};
+use axum::{
+    extract::{Request, State},
+    http::{
+        header::{CONTENT_SECURITY_POLICY, REFERRER_POLICY},
+        HeaderValue,
+    },
+    middleware::{self, Next},
+    response::Response,
+    Router,
+};
 use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use uuid::Uuid;
 
 use super::AppState;
-use crate::store::{self, Db};
+use crate::{
+    domain::flows,
+    store::{self, apps::AppRow, Db},
+};
 
 struct StoreFlowBackend {
     db: Db,
@@ -28,13 +43,53 @@ impl FlowBackend for StoreFlowBackend {
                     tracing::error!(error = %e, "flow branding");
                     "unavailable".to_owned()
                 })?;
-            Ok(app.map(|a| FlowBranding {
-                display_name: a.display_name,
-                primary_color: a.primary_color,
-                logo_url: a.logo_url,
+            Ok(app.map(|a| {
+                let origins = allowed_origins(&a);
+                FlowBranding {
+                    post_message_origin: flows::post_message_origin(environment(&a), &origins),
+                    display_name: a.display_name,
+                    primary_color: a.primary_color,
+                    logo_url: a.logo_url,
+                }
             }))
         })
     }
+}
+
+fn allowed_origins(app: &AppRow) -> Vec<String> {
+    serde_json::from_str(&app.allowed_origins).unwrap_or_default()
+}
+
+fn environment(app: &AppRow) -> Environment {
+    Environment::parse(&app.environment).unwrap_or(Environment::Live)
+}
+
+/// Only the app's registered origins may frame its flow pages.
+async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let app_uuid = req
+        .uri()
+        .query()
+        .and_then(|q| form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "app"))
+        .and_then(|(_, v)| Uuid::parse_str(&v).ok());
+    let app = match app_uuid {
+        Some(uuid) => store::apps::app_by_uuid(&state.db, uuid)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    let policy = match &app {
+        Some(a) => flows::frame_ancestors(environment(a), &allowed_origins(a)),
+        None => "frame-ancestors 'self'".to_owned(),
+    };
+    let mut response = next.run(req).await;
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        response.headers_mut().insert(CONTENT_SECURITY_POLICY, v);
+    }
+    response
+        .headers_mut()
+        .insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
 }
 
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -43,10 +98,15 @@ pub fn router(state: &AppState) -> Router<AppState> {
     });
     let routes = generate_route_list(app::App);
     let options = state.leptos.clone();
-    Router::new().leptos_routes_with_context(
-        state,
-        routes,
-        move || provide_context(backend.clone()),
-        move || app::shell(options.clone()),
-    )
+    Router::new()
+        .leptos_routes_with_context(
+            state,
+            routes,
+            move || provide_context(backend.clone()),
+            move || app::shell(options.clone()),
+        )
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            frame_ancestors,
+        ))
 }

@@ -100,6 +100,18 @@ pub async fn insert_app_token(
     Ok(())
 }
 
+/// Replaces the origins allowed to embed the app's flows (a JSON array).
+pub async fn update_allowed_origins(tx: &mut Tx, app_uuid: Uuid, origins: &[String]) -> Result<()> {
+    let json = serde_json::to_string(origins).unwrap_or_else(|_| "[]".to_owned());
+    on_tx!(tx, c => sqlx::query("UPDATE apps SET allowed_origins = $1 WHERE uuid = $2")
+        .bind(json)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
 /// Revokes the token with this display prefix; returns whether one was revoked.
 pub async fn revoke_app_token(tx: &mut Tx, prefix: &str, now: DateTime<Utc>) -> Result<bool> {
     let sql = "UPDATE app_tokens SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL";

@@ -1,0 +1,82 @@
+// A partner embeds a flow link in an iframe on its own site: the flow opens its session from
+// the link (no cookie), greets the customer through the v1 API, and tells the host when the
+// customer closes it.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { artifacts, baseUrl, collectErrors, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+
+let browser;
+let app;
+
+async function api(method, url, token, body) {
+  const r = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await r.json();
+  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+before(async () => {
+  await waitForServer();
+  app = createApp("Bright Home Energy");
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+test("a flow link works in a cross-site iframe without cookies and reports its close", async () => {
+  const account = await api("POST", "/v1/app/accounts", app.token, {
+    email: "ana@example.com",
+    first_name: "Ana",
+    last_name: "Díaz",
+  });
+  const link = await api("POST", `/v1/app/accounts/${account.uuid}/flow-login`, app.token, { scope: "enrollment" });
+  const host = await serveHostPage(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Partner app</title>
+<script>
+  window.__messages = [];
+  window.addEventListener("message", (e) => window.__messages.push({ origin: e.origin, data: e.data }));
+</script></head>
+<body><iframe id="flow" title="Electricity enrollment" width="400" height="640" src="${link.login_link}"></iframe></body></html>`);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await page.goto(host.url);
+    const flow = page.frameLocator("#flow");
+    await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+    await flow.locator("[data-testid=greeting]").waitFor({ timeout: 10_000 });
+    assert.equal(await flow.locator("[data-testid=greeting]").textContent(), "Hi Ana.");
+    assert.equal(await flow.locator("[data-testid=app-name]").textContent(), "Bright Home Energy");
+
+    const frame = page.frames().find((f) => f.url().includes("/flow/enrollment"));
+    assert.ok(frame, "the iframe landed on the enrollment flow");
+    assert.ok(!frame.url().includes("session="), `the session token left the address: ${frame.url()}`);
+
+    await flow.getByRole("button", { name: "Close" }).click();
+    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 5_000 });
+    const [message] = await page.evaluate(() => window.__messages);
+    assert.deepEqual(message.data, { type: "service-flow-close", reason: "exited", scope: "enrollment" });
+    assert.equal(message.origin, new URL(baseUrl).origin);
+
+    assert.deepEqual(await context.cookies(), [], "the flow needs no cookie");
+    await page.screenshot({ path: path.join(artifacts, "flow-link-1280.png") });
+    assert.deepEqual(errors, []);
+
+    // The link was spent: opening it again shows a clear page.
+    const again = await context.newPage();
+    const response = await again.goto(link.login_link);
+    assert.equal(response.status(), 410);
+    await again.getByRole("heading", { name: "This link has expired" }).waitFor();
+  } finally {
+    await context.close();
+    await host.close();
+  }
+});
