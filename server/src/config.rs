@@ -56,6 +56,32 @@ impl Default for RateLimits {
     }
 }
 
+/// The background workers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Jobs {
+    /// Jobs one worker process runs at once.
+    pub concurrency: usize,
+    /// Wait between looks at an empty queue.
+    pub poll_interval_ms: u64,
+    /// How long a claimed job stays reserved; after that, another worker takes it over (the
+    /// worker that claimed it died). Longer than any job's own time limit.
+    pub lease_seconds: u64,
+    /// Time limit of one webhook delivery attempt.
+    pub webhook_timeout_ms: u64,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs {
+            concurrency: 64,
+            poll_interval_ms: 100,
+            lease_seconds: 60,
+            webhook_timeout_ms: 15_000,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -71,6 +97,12 @@ pub struct Config {
     pub rate_limits: RateLimits,
     /// Serves `/bench/bare` for benchmarks.
     pub bench_routes: bool,
+    pub jobs: Jobs,
+    /// `smtp://host:port` (or with user and password); without it e-mails are kept in the
+    /// database only.
+    pub smtp_url: Option<Secret>,
+    /// Sender of every e-mail.
+    pub mail_from: String,
 }
 
 impl Default for Config {
@@ -84,6 +116,9 @@ impl Default for Config {
             log_format: LogFormat::Human,
             rate_limits: RateLimits::default(),
             bench_routes: false,
+            jobs: Jobs::default(),
+            smtp_url: None,
+            mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
         }
     }
 }
@@ -102,7 +137,7 @@ impl Config {
         };
         let config = figment
             .merge(Env::prefixed("SWITCHBOARD_").split("__"))
-            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL"]))
+            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL", "SMTP_URL"]))
             .extract()?;
         Ok(config)
     }

@@ -1,6 +1,6 @@
 //! The Switchboard server as a library, so that tests and benchmarks start the real thing:
 //! `build_state` connects and migrates, `http::router` builds the application, `serve` runs it
-//! until shutdown.
+//! until shutdown, `start_workers` runs the background jobs.
 
 pub mod admin;
 pub mod cli;
@@ -8,7 +8,9 @@ pub mod config;
 pub mod domain;
 pub mod http;
 pub mod jobs;
+pub mod mail;
 pub mod store;
+pub mod webhooks;
 
 use std::sync::{Arc, OnceLock};
 
@@ -33,8 +35,12 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
         None => RateLimiter::local(),
     };
+    let webhooks = webhooks::Sender::new(&config)?;
+    let mailer = mail::Mailer::new(&config)?;
     Ok(AppState {
         db,
+        webhooks,
+        mailer,
         config: Arc::new(config),
         clock,
         limiter,
@@ -88,6 +94,11 @@ pub async fn serve(
         .await?;
     db.close().await;
     Ok(())
+}
+
+/// Starts this process's background workers (roles `all` and `worker`).
+pub fn start_workers(state: AppState) -> jobs::queue::Workers {
+    jobs::queue::Workers::spawn(state)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -6,7 +6,10 @@
 pub mod account;
 pub mod apps;
 pub mod enrollment;
+pub mod events;
+pub mod jobs;
 pub mod tokens;
+pub mod webhooks;
 
 /// Why a request field was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

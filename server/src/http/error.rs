@@ -101,6 +101,7 @@ error_codes! {
     EmailTaken => ("email_taken", UNPROCESSABLE_ENTITY, InvalidRequest),
     IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
     CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
+    UrlNotAllowed => ("url_not_allowed", UNPROCESSABLE_ENTITY, InvalidRequest),
     RateLimited => ("rate_limited", TOO_MANY_REQUESTS, RateLimit),
     InternalError => ("internal_error", INTERNAL_SERVER_ERROR, Api),
     ServiceUnavailable => ("service_unavailable", SERVICE_UNAVAILABLE, Api),

@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod apps;
 pub mod auth;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod flow;
 pub mod idempotency;
@@ -13,6 +14,8 @@ pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod ratelimit;
+pub mod sandbox;
+pub mod webhooks;
 
 use std::{sync::Arc, time::Instant};
 
@@ -41,6 +44,9 @@ use ratelimit::RateLimiter;
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
+    /// HTTP clients of webhook deliveries.
+    pub webhooks: crate::webhooks::Sender,
+    pub mailer: crate::mail::Mailer,
     pub config: Arc<Config>,
     pub clock: Clock,
     pub limiter: RateLimiter,
@@ -59,6 +65,9 @@ pub fn router(state: AppState) -> Router {
     let app_api = Router::new()
         .merge(apps::router())
         .merge(accounts::app_router())
+        .merge(events::router())
+        .merge(webhooks::router())
+        .merge(sandbox::app_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_app,
@@ -67,6 +76,7 @@ pub fn router(state: AppState) -> Router {
     // the layer also wraps them and answers browsers' preflight requests.
     let account_api = Router::new()
         .merge(accounts::account_router())
+        .merge(sandbox::account_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_account,

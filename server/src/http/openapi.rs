@@ -7,7 +7,7 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{accounts, apps, error::ErrorCode, ops};
+use super::{accounts, apps, error::ErrorCode, events, ops, sandbox, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,20 @@ use super::{accounts, apps, error::ErrorCode, ops};
         accounts::update_account,
         accounts::create_account_token,
         accounts::get_own_account,
+        events::list_events,
+        events::get_event,
+        events::redeliver_event,
+        webhooks::create_endpoint,
+        webhooks::list_endpoints,
+        webhooks::get_endpoint,
+        webhooks::update_endpoint,
+        webhooks::delete_endpoint,
+        webhooks::rotate_secret,
+        webhooks::list_deliveries,
+        webhooks::recover,
+        webhooks::send_test,
+        sandbox::advance_clock,
+        sandbox::list_emails,
         ops::healthz,
         ops::readyz,
     ),
@@ -33,6 +47,9 @@ use super::{accounts, apps, error::ErrorCode, ops};
         (name = "app", description = "The partner app (AppToken)"),
         (name = "accounts", description = "Accounts of the app (AppToken)"),
         (name = "account", description = "One account (AccountToken)"),
+        (name = "events", description = "Events of the app (AppToken)"),
+        (name = "webhooks", description = "Webhook endpoints and deliveries (AppToken)"),
+        (name = "sandbox", description = "Sandbox-only helpers: test clocks, sent e-mails"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

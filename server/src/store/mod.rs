@@ -8,8 +8,11 @@
 pub mod accounts;
 pub mod apps;
 pub mod counters;
+pub mod emails;
 pub mod events;
 pub mod idempotency;
+pub mod jobs;
+pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};
 

@@ -1,0 +1,88 @@
+//! The job queue: two workers on one database run each of 1,000 jobs exactly once; a worker
+//! that dies mid-job has its job taken over after the lease.
+
+use std::collections::HashMap;
+
+use chrono::Duration;
+use serde_json::json;
+use server::store::events::{insert_event, NewEvent};
+
+use crate::{
+    helpers::TestApp,
+    receiver::{Behavior, Receiver},
+    webhooks::{create_endpoint, deliveries, emit, wait_deliveries},
+};
+
+both_engines! {
+    async fn two_workers_run_each_job_exactly_once(app) {
+        let receiver = Receiver::start().await;
+        let endpoint = create_endpoint(&app, &receiver.url, &[]).await;
+        let endpoint_uuid = endpoint["uuid"].as_str().unwrap().to_owned();
+        // A second server process on the same database, with its own pools and workers.
+        let second = app.sibling(|_| {}).await;
+        for batch in 0..10 {
+            let mut tx = app.state.db.begin().await.unwrap();
+            for i in 0..100 {
+                insert_event(&mut tx, &NewEvent {
+                    app_uuid: app.app_uuid,
+                    account_uuid: None,
+                    kind: "invoice.created",
+                    data: json!({"n": batch * 100 + i}),
+                    created_at: app.clock.now(),
+                }).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+        }
+        app.eventually("1,000 deliveries", || async { receiver.count() >= 1000 }).await;
+        app.eventually("1,000 jobs done", || async {
+            server::store::jobs::count_by_state(&app.state.db, "done").await.unwrap() == 1000
+        }).await;
+        // Give a duplicate, if any, the time to show up.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for hit in receiver.hits() {
+            *seen.entry(hit.header("webhook-id").to_owned()).or_default() += 1;
+        }
+        assert_eq!(seen.len(), 1000);
+        assert!(seen.values().all(|&n| n == 1), "a job ran twice");
+        assert_eq!(deliveries(&app, &endpoint_uuid).await.len(), 100); // one page
+        drop(second);
+    }
+
+    async fn a_dead_workers_job_is_taken_over_after_the_lease(app) {
+        let mut app = app;
+        let receiver = Receiver::start().await;
+        receiver.set(Behavior::Hang);
+        let endpoint = create_endpoint(&app, &receiver.url, &[]).await;
+        let endpoint_uuid = endpoint["uuid"].as_str().unwrap().to_owned();
+        let event = emit(&app, None, "invoice.paid").await;
+        app.eventually("the first worker is mid-job", || async { receiver.count() == 1 }).await;
+
+        // The worker dies mid-delivery; another process's workers start.
+        app.workers.take().unwrap().kill();
+        let second = app.sibling(|_| {}).await;
+        receiver.set(Behavior::Ok);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(receiver.count(), 1, "the job is leased to the dead worker");
+
+        app.clock.advance(Duration::seconds(61));
+        let log = wait_deliveries(&second, &endpoint_uuid, 1).await;
+        assert_eq!(log[0]["status"], json!("succeeded"));
+        assert_eq!(log[0]["attempt"], json!(2), "the dead worker's attempt counts");
+        assert_eq!(receiver.count(), 2);
+        assert_eq!(receiver.hits()[1].header("webhook-id"), event.to_string());
+    }
+
+    async fn workers_drain_and_stop(app) {
+        let mut app = app;
+        let receiver = Receiver::start().await;
+        create_endpoint(&app, &receiver.url, &[]).await;
+        receiver.set(Behavior::Slow(std::time::Duration::from_millis(300)));
+        emit(&app, None, "invoice.paid").await;
+        app.eventually("mid-job", || async { receiver.count() == 1 }).await;
+        // A graceful stop lets the job in flight finish and record its end.
+        app.workers.take().unwrap().shutdown().await;
+        assert_eq!(server::store::jobs::count_by_state(&app.state.db, "done").await.unwrap(), 1);
+        let _: &TestApp = &app;
+    }
+}
