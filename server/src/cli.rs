@@ -217,5 +217,9 @@ async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
             workers.shutdown().await;
         }
     };
-    crate::serve(state, listener, shutdown).await
+    let app = match role {
+        Role::Worker => crate::http::ops_router(state.clone()),
+        Role::All | Role::Api => crate::http::router(state.clone()),
+    };
+    crate::serve_router(state, app, listener, shutdown).await
 }

@@ -87,8 +87,18 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let app = http::router(state.clone());
+    serve_router(state, app, listener, shutdown).await
+}
+
+/// Serves `app` (the whole application, or `http::ops_router` for a worker-only process).
+pub async fn serve_router(
+    state: AppState,
+    app: axum::Router,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let db = state.db.clone();
-    let app = http::router(state);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;

@@ -109,6 +109,15 @@ pub fn router(state: AppState) -> Router {
         )
 }
 
+/// What a worker-only process (`serve --role worker`) serves: liveness, readiness and metrics.
+pub fn ops_router(state: AppState) -> Router {
+    ops::router()
+        .fallback(not_found)
+        .layer(middleware::from_fn(observe))
+        .with_state(state)
+        .layer(middleware::from_fn(request_id))
+}
+
 /// `/v1/account/*` may be called from browsers with an AccountToken.
 fn account_cors() -> CorsLayer {
     CorsLayer::new()

@@ -86,3 +86,109 @@ both_engines! {
         let _: &TestApp = &app;
     }
 }
+
+/// A child process that is killed when the test ends, failed or not.
+struct Worker(std::process::Child);
+
+impl Worker {
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts `switchboard serve --role worker` on `database_url`.
+fn worker_process(database_url: &str, lease_seconds: u32) -> Worker {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["serve", "--role", "worker"])
+        .env("DATABASE_URL", database_url)
+        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_JOBS__POLL_INTERVAL_MS", "20")
+        .env("SWITCHBOARD_JOBS__LEASE_SECONDS", lease_seconds.to_string())
+        .env("RUST_LOG", "warn")
+        .env_remove("REDIS_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    Worker(child)
+}
+
+/// Two `--role worker` processes on one PostgreSQL run 1,000 jobs exactly once; when the
+/// workers die mid-job (SIGKILL), a new worker process takes the job over after the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_processes_share_one_postgres() {
+    let mut app = TestApp::spawn(crate::helpers::Engine::Postgres).await;
+    // This test server is API-only: the worker processes do the work.
+    app.workers.take().unwrap().kill();
+    let url = app.config.database_url.expose().to_owned();
+    let receiver = Receiver::start().await;
+    create_endpoint(&app, &receiver.url, &[]).await;
+    let mut workers = vec![worker_process(&url, 2), worker_process(&url, 2)];
+
+    for batch in 0..10 {
+        let mut tx = app.state.db.begin().await.unwrap();
+        for i in 0..100 {
+            insert_event(
+                &mut tx,
+                &NewEvent {
+                    app_uuid: app.app_uuid,
+                    account_uuid: None,
+                    kind: "invoice.created",
+                    data: json!({"n": batch * 100 + i}),
+                    created_at: app.clock.now(),
+                },
+            )
+            .await
+            .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    app.eventually("1,000 deliveries", || async { receiver.count() >= 1000 })
+        .await;
+    app.eventually("1,000 jobs done", || async {
+        server::store::jobs::count_by_state(&app.state.db, "done")
+            .await
+            .unwrap()
+            == 1000
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for hit in receiver.hits() {
+        *seen.entry(hit.header("webhook-id").to_owned()).or_default() += 1;
+    }
+    assert_eq!(seen.len(), 1000);
+    assert!(seen.values().all(|&n| n == 1), "a job ran twice");
+
+    // Both workers die while one of them is mid-delivery.
+    receiver.set(Behavior::Hang);
+    let event = emit(&app, None, "invoice.paid").await;
+    app.eventually("a worker is mid-job", || async { receiver.count() == 1001 })
+        .await;
+    for w in &mut workers {
+        w.kill();
+    }
+    receiver.set(Behavior::Ok);
+    let mut third = worker_process(&url, 2);
+    app.eventually("the job taken over", || async { receiver.count() == 1002 })
+        .await;
+    assert_eq!(
+        receiver.hits()[1001].header("webhook-id"),
+        event.to_string()
+    );
+    app.eventually("done", || async {
+        server::store::jobs::count_by_state(&app.state.db, "done")
+            .await
+            .unwrap()
+            == 1001
+    })
+    .await;
+    third.kill();
+}
