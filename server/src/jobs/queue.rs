@@ -59,6 +59,16 @@ async fn work(state: AppState, mut stopped: watch::Receiver<bool>) {
             }
             continue;
         }
+        if free < concurrency.div_ceil(4) {
+            // Nearly full: let a few more slots free up (or 10 ms pass) so that claims come in
+            // batches rather than one round trip per finished job.
+            tokio::select! {
+                _ = running.join_next() => {}
+                () = tokio::time::sleep(StdDuration::from_millis(10)) => {}
+            }
+            while running.try_join_next().is_some() {}
+        }
+        let free = concurrency.saturating_sub(running.len());
         match claim(&state, free).await {
             Ok(jobs) if !jobs.is_empty() => {
                 for job in jobs {
