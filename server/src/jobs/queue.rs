@@ -109,6 +109,7 @@ pub(crate) fn lease(state: &AppState) -> Duration {
 }
 
 /// Runs a claimed job to its end (handler errors become retries with backoff).
+#[tracing::instrument(skip_all, fields(job = %job.uuid, kind = %job.kind, attempt = job.attempts))]
 pub async fn run_claimed(state: AppState, job: JobRow) {
     let clock = match job.account_uuid {
         Some(account) => match state.clock.for_account(&state.db, account).await {
@@ -121,16 +122,26 @@ pub async fn run_claimed(state: AppState, job: JobRow) {
         None => state.clock.with_offset(Duration::zero()),
     };
     let ctx = JobContext { state, job, clock };
-    if let Err(e) = dispatch(&ctx).await {
+    let started = std::time::Instant::now();
+    let result = dispatch(&ctx).await;
+    metrics::histogram!("job_duration_seconds", "kind" => ctx.job.kind.clone())
+        .record(started.elapsed().as_secs_f64());
+    metrics::counter!(
+        "jobs_run_total",
+        "kind" => ctx.job.kind.clone(),
+        "result" => if result.is_ok() { "handled" } else { "error" }
+    )
+    .increment(1);
+    if let Err(e) = result {
         let attempt = ctx.attempt();
-        tracing::warn!(job = %ctx.job.uuid, kind = %ctx.job.kind, attempt, error = %e, "job failed");
+        tracing::warn!(error = %e, "job failed");
         let outcome = if ctx.job.attempts >= ctx.job.max_attempts {
             Outcome::Failed(e.to_string())
         } else {
             Outcome::RetryAt(ctx.now() + backoff(attempt), e.to_string())
         };
         if let Err(e) = ctx.finish_alone(&outcome).await {
-            tracing::warn!(job = %ctx.job.uuid, error = %e, "recording a job failure failed");
+            tracing::warn!(error = %e, "recording a job failure failed");
         }
     }
 }
