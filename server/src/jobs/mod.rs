@@ -44,6 +44,39 @@ impl JobKind {
     }
 }
 
+/// A job to schedule: what, for which account's clock, and when on that clock.
+pub struct NewJob<'a, P: serde::Serialize> {
+    pub kind: JobKind,
+    pub payload: &'a P,
+    /// The account whose clock `run_at` is read on (and whose sandbox advances run the job).
+    pub account_uuid: Option<Uuid>,
+    /// When it falls due, on `clock` (the account's clock for an account's job).
+    pub run_at: DateTime<Utc>,
+    pub max_attempts: i32,
+}
+
+/// Schedules a job in the caller's transaction: it exists only if that transaction commits.
+pub async fn enqueue<P: serde::Serialize>(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    job: &NewJob<'_, P>,
+) -> store::Result<Uuid> {
+    let payload =
+        serde_json::to_value(job.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    store::jobs::insert_job(
+        tx,
+        &store::jobs::NewJob {
+            kind: job.kind.as_str(),
+            payload: &payload,
+            account_uuid: job.account_uuid,
+            run_at_ms: clock.to_service_time(job.run_at).timestamp_millis(),
+            max_attempts: job.max_attempts,
+            created_at: clock.now(),
+        },
+    )
+    .await
+}
+
 /// How a job ended, as its handler decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

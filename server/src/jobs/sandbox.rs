@@ -16,6 +16,10 @@ use crate::{http::AppState, store};
 /// Upper bound of jobs one advance runs, against a handler that reschedules itself forever.
 const MAX_JOBS_PER_ADVANCE: usize = 100_000;
 
+/// Longest wait for the account's jobs that background workers are running (their follow-ups
+/// may fall due inside the advance).
+const WAIT_FOR_RUNNING: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Moves the account's clock to `target` (an instant on the account's clock, not before its
 /// present), running what falls due on the way. Returns how many jobs ran.
 pub async fn advance_account(
@@ -25,6 +29,7 @@ pub async fn advance_account(
 ) -> store::Result<usize> {
     let target_ms = target.timestamp_millis();
     let mut ran = 0;
+    let waiting_since = std::time::Instant::now();
     while ran < MAX_JOBS_PER_ADVANCE {
         let service_now_ms = state.clock.now().timestamp_millis();
         let mut tx = state.db.begin().await?;
@@ -33,6 +38,14 @@ pub async fn advance_account(
             store::jobs::next_account_job(&mut tx, account_uuid, target_ms - offset).await?
         else {
             tx.commit().await?;
+            // A background worker may be running one of the account's jobs right now (one
+            // emitted on the way, due at once): wait for it, then look again.
+            let running =
+                store::jobs::account_jobs_running(&state.db, account_uuid, service_now_ms).await?;
+            if running > 0 && waiting_since.elapsed() < WAIT_FOR_RUNNING {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
             break;
         };
         let step = (due_ms - service_now_ms).max(0);

@@ -9,14 +9,14 @@ use lettre::{
     message::{Mailbox, MultiPart},
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
     config::Config,
     domain::jobs::backoff,
-    jobs::{JobContext, JobKind, Outcome},
-    store::{self, emails::EmailRow, Tx},
+    jobs::{self, clock::AccountClock, JobContext, JobKind, NewJob, Outcome},
+    store::{self, emails::EmailRow, events::NewEvent, Tx},
 };
 pub use templates::{Brand, Rendered, Template};
 
@@ -52,12 +52,27 @@ pub struct NewEmail<'a> {
     pub to: &'a str,
     pub template: &'a Template,
     pub brand: &'a Brand,
-    /// When it is written, on the account's clock.
-    pub created_at: DateTime<Utc>,
+    /// When to send it, on the account's clock; `None` sends it at once.
+    pub send_at: Option<DateTime<Utc>>,
+    /// An event to emit, in the same transaction, once the e-mail is sent (for example
+    /// `location.renewal_email_sent`): `(type, data)`.
+    pub event_on_send: Option<(&'a str, serde_json::Value)>,
 }
 
-/// Renders the e-mail into the outbox and schedules its sending, in the caller's transaction.
-pub async fn enqueue(tx: &mut Tx, email: &NewEmail<'_>) -> store::Result<Uuid> {
+#[derive(Serialize, Deserialize)]
+struct SendPayload {
+    email_uuid: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    event_on_send: Option<(String, serde_json::Value)>,
+}
+
+/// Renders the e-mail into the outbox and schedules its sending on `clock` (the account's
+/// clock), in the caller's transaction.
+pub async fn enqueue(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    email: &NewEmail<'_>,
+) -> store::Result<Uuid> {
     let rendered = email.template.render(email.brand);
     let uuid = Uuid::new_v4();
     store::emails::insert_email(
@@ -73,31 +88,30 @@ pub async fn enqueue(tx: &mut Tx, email: &NewEmail<'_>) -> store::Result<Uuid> {
             html_body: rendered.html,
             status: "queued".to_owned(),
             error: None,
-            created_at: email.created_at,
+            created_at: clock.now(),
             sent_at: None,
         },
     )
     .await?;
-    // Due at once (the system time is never ahead of the service clock).
-    let now = Utc::now();
-    store::jobs::insert_job(
+    jobs::enqueue(
         tx,
-        &store::jobs::NewJob {
-            kind: JobKind::SendEmail.as_str(),
-            payload: &serde_json::json!({ "email_uuid": uuid }),
+        clock,
+        &NewJob {
+            kind: JobKind::SendEmail,
+            payload: &SendPayload {
+                email_uuid: uuid,
+                event_on_send: email
+                    .event_on_send
+                    .as_ref()
+                    .map(|(kind, data)| ((*kind).to_owned(), data.clone())),
+            },
             account_uuid: email.account_uuid,
-            run_at_ms: now.timestamp_millis(),
+            run_at: email.send_at.unwrap_or_else(|| clock.now()),
             max_attempts: MAX_ATTEMPTS,
-            created_at: now,
         },
     )
     .await?;
     Ok(uuid)
-}
-
-#[derive(Deserialize)]
-struct SendPayload {
-    email_uuid: Uuid,
 }
 
 /// The job: one attempt at sending one e-mail of the outbox.
@@ -137,6 +151,19 @@ pub async fn send(ctx: &JobContext) -> anyhow::Result<()> {
     let sent_at = (status == "sent" || status == "stored").then(|| ctx.now());
     let mut tx = state.db.begin().await?;
     store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
+    if let (Some(at), Some((kind, data))) = (sent_at, &payload.event_on_send) {
+        store::events::insert_event(
+            &mut tx,
+            &NewEvent {
+                app_uuid: email.app_uuid,
+                account_uuid: email.account_uuid,
+                kind,
+                data: data.clone(),
+                created_at: at,
+            },
+        )
+        .await?;
+    }
     if ctx.finish(&mut tx, &outcome).await? {
         tx.commit().await?;
     }

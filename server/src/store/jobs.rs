@@ -170,6 +170,17 @@ pub async fn next_account_job(
         .await)
 }
 
+/// How many of the account's jobs are running under a live lease.
+pub async fn account_jobs_running(db: &Db, account_uuid: Uuid, now_ms: i64) -> Result<i64> {
+    let sql = "SELECT COUNT(*) FROM jobs WHERE account_uuid = $1 AND state = 'running' \
+        AND run_at > $2";
+    on_db!(db, c => sqlx::query_scalar::<_, i64>(sql)
+        .bind(account_uuid)
+        .bind(now_ms)
+        .fetch_one(c)
+        .await)
+}
+
 /// Moves the account's queued jobs `by_ms` earlier on the service clock, as its own clock moves
 /// `by_ms` ahead: their due times on the account's clock stay where they were.
 pub async fn shift_account_jobs(tx: &mut Tx, account_uuid: Uuid, by_ms: i64) -> Result<()> {

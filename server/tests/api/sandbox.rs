@@ -22,9 +22,27 @@ fn ts(v: &Value) -> chrono::DateTime<chrono::Utc> {
 }
 
 async fn queue_email(app: &TestApp, account_uuid: Uuid, to: &str) -> Uuid {
+    schedule_email(app, account_uuid, to, None).await
+}
+
+/// A renewal reminder, sent at `send_at` on the account's clock (at once without), emitting
+/// `location.renewal_email_sent` when it goes out.
+async fn schedule_email(
+    app: &TestApp,
+    account_uuid: Uuid,
+    to: &str,
+    send_at: Option<chrono::DateTime<chrono::Utc>>,
+) -> Uuid {
+    let clock = app
+        .state
+        .clock
+        .for_account(&app.state.db, account_uuid)
+        .await
+        .unwrap();
     let mut tx = app.state.db.begin().await.unwrap();
     let uuid = mail::enqueue(
         &mut tx,
+        &clock,
         &NewEmail {
             app_uuid: app.app_uuid,
             account_uuid: Some(account_uuid),
@@ -40,7 +58,11 @@ async fn queue_email(app: &TestApp, account_uuid: Uuid, to: &str) -> Uuid {
                 primary_color: None,
                 support_email: Some("help@sunny.example".to_owned()),
             },
-            created_at: app.clock.now(),
+            send_at,
+            event_on_send: Some((
+                "location.renewal_email_sent",
+                json!({"account_uuid": account_uuid, "days_left": 30}),
+            )),
         },
     )
     .await
@@ -173,6 +195,40 @@ both_engines! {
         assert!((clock_now - (clock + Duration::hours(1))).num_seconds().abs() < 5);
         // The service clock and other accounts did not move.
         assert!((app.clock.now() - chrono::Utc::now()).num_seconds().abs() < 5);
+    }
+
+    async fn advance_clock_sends_scheduled_emails_and_reports_their_events(app) {
+        let receiver = Receiver::start().await;
+        let endpoint = create_endpoint(&app, &receiver.url, &["location.renewal_email_sent"]).await;
+        let endpoint_uuid = endpoint["uuid"].as_str().unwrap();
+        let account = app.create_simple_account("ana@example.com").await;
+        let account_uuid: Uuid = account["uuid"].as_str().unwrap().parse().unwrap();
+        let token = app.account_token(&account_uuid.to_string()).await;
+        let due = app.clock.now() + Duration::days(30);
+        schedule_email(&app, account_uuid, "ana@example.com", Some(due)).await;
+        schedule_email(&app, account_uuid, "ana@example.com", Some(due + Duration::days(30))).await;
+        tokio::time::sleep(StdDuration::from_millis(200)).await;
+        assert_eq!(emails(&app, "").await[0]["status"], json!("queued"), "not due yet");
+
+        let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 31})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let events = r.body["events"].as_array().unwrap();
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["type"], json!("location.renewal_email_sent"));
+        assert!((ts(&events[0]["created_at"]) - due).num_seconds().abs() <= 2);
+        // Its webhook went out inside the advance too.
+        let log = deliveries(&app, endpoint_uuid).await;
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0]["event_uuid"], events[0]["uuid"]);
+        assert_eq!(receiver.count(), 1);
+        let list = emails(&app, "").await;
+        let sent: Vec<_> = list.iter().filter(|e| e["status"] == json!("stored")).collect();
+        assert_eq!(sent.len(), 1);
+        assert!((ts(&sent[0]["sent_at"]) - due).num_seconds().abs() <= 2);
+
+        let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 30})).await;
+        assert_eq!(r.body["events"].as_array().unwrap().len(), 1);
+        assert!(emails(&app, "").await.iter().all(|e| e["status"] == json!("stored")));
     }
 
     async fn sandbox_routes_refuse_live_apps(app) {
