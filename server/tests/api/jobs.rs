@@ -103,12 +103,17 @@ impl Drop for Worker {
     }
 }
 
-/// Starts `switchboard serve --role worker` on `database_url`.
-fn worker_process(database_url: &str, lease_seconds: u32) -> Worker {
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Starts `switchboard serve --role worker` on `database_url`, listening on `port`.
+fn worker_process(database_url: &str, lease_seconds: u32, port: u16) -> Worker {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--role", "worker"])
         .env("DATABASE_URL", database_url)
-        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
         .env("SWITCHBOARD_JOBS__POLL_INTERVAL_MS", "20")
         .env("SWITCHBOARD_JOBS__LEASE_SECONDS", lease_seconds.to_string())
         .env("RUST_LOG", "warn")
@@ -130,7 +135,28 @@ async fn worker_processes_share_one_postgres() {
     let url = app.config.database_url.expose().to_owned();
     let receiver = Receiver::start().await;
     create_endpoint(&app, &receiver.url, &[]).await;
-    let mut workers = vec![worker_process(&url, 2), worker_process(&url, 2)];
+    let port = free_port();
+    let mut workers = vec![
+        worker_process(&url, 2, port),
+        worker_process(&url, 2, free_port()),
+    ];
+    // A worker process serves its health, not the API.
+    let base = format!("http://127.0.0.1:{port}");
+    app.eventually("the worker listens", || async {
+        app.client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    })
+    .await;
+    let api = app
+        .client
+        .get(format!("{base}/v1/app"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), reqwest::StatusCode::NOT_FOUND);
 
     for batch in 0..10 {
         let mut tx = app.state.db.begin().await.unwrap();
@@ -176,7 +202,7 @@ async fn worker_processes_share_one_postgres() {
         w.kill();
     }
     receiver.set(Behavior::Ok);
-    let mut third = worker_process(&url, 2);
+    let mut third = worker_process(&url, 2, free_port());
     app.eventually("the job taken over", || async { receiver.count() == 1002 })
         .await;
     assert_eq!(

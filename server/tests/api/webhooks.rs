@@ -166,6 +166,53 @@ both_engines! {
         assert_eq!(list.body["data"].as_array().unwrap().len(), 1);
     }
 
+    async fn live_deliveries_never_reach_private_addresses(app) {
+        // Defense in depth: even an endpoint whose name resolves to loopback (stored here
+        // directly, past the API's check) is not reached by a live app's delivery.
+        let receiver = Receiver::start().await;
+        let (live_uuid, live) = app.live_app().await;
+        let port = receiver.url.rsplit(':').next().unwrap().trim_end_matches("/hook").to_owned();
+        let endpoint_uuid = Uuid::new_v4();
+        let mut tx = app.state.db.begin().await.unwrap();
+        server::store::webhooks::insert_endpoint(&mut tx, &server::store::webhooks::EndpointRow {
+            uuid: endpoint_uuid,
+            app_uuid: live_uuid,
+            url: format!("http://localhost:{port}/hook"),
+            event_types: "[]".to_owned(),
+            description: None,
+            secret: server::domain::webhooks::WebhookSecret::generate().expose().to_owned(),
+            previous_secret: None,
+            previous_secret_expires_at: None,
+            disabled: false,
+            disabled_reason: None,
+            failing_since: None,
+            created_at: app.clock.now(),
+        }).await.unwrap();
+        insert_event(&mut tx, &NewEvent {
+            app_uuid: live_uuid, account_uuid: None, kind: "invoice.paid",
+            data: json!({}), created_at: app.clock.now(),
+        }).await.unwrap();
+        tx.commit().await.unwrap();
+        let attempts = || async {
+            server::store::webhooks::deliveries_of_endpoint(&app.state.db, endpoint_uuid, 10, 0)
+                .await
+                .unwrap()
+        };
+        app.eventually("an attempt", || async { !attempts().await.is_empty() }).await;
+        let log = attempts().await;
+        assert_eq!(log[0].status, "failed");
+        assert_eq!(log[0].error.as_deref(), Some("connection failed"));
+        assert_eq!(receiver.count(), 0);
+        let listed = app
+            .get(&format!("/v1/app/webhook-endpoints/{endpoint_uuid}/deliveries"), &live)
+            .await;
+        assert_eq!(listed.body["data"][0]["error"], json!("connection failed"));
+        // The same URL is reachable for a sandbox app: the guard made the difference.
+        create_endpoint(&app, &format!("http://localhost:{port}/hook"), &[]).await;
+        emit(&app, None, "invoice.paid").await;
+        app.eventually("sandbox delivery", || async { receiver.count() == 1 }).await;
+    }
+
     async fn events_are_delivered_signed_and_listed(app) {
         let receiver = Receiver::start().await;
         let endpoint = create_endpoint(&app, &receiver.url, &[]).await;
