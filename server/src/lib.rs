@@ -35,6 +35,12 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
         None => RateLimiter::local(),
     };
+    if config.jobs.lease_seconds * 1000 <= config.jobs.webhook_timeout_ms {
+        tracing::warn!(
+            "jobs.lease_seconds is not longer than jobs.webhook_timeout_ms: a slow receiver may \
+             get the same delivery from two workers"
+        );
+    }
     let webhooks = webhooks::Sender::new(&config)?;
     let mailer = mail::Mailer::new(&config)?;
     Ok(AppState {
