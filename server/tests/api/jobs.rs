@@ -83,7 +83,6 @@ both_engines! {
         // A graceful stop lets the job in flight finish and record its end.
         app.workers.take().unwrap().shutdown().await;
         assert_eq!(server::store::jobs::count_by_state(&app.state.db, "done").await.unwrap(), 1);
-        let _: &TestApp = &app;
     }
 }
 
