@@ -109,8 +109,12 @@ fn free_port() -> u16 {
 
 /// Starts `switchboard serve --role worker` on `database_url`, listening on `port`.
 fn worker_process(database_url: &str, lease_seconds: u32, port: u16) -> Worker {
+    server_process("worker", database_url, lease_seconds, port)
+}
+
+fn server_process(role: &str, database_url: &str, lease_seconds: u32, port: u16) -> Worker {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["serve", "--role", "worker"])
+        .args(["serve", "--role", role])
         .env("DATABASE_URL", database_url)
         .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
         .env("SWITCHBOARD_JOBS__POLL_INTERVAL_MS", "20")
@@ -124,8 +128,9 @@ fn worker_process(database_url: &str, lease_seconds: u32, port: u16) -> Worker {
     Worker(child)
 }
 
-/// Two `--role worker` processes on one PostgreSQL run 1,000 jobs exactly once; when the
-/// workers die mid-job (SIGKILL), a new worker process takes the job over after the lease.
+/// An `--role api` process runs no jobs; two `--role worker` processes on one PostgreSQL run
+/// 1,000 jobs exactly once; when the workers die mid-job (SIGKILL), a new worker process takes
+/// the job over after the lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worker_processes_share_one_postgres() {
     let mut app = TestApp::spawn(crate::helpers::Engine::Postgres).await;
@@ -134,6 +139,20 @@ async fn worker_processes_share_one_postgres() {
     let url = app.config.database_url.expose().to_owned();
     let receiver = Receiver::start().await;
     create_endpoint(&app, &receiver.url, &[]).await;
+    let api_port = free_port();
+    let _api = server_process("api", &url, 2, api_port);
+    app.eventually("the API process listens", || async {
+        app.client
+            .get(format!("http://127.0.0.1:{api_port}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    })
+    .await;
+    emit(&app, None, "invoice.created").await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(receiver.count(), 0, "an API process runs no jobs");
+
     let port = free_port();
     let mut workers = vec![
         worker_process(&url, 2, port),
@@ -175,13 +194,13 @@ async fn worker_processes_share_one_postgres() {
         }
         tx.commit().await.unwrap();
     }
-    app.eventually("1,000 deliveries", || async { receiver.count() >= 1000 })
+    app.eventually("1,001 deliveries", || async { receiver.count() >= 1001 })
         .await;
-    app.eventually("1,000 jobs done", || async {
+    app.eventually("1,001 jobs done", || async {
         server::store::jobs::count_by_state(&app.state.db, "done")
             .await
             .unwrap()
-            == 1000
+            == 1001
     })
     .await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -189,30 +208,30 @@ async fn worker_processes_share_one_postgres() {
     for hit in receiver.hits() {
         *seen.entry(hit.header("webhook-id").to_owned()).or_default() += 1;
     }
-    assert_eq!(seen.len(), 1000);
+    assert_eq!(seen.len(), 1001);
     assert!(seen.values().all(|&n| n == 1), "a job ran twice");
 
     // Both workers die while one of them is mid-delivery.
     receiver.set(Behavior::Hang);
     let event = emit(&app, None, "invoice.paid").await;
-    app.eventually("a worker is mid-job", || async { receiver.count() == 1001 })
+    app.eventually("a worker is mid-job", || async { receiver.count() == 1002 })
         .await;
     for w in &mut workers {
         w.kill();
     }
     receiver.set(Behavior::Ok);
     let mut third = worker_process(&url, 2, free_port());
-    app.eventually("the job taken over", || async { receiver.count() == 1002 })
+    app.eventually("the job taken over", || async { receiver.count() == 1003 })
         .await;
     assert_eq!(
-        receiver.hits()[1001].header("webhook-id"),
+        receiver.hits()[1002].header("webhook-id"),
         event.to_string()
     );
     app.eventually("done", || async {
         server::store::jobs::count_by_state(&app.state.db, "done")
             .await
             .unwrap()
-            == 1001
+            == 1002
     })
     .await;
     third.kill();
