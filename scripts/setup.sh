@@ -56,6 +56,14 @@ if [ "$WANT_TEST" = 1 ]; then
     as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
     for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
   fi
+  # Independent counterparts of the webhook and e-mail tests: the Standard Webhooks reference
+  # verifier and a local SMTP server.
+  if ! python3 -c "import standardwebhooks, aiosmtpd" 2>/dev/null; then
+    say "Installing the Python test counterparts (standardwebhooks, aiosmtpd)"
+    command -v pip3 >/dev/null || apt_install python3-pip
+    pip3 install -q standardwebhooks aiosmtpd 2>/dev/null \
+      || pip3 install -q --break-system-packages standardwebhooks aiosmtpd
+  fi
   if ! command -v redis-server >/dev/null; then
     say "Installing Redis"
     apt_install redis-server

@@ -11,6 +11,8 @@ use uuid::Uuid;
 #[cfg(feature = "ssr")]
 use utoipa::ToSchema;
 
+pub mod background;
+
 /// An RFC 3339 UTC instant, always written with milliseconds and `Z`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(pub DateTime<Utc>);

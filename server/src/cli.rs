@@ -208,5 +208,18 @@ async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, ?role, "listening");
-    crate::serve(state, listener, crate::shutdown_signal()).await
+    let workers = (role != Role::Api).then(|| crate::start_workers(state.clone()));
+    // On a signal the workers finish their jobs in flight first, then the HTTP side drains
+    // and the database closes.
+    let shutdown = async move {
+        crate::shutdown_signal().await;
+        if let Some(workers) = workers {
+            workers.shutdown().await;
+        }
+    };
+    let app = match role {
+        Role::Worker => crate::http::ops_router(state.clone()),
+        Role::All | Role::Api => crate::http::router(state.clone()),
+    };
+    crate::serve_router(state, app, listener, shutdown).await
 }

@@ -56,6 +56,32 @@ impl Default for RateLimits {
     }
 }
 
+/// The background workers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Jobs {
+    /// Jobs one worker process runs at once.
+    pub concurrency: usize,
+    /// Wait between looks at an empty queue.
+    pub poll_interval_ms: u64,
+    /// How long a claimed job stays reserved; after that, another worker takes it over (the
+    /// worker that claimed it died). Longer than any job's own time limit.
+    pub lease_seconds: u64,
+    /// Time limit of one webhook delivery attempt.
+    pub webhook_timeout_ms: u64,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs {
+            concurrency: 64,
+            poll_interval_ms: 100,
+            lease_seconds: 60,
+            webhook_timeout_ms: 15_000,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -80,6 +106,12 @@ pub struct Config {
     /// The address partners and customers reach this service at, for the links it hands out
     /// (flow links, e-mails); defaults to `http://<addr>`.
     pub public_url: Option<String>,
+    pub jobs: Jobs,
+    /// `smtp://host:port` (or with user and password); without it e-mails are kept in the
+    /// database only.
+    pub smtp_url: Option<Secret>,
+    /// Sender of every e-mail.
+    pub mail_from: String,
 }
 
 impl Default for Config {
@@ -96,6 +128,9 @@ impl Default for Config {
             cache_ttl_ms: 1000,
             pii_key: None,
             public_url: None,
+            jobs: Jobs::default(),
+            smtp_url: None,
+            mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
         }
     }
 }
@@ -122,7 +157,7 @@ impl Config {
         };
         let config = figment
             .merge(Env::prefixed("SWITCHBOARD_").split("__"))
-            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL"]))
+            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL", "SMTP_URL"]))
             .extract()?;
         Ok(config)
     }

@@ -1,6 +1,6 @@
 //! The Switchboard server as a library, so that tests and benchmarks start the real thing:
 //! `build_state` connects and migrates, `http::router` builds the application, `serve` runs it
-//! until shutdown.
+//! until shutdown, `start_workers` runs the background jobs.
 
 pub mod admin;
 pub mod cli;
@@ -9,7 +9,9 @@ pub mod crypto;
 pub mod domain;
 pub mod http;
 pub mod jobs;
+pub mod mail;
 pub mod store;
+pub mod webhooks;
 
 use std::sync::{Arc, OnceLock};
 
@@ -34,9 +36,19 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
         None => RateLimiter::local(),
     };
+    if config.jobs.lease_seconds * 1000 <= config.jobs.webhook_timeout_ms {
+        tracing::warn!(
+            "jobs.lease_seconds is not longer than jobs.webhook_timeout_ms: a slow receiver may \
+             get the same delivery from two workers"
+        );
+    }
+    let webhooks = webhooks::Sender::new(&config)?;
+    let mailer = mail::Mailer::new(&config)?;
     let pii = Arc::new(pii_key(&config)?);
     Ok(AppState {
         db,
+        webhooks,
+        mailer,
         pii,
         config: Arc::new(config.clone()),
         clock,
@@ -107,13 +119,28 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let app = http::router(state.clone());
+    serve_router(state, app, listener, shutdown).await
+}
+
+/// Serves `app` (the whole application, or `http::ops_router` for a worker-only process).
+pub async fn serve_router(
+    state: AppState,
+    app: axum::Router,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let db = state.db.clone();
-    let app = http::router(state);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;
     db.close().await;
     Ok(())
+}
+
+/// Starts this process's background workers (roles `all` and `worker`).
+pub fn start_workers(state: AppState) -> jobs::queue::Workers {
+    jobs::queue::Workers::spawn(state)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

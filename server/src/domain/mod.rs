@@ -7,9 +7,12 @@ pub mod account;
 pub mod apps;
 pub mod cards;
 pub mod enrollment;
+pub mod events;
 pub mod flows;
+pub mod jobs;
 pub mod status;
 pub mod tokens;
+pub mod webhooks;
 
 /// Why a request field was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -69,7 +69,11 @@ fn parse_context(state: &AppState, principal: &AppPrincipal) -> ParseContext {
 }
 
 /// Renders an account; `date_of_birth` only where one account is shown.
-fn render(row: &AccountRow, app: &AppRow, include_date_of_birth: bool) -> ApiResult<Account> {
+pub(crate) fn render(
+    row: &AccountRow,
+    app: &AppRow,
+    include_date_of_birth: bool,
+) -> ApiResult<Account> {
     let profile = row.profile().map_err(ApiError::internal)?;
     let status = AccountStatus::parse(&row.status)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored status {}", row.status)))?;

@@ -106,6 +106,7 @@ error_codes! {
     InvalidExpiryMonth => ("invalid_expiry_month", BAD_REQUEST, InvalidRequest),
     InvalidExpiryYear => ("invalid_expiry_year", BAD_REQUEST, InvalidRequest),
     InvalidCvc => ("invalid_cvc", BAD_REQUEST, InvalidRequest),
+    UrlNotAllowed => ("url_not_allowed", UNPROCESSABLE_ENTITY, InvalidRequest),
     RateLimited => ("rate_limited", TOO_MANY_REQUESTS, RateLimit),
     InternalError => ("internal_error", INTERNAL_SERVER_ERROR, Api),
     ServiceUnavailable => ("service_unavailable", SERVICE_UNAVAILABLE, Api),

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod billing;
 pub mod cache;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod flow;
 pub mod flows;
@@ -18,6 +19,8 @@ pub mod ops;
 pub mod pagination;
 pub mod processor;
 pub mod ratelimit;
+pub mod sandbox;
+pub mod webhooks;
 
 use std::{sync::Arc, time::Instant};
 
@@ -46,6 +49,9 @@ use ratelimit::RateLimiter;
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
+    /// HTTP clients of webhook deliveries.
+    pub webhooks: crate::webhooks::Sender,
+    pub mailer: crate::mail::Mailer,
     pub config: Arc<Config>,
     pub clock: Clock,
     pub limiter: RateLimiter,
@@ -67,6 +73,9 @@ pub fn router(state: AppState) -> Router {
         .merge(apps::router())
         .merge(accounts::app_router())
         .merge(flows::app_router())
+        .merge(events::router())
+        .merge(webhooks::router())
+        .merge(sandbox::app_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_app,
@@ -77,6 +86,7 @@ pub fn router(state: AppState) -> Router {
         .merge(accounts::account_router())
         .merge(identity::router())
         .merge(billing::router())
+        .merge(sandbox::account_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_account,
@@ -109,6 +119,15 @@ pub fn router(state: AppState) -> Router {
                 .layer(CatchPanicLayer::custom(panic_response))
                 .layer(CompressionLayer::new()),
         )
+}
+
+/// What a worker-only process (`serve --role worker`) serves: liveness, readiness and metrics.
+pub fn ops_router(state: AppState) -> Router {
+    ops::router()
+        .fallback(not_found)
+        .layer(middleware::from_fn(observe))
+        .with_state(state)
+        .layer(middleware::from_fn(request_id))
 }
 
 /// `/v1/account/*` may be called from browsers with an AccountToken.

@@ -7,7 +7,10 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{accounts, apps, billing, error::ErrorCode, flows, identity, ops, processor};
+use super::{
+    accounts, apps, billing, error::ErrorCode, events, flows, identity, ops, processor, sandbox,
+    webhooks,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -32,6 +35,20 @@ use super::{accounts, apps, billing, error::ErrorCode, flows, identity, ops, pro
         billing::ensure_payment_method_added,
         billing::get_payment_method,
         processor::create_payment_method,
+        events::list_events,
+        events::get_event,
+        events::redeliver_event,
+        webhooks::create_endpoint,
+        webhooks::list_endpoints,
+        webhooks::get_endpoint,
+        webhooks::update_endpoint,
+        webhooks::delete_endpoint,
+        webhooks::rotate_secret,
+        webhooks::list_deliveries,
+        webhooks::recover,
+        webhooks::send_test,
+        sandbox::advance_clock,
+        sandbox::list_emails,
         ops::healthz,
         ops::readyz,
     ),
@@ -44,6 +61,9 @@ use super::{accounts, apps, billing, error::ErrorCode, flows, identity, ops, pro
         (name = "enrollment", description = "Enrollment steps (AccountToken)"),
         (name = "billing", description = "Payment method and invoices (AccountToken)"),
         (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
+        (name = "events", description = "Events of the app (AppToken)"),
+        (name = "webhooks", description = "Webhook endpoints and deliveries (AppToken)"),
+        (name = "sandbox", description = "Sandbox-only helpers: test clocks, sent e-mails"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

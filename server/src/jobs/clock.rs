@@ -34,6 +34,52 @@ impl Clock {
         self.offset_ms
             .fetch_add(by.num_milliseconds().max(0), Ordering::Relaxed);
     }
+
+    /// The clock of one sandbox account: this clock plus `ahead`.
+    pub fn with_offset(&self, ahead: Duration) -> AccountClock {
+        AccountClock {
+            base: self.clone(),
+            ahead,
+        }
+    }
+
+    /// The clock of an account: this clock plus how far the account's sandbox clock was moved
+    /// (`POST /v1/account/sandbox/advance-clock`); live accounts are never moved.
+    pub async fn for_account(
+        &self,
+        db: &crate::store::Db,
+        account_uuid: uuid::Uuid,
+    ) -> crate::store::Result<AccountClock> {
+        let ms = crate::store::jobs::account_offset_ms(db, account_uuid).await?;
+        Ok(self.with_offset(Duration::milliseconds(ms)))
+    }
+}
+
+/// An account's clock: the service clock plus the account's own offset.
+#[derive(Clone)]
+pub struct AccountClock {
+    base: Clock,
+    ahead: Duration,
+}
+
+impl AccountClock {
+    pub fn now(&self) -> DateTime<Utc> {
+        self.base.now() + self.ahead
+    }
+
+    pub fn today(&self) -> NaiveDate {
+        market_date(self.now())
+    }
+
+    /// How far this account's clock is ahead of the service clock.
+    pub fn ahead(&self) -> Duration {
+        self.ahead
+    }
+
+    /// An instant on this account's clock as an instant on the service clock (the queue's).
+    pub fn to_service_time(&self, t: DateTime<Utc>) -> DateTime<Utc> {
+        t - self.ahead
+    }
 }
 
 /// The market's calendar date of an instant.
@@ -55,6 +101,17 @@ mod tests {
             .unwrap()
             .with_timezone(&Utc);
         assert_eq!(market_date(t).to_string(), "2026-01-01");
+    }
+
+    #[test]
+    fn account_clocks_run_ahead_of_the_service_clock() {
+        let c = Clock::system();
+        let account = c.with_offset(Duration::days(3));
+        let service = c.now();
+        let gap = account.now() - service;
+        assert!(gap >= Duration::days(3) && gap < Duration::days(3) + Duration::seconds(5));
+        let t = account.now();
+        assert_eq!(t - account.to_service_time(t), Duration::days(3));
     }
 
     #[test]

@@ -9,11 +9,14 @@ pub mod accounts;
 pub mod apps;
 pub mod counters;
 pub mod credit;
+pub mod emails;
 pub mod events;
 pub mod flows;
 pub mod idempotency;
+pub mod jobs;
 pub mod payments;
 pub mod status;
+pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};
 

@@ -138,6 +138,7 @@ impl TestResponse {
 }
 
 pub struct TestApp {
+    pub engine: Engine,
     pub addr: SocketAddr,
     pub state: AppState,
     pub clock: Clock,
@@ -146,12 +147,17 @@ pub struct TestApp {
     pub app_token: String,
     pub client: reqwest::Client,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The background workers of this server (as `serve --role all` runs them).
+    pub workers: Option<server::jobs::queue::Workers>,
     // Dropped last: the database outlives the server.
     database: std::sync::Arc<TestDatabase>,
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
+        if let Some(w) = self.workers.take() {
+            w.kill();
+        }
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -171,8 +177,10 @@ impl TestApp {
             pii_key: Some(Secret::new(server::crypto::PiiKey::generate_base64())),
             ..Config::default()
         };
+        // Workers look at the queue often, so that tests wait little for them.
+        config.jobs.poll_interval_ms = 20;
         tweak(&mut config);
-        let mut app = Self::start(config, database, Clock::system()).await;
+        let mut app = Self::start(engine, config, database, Clock::system()).await;
         let created = admin::create_app(
             &app.state.db,
             &app.clock,
@@ -190,13 +198,20 @@ impl TestApp {
     pub async fn sibling(&self, tweak: impl FnOnce(&mut Config)) -> TestApp {
         let mut config = self.config.clone();
         tweak(&mut config);
-        let mut app = Self::start(config, self.database.clone(), self.clock.clone()).await;
+        let mut app = Self::start(
+            self.engine,
+            config,
+            self.database.clone(),
+            self.clock.clone(),
+        )
+        .await;
         app.app_uuid = self.app_uuid;
         app.app_token.clone_from(&self.app_token);
         app
     }
 
     async fn start(
+        engine: Engine,
         mut config: Config,
         database: std::sync::Arc<TestDatabase>,
         clock: Clock,
@@ -210,6 +225,7 @@ impl TestApp {
             .await
             .unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let workers = Some(server::start_workers(state.clone()));
         let served = state.clone();
         tokio::spawn(async move {
             server::serve(served, listener, async {
@@ -219,6 +235,7 @@ impl TestApp {
             .unwrap();
         });
         TestApp {
+            engine,
             addr,
             state,
             clock,
@@ -227,8 +244,48 @@ impl TestApp {
             app_token: String::new(),
             client: reqwest::Client::builder().no_proxy().build().unwrap(),
             shutdown: Some(tx),
+            workers,
             database,
         }
+    }
+
+    /// Waits (up to 20 s) until `check` answers true.
+    pub async fn eventually<F, Fut>(&self, what: &str, mut check: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !check().await {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting: {what}"
+            );
+            // 20 looks a second at most: under the app's rate limit when `check` calls the API.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn delete(&self, path: &str, token: &str) -> TestResponse {
+        self.send(Method::DELETE, path, Some(token), None, &[])
+            .await
+    }
+
+    /// A live app on the same server, with its own token.
+    pub async fn live_app(&self) -> (Uuid, String) {
+        let created = admin::create_app(
+            &self.state.db,
+            &self.clock,
+            "Live App",
+            app::api::Environment::Live,
+        )
+        .await
+        .unwrap();
+        (created.uuid, created.token)
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -1,0 +1,170 @@
+//! Events of the app (`/v1/app/events`): listed, read, and delivered again to its webhook
+//! endpoints.
+
+use app::api::{
+    background::{DeliveriesScheduled, Event, RedeliverIn},
+    ErrorEnvelope, List,
+};
+use axum::{extract::State, http::StatusCode, routing::get, routing::post, Router};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use super::{
+    auth::AppPrincipal,
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::{Json, Path, Query},
+    pagination::Page,
+    AppState,
+};
+use crate::{
+    domain::events::{endpoint_wants, is_known_event_type},
+    store::{self, events::EventFilter},
+    webhooks::render_event,
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/events", get(list_events))
+        .route("/events/{event_uuid}", get(get_event))
+        .route("/events/{event_uuid}/redeliver", post(redeliver_event))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListEventsQuery {
+    /// 1 to 100, default 20.
+    limit: Option<u32>,
+    offset: Option<u64>,
+    /// Only events of this type.
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    kind: Option<String>,
+    /// Only events of this account.
+    account_uuid: Option<Uuid>,
+}
+
+/// List the app's events, newest first.
+#[utoipa::path(
+    get, path = "/v1/app/events", tag = "events",
+    params(ListEventsQuery),
+    responses(
+        (status = 200, description = "A page of events", body = List<Event>),
+        (status = 400, description = "A parameter is invalid", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn list_events(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Query(q): Query<ListEventsQuery>,
+) -> ApiResult<axum::Json<List<Event>>> {
+    let page = Page::parse(q.limit, q.offset)?;
+    if let Some(kind) = q.kind.as_deref() {
+        if !is_known_event_type(kind) {
+            return Err(ApiError::new(
+                ErrorCode::ParameterInvalid,
+                format!("unknown event type {kind}"),
+            )
+            .with_param("type"));
+        }
+    }
+    let rows = store::events::list_events(
+        &state.db,
+        &EventFilter {
+            app_uuid: principal.app.uuid,
+            kind: q.kind.as_deref(),
+            account_uuid: q.account_uuid,
+            limit: page.limit,
+            offset: page.offset,
+        },
+    )
+    .await?;
+    let environment = principal.environment();
+    let events = rows.iter().map(|r| render_event(r, environment)).collect();
+    let account = q.account_uuid.map(|u| u.to_string());
+    Ok(axum::Json(page.list(
+        events,
+        "/v1/app/events",
+        &[
+            ("type", q.kind.as_deref()),
+            ("account_uuid", account.as_deref()),
+        ],
+    )))
+}
+
+/// Get one of the app's events.
+#[utoipa::path(
+    get, path = "/v1/app/events/{event_uuid}", tag = "events",
+    params(("event_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The event", body = Event),
+        (status = 404, description = "No such event in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn get_event(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(event_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<Event>> {
+    let row = store::events::event_of_app(&state.db, principal.app.uuid, event_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("event"))?;
+    Ok(axum::Json(render_event(&row, principal.environment())))
+}
+
+/// Deliver an event again: to one endpoint, or to every enabled endpoint subscribed to its type.
+#[utoipa::path(
+    post, path = "/v1/app/events/{event_uuid}/redeliver", tag = "webhooks",
+    params(("event_uuid" = Uuid, Path)),
+    request_body = RedeliverIn,
+    responses(
+        (status = 202, description = "Deliveries scheduled", body = DeliveriesScheduled),
+        (status = 404, description = "No such event or endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn redeliver_event(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(event_uuid): Path<Uuid>,
+    Json(input): Json<RedeliverIn>,
+) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
+    let app_uuid = principal.app.uuid;
+    let event = store::events::event_of_app(&state.db, app_uuid, event_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("event"))?;
+    let mut tx = state.db.begin().await?;
+    let targets = match input.endpoint_uuid {
+        Some(endpoint_uuid) => {
+            store::webhooks::endpoint_of_app_tx(&mut tx, app_uuid, endpoint_uuid)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::not_found("webhook endpoint").with_param("endpoint_uuid")
+                })?;
+            vec![endpoint_uuid]
+        }
+        None => store::webhooks::enabled_endpoint_filters(&mut tx, app_uuid)
+            .await?
+            .into_iter()
+            .filter(|(_, filter)| {
+                let filter: Vec<String> = serde_json::from_str(filter).unwrap_or_default();
+                endpoint_wants(&filter, &event.kind)
+            })
+            .map(|(uuid, _)| uuid)
+            .collect(),
+    };
+    for endpoint_uuid in &targets {
+        store::events::enqueue_delivery(&mut tx, *endpoint_uuid, event.uuid, event.account_uuid)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(DeliveriesScheduled {
+            scheduled: u32::try_from(targets.len()).unwrap_or(u32::MAX),
+            event_uuid: Some(event.uuid),
+        }),
+    ))
+}

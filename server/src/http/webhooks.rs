@@ -1,0 +1,471 @@
+//! Webhook endpoints of the app (`/v1/app/webhook-endpoints`): managed, their secrets rotated,
+//! their delivery log read, past events recovered, a test event sent.
+
+use app::api::{
+    background::{
+        CreateWebhookEndpointIn, Deleted, DeliveriesScheduled, Delivery, RecoverIn,
+        UpdateWebhookEndpointIn, WebhookEndpoint,
+    },
+    Environment, ErrorEnvelope, List, Patch, Timestamp,
+};
+use axum::{extract::State, http::StatusCode, routing::get, routing::post, Router};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use super::{
+    auth::AppPrincipal,
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::{Json, Path, Query},
+    pagination::Page,
+    AppState,
+};
+use crate::{
+    domain::{
+        events::{endpoint_wants, TEST_EVENT_TYPE},
+        webhooks::{
+            parse_description, parse_endpoint_url, parse_event_types, DisableReason, UrlRefusal,
+            WebhookSecret, ROTATION_OVERLAP,
+        },
+    },
+    store::{
+        self,
+        events::NewEvent,
+        webhooks::{DeliveryRow, EndpointRow},
+    },
+};
+
+/// Most events one recover schedules; a partner asks again from the last one for more.
+const RECOVER_LIMIT: i64 = 10_000;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/webhook-endpoints",
+            post(create_endpoint).get(list_endpoints),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_uuid}",
+            get(get_endpoint)
+                .patch(update_endpoint)
+                .delete(delete_endpoint),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_uuid}/rotate-secret",
+            post(rotate_secret),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_uuid}/deliveries",
+            get(list_deliveries),
+        )
+        .route("/webhook-endpoints/{endpoint_uuid}/recover", post(recover))
+        .route(
+            "/webhook-endpoints/{endpoint_uuid}/send-test",
+            post(send_test),
+        )
+}
+
+fn render(row: &EndpointRow, show_secret: bool) -> WebhookEndpoint {
+    WebhookEndpoint {
+        uuid: row.uuid,
+        url: row.url.clone(),
+        event_types: row.event_type_list(),
+        description: row.description.clone(),
+        disabled: row.disabled,
+        disabled_reason: row.disabled_reason.clone(),
+        created_at: Timestamp(row.created_at),
+        secret: show_secret.then(|| row.secret.clone()),
+    }
+}
+
+fn render_delivery(d: &DeliveryRow) -> Delivery {
+    Delivery {
+        uuid: d.uuid,
+        event_uuid: d.event_uuid,
+        event_type: d.event_type.clone(),
+        attempt: u32::try_from(d.attempt).unwrap_or(0),
+        status: d.status.clone(),
+        response_status: d.response_status.and_then(|s| u16::try_from(s).ok()),
+        error: d.error.clone(),
+        attempted_at: Timestamp(d.attempted_at),
+        next_attempt_at: d.next_attempt_at.map(Timestamp),
+    }
+}
+
+fn parse_url(raw: &str, environment: Environment) -> ApiResult<String> {
+    match parse_endpoint_url(raw, environment) {
+        Ok(url) => Ok(url.to_string()),
+        Err(UrlRefusal::NotAllowed(m)) => {
+            Err(ApiError::new(ErrorCode::UrlNotAllowed, m).with_param("url"))
+        }
+        Err(invalid) => Err(crate::domain::FieldError::from(invalid).into()),
+    }
+}
+
+fn json_list(types: &[String]) -> ApiResult<String> {
+    serde_json::to_string(types).map_err(ApiError::internal)
+}
+
+async fn endpoint_of(
+    state: &AppState,
+    principal: &AppPrincipal,
+    uuid: Uuid,
+) -> ApiResult<EndpointRow> {
+    store::webhooks::endpoint_of_app(&state.db, principal.app.uuid, uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))
+}
+
+/// Create a webhook endpoint; its signing secret is shown only in this answer.
+#[utoipa::path(
+    post, path = "/v1/app/webhook-endpoints", tag = "webhooks",
+    request_body = CreateWebhookEndpointIn,
+    responses(
+        (status = 201, description = "The endpoint, with its secret", body = WebhookEndpoint),
+        (status = 400, description = "A field is missing or invalid", body = ErrorEnvelope),
+        (status = 422, description = "A live app aimed at a non-public address (`url_not_allowed`)", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn create_endpoint(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Json(input): Json<CreateWebhookEndpointIn>,
+) -> ApiResult<(StatusCode, axum::Json<WebhookEndpoint>)> {
+    let url = parse_url(&input.url, principal.environment())?;
+    let event_types = parse_event_types(input.event_types)?;
+    let description = parse_description(input.description)?;
+    let row = EndpointRow {
+        uuid: Uuid::new_v4(),
+        app_uuid: principal.app.uuid,
+        url,
+        event_types: json_list(&event_types)?,
+        description,
+        secret: WebhookSecret::generate().expose().to_owned(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        disabled: input.disabled,
+        disabled_reason: input
+            .disabled
+            .then(|| DisableReason::Manual.as_str().to_owned()),
+        failing_since: None,
+        created_at: state.clock.now(),
+    };
+    let mut tx = state.db.begin().await?;
+    store::webhooks::insert_endpoint(&mut tx, &row).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, axum::Json(render(&row, true))))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// 1 to 100, default 20.
+    limit: Option<u32>,
+    offset: Option<u64>,
+}
+
+/// List the app's webhook endpoints, newest first.
+#[utoipa::path(
+    get, path = "/v1/app/webhook-endpoints", tag = "webhooks",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of endpoints (without secrets)", body = List<WebhookEndpoint>),
+        (status = 400, description = "A parameter is invalid", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn list_endpoints(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Query(q): Query<PageQuery>,
+) -> ApiResult<axum::Json<List<WebhookEndpoint>>> {
+    let page = Page::parse(q.limit, q.offset)?;
+    let rows =
+        store::webhooks::endpoints_of_app(&state.db, principal.app.uuid, page.limit, page.offset)
+            .await?;
+    let endpoints = rows.iter().map(|r| render(r, false)).collect();
+    Ok(axum::Json(page.list(
+        endpoints,
+        "/v1/app/webhook-endpoints",
+        &[],
+    )))
+}
+
+/// Get one webhook endpoint.
+#[utoipa::path(
+    get, path = "/v1/app/webhook-endpoints/{endpoint_uuid}", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The endpoint (without its secret)", body = WebhookEndpoint),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn get_endpoint(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<WebhookEndpoint>> {
+    let row = endpoint_of(&state, &principal, endpoint_uuid).await?;
+    Ok(axum::Json(render(&row, false)))
+}
+
+/// Update an endpoint. `disabled: false` re-enables it and forgets its past failures.
+#[utoipa::path(
+    patch, path = "/v1/app/webhook-endpoints/{endpoint_uuid}", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    request_body = UpdateWebhookEndpointIn,
+    responses(
+        (status = 200, description = "The updated endpoint", body = WebhookEndpoint),
+        (status = 400, description = "A field is invalid", body = ErrorEnvelope),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+        (status = 422, description = "A live app aimed at a non-public address (`url_not_allowed`)", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn update_endpoint(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+    Json(input): Json<UpdateWebhookEndpointIn>,
+) -> ApiResult<axum::Json<WebhookEndpoint>> {
+    let url = match input.url {
+        Patch::Absent => None,
+        Patch::Null => {
+            return Err(
+                ApiError::new(ErrorCode::ParameterInvalid, "url cannot be null").with_param("url"),
+            )
+        }
+        Patch::Value(u) => Some(parse_url(&u, principal.environment())?),
+    };
+    let event_types = match input.event_types {
+        Patch::Absent => None,
+        Patch::Null => Some(Vec::new()),
+        Patch::Value(t) => Some(parse_event_types(t)?),
+    };
+    let description = match input.description {
+        Patch::Absent => None,
+        Patch::Null => Some(None),
+        Patch::Value(d) => Some(parse_description(Some(d))?),
+    };
+    let disabled = match input.disabled {
+        Patch::Absent => None,
+        Patch::Null => {
+            return Err(
+                ApiError::new(ErrorCode::ParameterInvalid, "disabled cannot be null")
+                    .with_param("disabled"),
+            )
+        }
+        Patch::Value(d) => Some(d),
+    };
+    let mut tx = state.db.begin().await?;
+    let mut row = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    if let Some(url) = url {
+        row.url = url;
+    }
+    if let Some(types) = event_types {
+        row.event_types = json_list(&types)?;
+    }
+    if let Some(d) = description {
+        row.description = d;
+    }
+    match disabled {
+        Some(true) if !row.disabled => {
+            row.disabled = true;
+            row.disabled_reason = Some(DisableReason::Manual.as_str().to_owned());
+        }
+        Some(false) => {
+            row.disabled = false;
+            row.disabled_reason = None;
+            row.failing_since = None;
+        }
+        _ => {}
+    }
+    store::webhooks::update_endpoint(&mut tx, &row).await?;
+    tx.commit().await?;
+    Ok(axum::Json(render(&row, false)))
+}
+
+/// Delete an endpoint: nothing more is sent to it.
+#[utoipa::path(
+    delete, path = "/v1/app/webhook-endpoints/{endpoint_uuid}", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn delete_endpoint(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<Deleted>> {
+    let mut tx = state.db.begin().await?;
+    let deleted = store::webhooks::delete_endpoint(
+        &mut tx,
+        principal.app.uuid,
+        endpoint_uuid,
+        state.clock.now(),
+    )
+    .await?;
+    if !deleted {
+        return Err(ApiError::not_found("webhook endpoint"));
+    }
+    tx.commit().await?;
+    Ok(axum::Json(Deleted {
+        uuid: endpoint_uuid,
+        deleted: true,
+    }))
+}
+
+/// Give the endpoint a new secret, shown only in this answer; the old one keeps signing
+/// (beside the new one) for 24 hours.
+#[utoipa::path(
+    post, path = "/v1/app/webhook-endpoints/{endpoint_uuid}/rotate-secret", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The endpoint, with its new secret", body = WebhookEndpoint),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn rotate_secret(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<WebhookEndpoint>> {
+    let mut tx = state.db.begin().await?;
+    let mut row = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    let new = WebhookSecret::generate();
+    row.previous_secret = Some(std::mem::replace(&mut row.secret, new.expose().to_owned()));
+    row.previous_secret_expires_at = Some(state.clock.now() + ROTATION_OVERLAP);
+    store::webhooks::update_endpoint(&mut tx, &row).await?;
+    tx.commit().await?;
+    Ok(axum::Json(render(&row, true)))
+}
+
+/// The endpoint's delivery attempts, newest first.
+#[utoipa::path(
+    get, path = "/v1/app/webhook-endpoints/{endpoint_uuid}/deliveries", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path), PageQuery),
+    responses(
+        (status = 200, description = "A page of delivery attempts", body = List<Delivery>),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn list_deliveries(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+    Query(q): Query<PageQuery>,
+) -> ApiResult<axum::Json<List<Delivery>>> {
+    let page = Page::parse(q.limit, q.offset)?;
+    let endpoint = endpoint_of(&state, &principal, endpoint_uuid).await?;
+    let rows =
+        store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, page.limit, page.offset)
+            .await?;
+    let deliveries = rows.iter().map(render_delivery).collect();
+    Ok(axum::Json(page.list(
+        deliveries,
+        &format!("/v1/app/webhook-endpoints/{endpoint_uuid}/deliveries"),
+        &[],
+    )))
+}
+
+/// Send again every event created since `since` that the endpoint subscribes to (for example
+/// after an outage of the receiver).
+#[utoipa::path(
+    post, path = "/v1/app/webhook-endpoints/{endpoint_uuid}/recover", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    request_body = RecoverIn,
+    responses(
+        (status = 202, description = "Deliveries scheduled", body = DeliveriesScheduled),
+        (status = 400, description = "since is missing or invalid", body = ErrorEnvelope),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn recover(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+    Json(input): Json<RecoverIn>,
+) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
+    let mut tx = state.db.begin().await?;
+    let endpoint = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    let filter = endpoint.event_type_list();
+    let events = store::events::events_of_app_since(
+        &mut tx,
+        principal.app.uuid,
+        input.since.0,
+        RECOVER_LIMIT,
+    )
+    .await?;
+    let mut scheduled = 0u32;
+    for event in events
+        .iter()
+        .filter(|e| endpoint_wants(&filter, &e.kind) && e.kind != TEST_EVENT_TYPE)
+    {
+        store::events::enqueue_delivery(&mut tx, endpoint.uuid, event.uuid, event.account_uuid)
+            .await?;
+        scheduled += 1;
+    }
+    tx.commit().await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(DeliveriesScheduled {
+            scheduled,
+            event_uuid: None,
+        }),
+    ))
+}
+
+/// Send a `webhook.test` event to this endpoint only.
+#[utoipa::path(
+    post, path = "/v1/app/webhook-endpoints/{endpoint_uuid}/send-test", tag = "webhooks",
+    params(("endpoint_uuid" = Uuid, Path)),
+    responses(
+        (status = 202, description = "The test event and its delivery, scheduled", body = DeliveriesScheduled),
+        (status = 404, description = "No such endpoint in this app", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn send_test(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path(endpoint_uuid): Path<Uuid>,
+) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
+    let mut tx = state.db.begin().await?;
+    let endpoint = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    let event_uuid = store::events::insert_event_only(
+        &mut tx,
+        &NewEvent {
+            app_uuid: principal.app.uuid,
+            account_uuid: None,
+            kind: TEST_EVENT_TYPE,
+            data: serde_json::json!({ "endpoint_uuid": endpoint.uuid }),
+            created_at: state.clock.now(),
+        },
+    )
+    .await?;
+    store::events::enqueue_delivery(&mut tx, endpoint.uuid, event_uuid, None).await?;
+    tx.commit().await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(DeliveriesScheduled {
+            scheduled: 1,
+            event_uuid: Some(event_uuid),
+        }),
+    ))
+}

@@ -1,0 +1,228 @@
+//! E-mail templates: each renders a subject, a plain-text body and an HTML body in the app's
+//! branding. The HTML escapes every value it is given.
+
+/// The sending app's branding.
+#[derive(Debug, Clone)]
+pub struct Brand {
+    pub display_name: String,
+    /// `#rrggbb`; a neutral blue when absent or malformed.
+    pub primary_color: Option<String>,
+    pub support_email: Option<String>,
+}
+
+/// A link the reader is asked to follow.
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub label: String,
+    pub url: String,
+}
+
+/// Every e-mail the service sends. Later features add their messages here.
+#[derive(Debug, Clone)]
+pub enum Template {
+    /// A plain notice: a greeting, paragraphs, an optional button.
+    Notice {
+        subject: String,
+        first_name: String,
+        paragraphs: Vec<String>,
+        action: Option<Action>,
+    },
+    /// The renewal reminder sent 90, 60 and 30 days before a fixed contract ends.
+    RenewalReminder {
+        first_name: String,
+        contract_end: chrono::NaiveDate,
+        days_left: i64,
+        renewal_url: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+impl Template {
+    /// The name stored with the e-mail.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Template::Notice { .. } => "notice",
+            Template::RenewalReminder { .. } => "renewal_reminder",
+        }
+    }
+
+    pub fn render(&self, brand: &Brand) -> Rendered {
+        match self {
+            Template::Notice {
+                subject,
+                first_name,
+                paragraphs,
+                action,
+            } => layout(brand, subject, first_name, paragraphs, action.as_ref()),
+            Template::RenewalReminder {
+                first_name,
+                contract_end,
+                days_left,
+                renewal_url,
+            } => {
+                let end = contract_end.format("%B %-d, %Y").to_string();
+                layout(
+                    brand,
+                    &format!("Your electricity plan ends in {days_left} days"),
+                    first_name,
+                    &[
+                        format!(
+                            "Your {} electricity plan ends on {end}.",
+                            brand.display_name
+                        ),
+                        "Choose a renewal plan before then to keep a fixed rate. If you do \
+                         nothing, your service continues on a month-to-month plan with a \
+                         variable rate."
+                            .to_owned(),
+                    ],
+                    Some(&Action {
+                        label: "Choose a renewal plan".to_owned(),
+                        url: renewal_url.clone(),
+                    }),
+                )
+            }
+        }
+    }
+}
+
+fn layout(
+    brand: &Brand,
+    subject: &str,
+    first_name: &str,
+    paragraphs: &[String],
+    action: Option<&Action>,
+) -> Rendered {
+    let mut text = format!("Hello {first_name},\n\n");
+    for p in paragraphs {
+        text.push_str(p);
+        text.push_str("\n\n");
+    }
+    if let Some(a) = action {
+        text.push_str(&format!("{}: {}\n\n", a.label, a.url));
+    }
+    text.push_str(&format!("— {}\n", brand.display_name));
+    if let Some(support) = &brand.support_email {
+        text.push_str(&format!("Questions? Write to {support}.\n"));
+    }
+
+    let color = brand
+        .primary_color
+        .as_deref()
+        .filter(|c| is_hex_color(c))
+        .unwrap_or("#1f5fbf");
+    let mut html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title></head>\
+         <body style=\"font-family: sans-serif; color: #1a1a1a; max-width: 560px; margin: 0 auto;\">\
+         <h1 style=\"color: {color}; font-size: 20px;\">{}</h1><p>Hello {},</p>",
+        escape(subject),
+        escape(&brand.display_name),
+        escape(first_name),
+    );
+    for p in paragraphs {
+        html.push_str(&format!("<p>{}</p>", escape(p)));
+    }
+    if let Some(a) = action {
+        html.push_str(&format!(
+            "<p><a href=\"{}\" style=\"background: {color}; color: #fff; padding: 10px 16px; \
+             border-radius: 4px; text-decoration: none; display: inline-block;\">{}</a></p>",
+            escape(&a.url),
+            escape(&a.label)
+        ));
+    }
+    if let Some(support) = &brand.support_email {
+        html.push_str(&format!(
+            "<p style=\"color: #555; font-size: 13px;\">Questions? Write to \
+             <a href=\"mailto:{0}\">{0}</a>.</p>",
+            escape(support)
+        ));
+    }
+    html.push_str("</body></html>\n");
+    Rendered {
+        subject: subject.to_owned(),
+        text,
+        html,
+    }
+}
+
+fn is_hex_color(c: &str) -> bool {
+    c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|ch| ch.is_ascii_hexdigit())
+}
+
+/// Escapes text for HTML content and quoted attributes.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brand() -> Brand {
+        Brand {
+            display_name: "Sunny <Homes>".to_owned(),
+            primary_color: Some("#ff8800".to_owned()),
+            support_email: Some("help@sunny.example".to_owned()),
+        }
+    }
+
+    #[test]
+    fn renders_text_and_escaped_html() {
+        let r = Template::Notice {
+            subject: "Hi".to_owned(),
+            first_name: "Ana <script>".to_owned(),
+            paragraphs: vec!["Bills & more".to_owned()],
+            action: Some(Action {
+                label: "Open".to_owned(),
+                url: "https://x.example/?a=1&b=\"2\"".to_owned(),
+            }),
+        }
+        .render(&brand());
+        assert!(r.text.starts_with("Hello Ana <script>,"));
+        assert!(r.text.contains("Open: https://x.example/?a=1&b=\"2\""));
+        assert!(r.html.contains("Hello Ana &lt;script&gt;,"));
+        assert!(r.html.contains("Bills &amp; more"));
+        assert!(r
+            .html
+            .contains("href=\"https://x.example/?a=1&amp;b=&quot;2&quot;\""));
+        assert!(r.html.contains("Sunny &lt;Homes&gt;"));
+        assert!(r.html.contains("#ff8800"));
+    }
+
+    #[test]
+    fn renewal_reminder_carries_the_link_and_the_date() {
+        let r = Template::RenewalReminder {
+            first_name: "Ana".to_owned(),
+            contract_end: chrono::NaiveDate::from_ymd_opt(2027, 3, 31).unwrap(),
+            days_left: 30,
+            renewal_url: "https://renew.example/a".to_owned(),
+        }
+        .render(&Brand {
+            primary_color: Some("red; x".to_owned()),
+            ..brand()
+        });
+        assert_eq!(r.subject, "Your electricity plan ends in 30 days");
+        assert!(r.text.contains("March 31, 2027"));
+        assert!(r.html.contains("https://renew.example/a"));
+        assert!(
+            !r.html.contains("red; x"),
+            "malformed colors are not injected"
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! The e-mail outbox: every e-mail the service sends, kept whether or not SMTP delivered it.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EmailRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub account_uuid: Option<Uuid>,
+    pub template: String,
+    pub to_address: String,
+    pub subject: String,
+    pub text_body: String,
+    pub html_body: String,
+    /// `queued`, `sent` (handed to SMTP), `stored` (no SMTP configured) or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str = "uuid, app_uuid, account_uuid, template, to_address, subject, text_body, \
+    html_body, status, error, created_at, sent_at";
+
+pub async fn insert_email(tx: &mut Tx, e: &EmailRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO emails ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(e.uuid)
+        .bind(e.app_uuid)
+        .bind(e.account_uuid)
+        .bind(&e.template)
+        .bind(&e.to_address)
+        .bind(&e.subject)
+        .bind(&e.text_body)
+        .bind(&e.html_body)
+        .bind(&e.status)
+        .bind(&e.error)
+        .bind(e.created_at)
+        .bind(e.sent_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn email_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<EmailRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM emails WHERE uuid = $1");
+    on_db!(db, c => sqlx::query_as::<_, EmailRow>(&sql).bind(uuid).fetch_optional(c).await)
+}
+
+pub async fn set_email_status(
+    tx: &mut Tx,
+    uuid: Uuid,
+    status: &str,
+    error: Option<&str>,
+    sent_at: Option<DateTime<Utc>>,
+) -> Result<()> {
+    let sql = "UPDATE emails SET status = $1, error = $2, sent_at = $3 WHERE uuid = $4";
+    on_tx!(tx, c => sqlx::query(sql).bind(status).bind(error).bind(sent_at).bind(uuid)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// A page of the app's e-mails, newest first (plus one row).
+pub async fn emails_of_app(
+    db: &Db,
+    app_uuid: Uuid,
+    account_uuid: Option<Uuid>,
+    limit: u32,
+    offset: u64,
+) -> Result<Vec<EmailRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM emails WHERE app_uuid = $1 \
+         AND ($2 IS NULL OR account_uuid = $2) \
+         ORDER BY created_at DESC, uuid DESC LIMIT $3 OFFSET $4"
+    );
+    on_db!(db, c => sqlx::query_as::<_, EmailRow>(&sql)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .bind(i64::from(limit) + 1)
+        .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+        .fetch_all(c)
+        .await)
+}
