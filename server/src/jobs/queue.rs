@@ -124,6 +124,10 @@ pub async fn run_claimed(state: AppState, job: JobRow) {
     let ctx = JobContext { state, job, clock };
     let started = std::time::Instant::now();
     let result = dispatch(&ctx).await;
+    // What the job changed of its account shows at once in this instance's reads.
+    if let Some(account) = ctx.job.account_uuid {
+        ctx.state.caches.accounts.invalidate(&account);
+    }
     metrics::histogram!("job_duration_seconds", "kind" => ctx.job.kind.clone())
         .record(started.elapsed().as_secs_f64());
     metrics::counter!(

@@ -77,5 +77,6 @@ pub async fn advance_account(
         store::jobs::shift_account_jobs(&mut tx, account_uuid, step).await?;
     }
     tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
     Ok(ran)
 }
