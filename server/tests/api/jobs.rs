@@ -116,7 +116,10 @@ fn server_process(role: &str, database_url: &str, lease_seconds: u32, port: u16)
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--role", role])
         .env("DATABASE_URL", database_url)
-        .env("SWITCHBOARD_PII_KEY", server::crypto::PiiKey::generate_base64())
+        .env(
+            "SWITCHBOARD_PII_KEY",
+            server::crypto::PiiKey::generate_base64(),
+        )
         .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
         .env("SWITCHBOARD_JOBS__POLL_INTERVAL_MS", "20")
         .env("SWITCHBOARD_JOBS__LEASE_SECONDS", lease_seconds.to_string())
