@@ -139,6 +139,14 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
         tracing::info!(reason = %reason, "the credit bureau could not answer");
     }
     let mut tx = state.db.begin().await?;
+    // Lock the account (as submissions and simulations do) and make sure no newer submission or
+    // job took over while the bureau was answering.
+    store::accounts::account_of_app_for_update(&mut tx, app.uuid, account.uuid).await?;
+    let current = store::credit::latest_credit_check(&mut tx, account.uuid).await?;
+    if !current.is_some_and(|c| c.uuid == check.uuid && c.job_uuid == Some(ctx.job.uuid)) {
+        drop(tx);
+        return Ok(ctx.finish_alone(&Outcome::Done).await?);
+    }
     store::credit::set_credit_check_answer(&mut tx, check.uuid, after.as_str(), now).await?;
     store::status::refresh_status(&mut tx, app.uuid, account.uuid, now).await?;
     if let Some(notice) = notice_for(before, after) {

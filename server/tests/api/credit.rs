@@ -291,6 +291,42 @@ both_engines! {
         assert_eq!(answer["account"]["status_reason"], "missing_address");
     }
 
+    async fn a_new_submission_replaces_the_pending_retry(app) {
+        let (uuid, token) = client_agent_account(&app, "again@example.com").await;
+        submit(&app, &token, "123-45-0001").await;
+        wait_reason(&app, &uuid, "needs_attention/credit_check_frozen").await;
+        // The customer gives another SSN: its check runs at once and the frozen one's retry
+        // stands down.
+        submit(&app, &token, "123-45-6789").await;
+        wait_reason(&app, &uuid, "not_enrolled/missing_address").await;
+        app.eventually("the new check passes", || async {
+            check_status(&app, &uuid).await == "passed"
+        }).await;
+        let answer = advance(&app, &token, 2).await;
+        assert_eq!(answer["account"]["status_reason"], "missing_address");
+        assert_eq!(emitted_reasons(&answer), Vec::<&str>::new());
+    }
+
+    async fn live_checks_never_reach_the_sandbox_bureau(app) {
+        let (_, live) = app.live_app().await;
+        let r = app
+            .post("/v1/app/accounts", &live, &json!({"email": "live@example.com", "first_name": "A", "last_name": "B"}))
+            .await;
+        let uuid = r.body["uuid"].as_str().unwrap().to_owned();
+        let r = app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &live, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post(&format!("/v1/app/accounts/{uuid}/token"), &live, &Value::Null).await;
+        let token = r.body["token"].as_str().unwrap().to_owned();
+        // A magic SSN means nothing in live: without a bureau connection the check waits in
+        // credit_check_error and is retried.
+        submit(&app, &token, "123-45-0002").await;
+        app.eventually("the live check is retried", || async {
+            check_status(&app, &uuid).await == "error"
+        }).await;
+        let me = app.get(&format!("/v1/app/accounts/{uuid}"), &live).await;
+        assert_eq!(me.body["status_reason"], "credit_check_error");
+    }
+
     async fn simulate_is_sandbox_only(app) {
         let (_, live) = app.live_app().await;
         let r = app
