@@ -10,6 +10,7 @@ pub mod domain;
 pub mod http;
 pub mod jobs;
 pub mod mail;
+pub mod market;
 pub mod store;
 pub mod webhooks;
 

@@ -125,6 +125,30 @@ pub struct RedeliverIn {
     pub endpoint_uuid: Option<Uuid>,
 }
 
+/// `POST /v1/account/sandbox/simulate`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct SimulateIn {
+    /// One of `credit_check_frozen`, `credit_check_unfrozen`, `credit_declined`,
+    /// `credit_not_found`, `credit_check_error`, `switch_hold`, `switch_hold_lifted`,
+    /// `verification_hold`, `meter_deactivated`, `utility_blocked`, `utility_accepted`,
+    /// `service_active`, `service_canceled`, `customer_switched_away`,
+    /// `usage_history_available`, `invoice_generated`, `payment_failed`.
+    pub event: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct SimulateOut {
+    /// The event simulated.
+    pub event: String,
+    pub account: Account,
+    /// The account's clock after the simulation.
+    pub clock: Timestamp,
+    /// Events emitted by the simulation, oldest first.
+    pub events: Vec<Event>,
+}
+
 /// `POST /v1/account/sandbox/advance-clock`: exactly one of `to` and `days`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]

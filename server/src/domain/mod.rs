@@ -6,6 +6,7 @@
 pub mod account;
 pub mod apps;
 pub mod cards;
+pub mod credit;
 pub mod enrollment;
 pub mod events;
 pub mod flows;

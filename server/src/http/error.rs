@@ -107,6 +107,7 @@ error_codes! {
     InvalidExpiryYear => ("invalid_expiry_year", BAD_REQUEST, InvalidRequest),
     InvalidCvc => ("invalid_cvc", BAD_REQUEST, InvalidRequest),
     UrlNotAllowed => ("url_not_allowed", UNPROCESSABLE_ENTITY, InvalidRequest),
+    SimulationUnavailable => ("simulation_unavailable", UNPROCESSABLE_ENTITY, InvalidRequest),
     RateLimited => ("rate_limited", TOO_MANY_REQUESTS, RateLimit),
     InternalError => ("internal_error", INTERNAL_SERVER_ERROR, Api),
     ServiceUnavailable => ("service_unavailable", SERVICE_UNAVAILABLE, Api),

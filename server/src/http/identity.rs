@@ -23,6 +23,7 @@ use crate::{
         account::{parse_ssn, ParseContext},
         status::CreditState,
     },
+    jobs::credit::schedule_credit_check,
     store::{self, credit::NewCreditCheck, events::NewEvent},
 };
 
@@ -103,7 +104,8 @@ pub async fn update_identity(
     }))
 }
 
-/// Submit the SSN with consent; the soft check runs once the enrollment is finalized.
+/// Submit the SSN with consent; the soft check runs once the enrollment is finalized, or at once
+/// for a client agent enrollment.
 #[utoipa::path(
     post, path = "/v1/account/enroll/credit-check", tag = "enrollment",
     request_body = CreditCheckIn,
@@ -130,6 +132,13 @@ pub async fn submit_credit_check(
     let now = state.clock.now();
     let sealed = state.pii.seal(ssn.digits().as_bytes());
     let mut tx = state.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(
+        &mut tx,
+        principal.app.uuid,
+        principal.account_uuid,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("account"))?;
     store::credit::insert_credit_check(
         &mut tx,
         &NewCreditCheck {
@@ -142,6 +151,12 @@ pub async fn submit_credit_check(
     )
     .await?;
     store::status::refresh_status(&mut tx, principal.app.uuid, principal.account_uuid, now).await?;
+    // Client agent enrollments run the check at once (standard ones at finalize). When address
+    // confirmation exists, this trigger moves to "every client agent prerequisite met".
+    if account.client_agent_accepted_at.is_some() {
+        let clock = state.clock.for_account(&state.db, account.uuid).await?;
+        schedule_credit_check(&mut tx, &account, &clock).await?;
+    }
     tx.commit().await?;
     state.caches.accounts.invalidate(&principal.account_uuid);
     Ok((

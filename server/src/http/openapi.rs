@@ -48,6 +48,7 @@ use super::{
         webhooks::recover,
         webhooks::send_test,
         sandbox::advance_clock,
+        sandbox::simulate,
         sandbox::list_emails,
         ops::healthz,
         ops::readyz,
@@ -63,7 +64,7 @@ use super::{
         (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
         (name = "events", description = "Events of the app (AppToken)"),
         (name = "webhooks", description = "Webhook endpoints and deliveries (AppToken)"),
-        (name = "sandbox", description = "Sandbox-only helpers: test clocks, sent e-mails"),
+        (name = "sandbox", description = "Sandbox-only helpers: test clocks, simulated events, sent e-mails"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

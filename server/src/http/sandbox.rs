@@ -1,9 +1,10 @@
 //! Sandbox-only routes of this area: an account's test clock
-//! (`POST /v1/account/sandbox/advance-clock`) and the e-mails the service sent
+//! (`POST /v1/account/sandbox/advance-clock`), simulated events
+//! (`POST /v1/account/sandbox/simulate`) and the e-mails the service sent
 //! (`GET /v1/app/sandbox/emails`). Live apps get 403 `sandbox_only`.
 
 use app::api::{
-    background::{AdvanceClockIn, AdvanceClockOut, Email},
+    background::{AdvanceClockIn, AdvanceClockOut, Email, SimulateIn, SimulateOut},
     Environment, ErrorEnvelope, List, Timestamp,
 };
 use axum::{extract::State, routing::get, routing::post, Router};
@@ -20,12 +21,22 @@ use super::{
     AppState,
 };
 use crate::{
-    domain::jobs::advance_target, jobs::sandbox::advance_account, store, store::apps::AppRow,
+    domain::{
+        credit::{parse_simulation, Simulation},
+        jobs::advance_target,
+        FieldError,
+    },
+    jobs::{credit::rerun_credit_check, sandbox::advance_account},
+    market::credit::SandboxBureau,
+    store,
+    store::apps::AppRow,
     webhooks::render_event,
 };
 
 pub fn account_router() -> Router<AppState> {
-    Router::new().route("/sandbox/advance-clock", post(advance_clock))
+    Router::new()
+        .route("/sandbox/advance-clock", post(advance_clock))
+        .route("/sandbox/simulate", post(simulate))
 }
 
 pub fn app_router() -> Router<AppState> {
@@ -83,6 +94,89 @@ pub async fn advance_clock(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     Ok(axum::Json(AdvanceClockOut {
+        account: accounts::render(&row, &principal.app, true)?,
+        clock: Timestamp(after),
+        events,
+    }))
+}
+
+/// Simulate an outside event on this account. The credit events act on the latest credit-check
+/// submission as the credit bureau would: `credit_check_frozen`, `credit_declined`,
+/// `credit_not_found` and `credit_check_error` (a provider error, then success on retry) run
+/// the check at once; `credit_check_unfrozen` lifts the freeze, and the scheduled retry (every
+/// 6 hours on the account's clock, see advance-clock) then passes. Answers the account and the
+/// events emitted.
+#[utoipa::path(
+    post, path = "/v1/account/sandbox/simulate", tag = "sandbox",
+    request_body = SimulateIn,
+    responses(
+        (status = 200, description = "The account after the event and the events emitted", body = SimulateOut),
+        (status = 400, description = "Not an event name (`parameter_invalid`)", body = ErrorEnvelope),
+        (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
+        (status = 409, description = "No credit check submitted yet (`enrollment_incomplete`)", body = ErrorEnvelope),
+        (status = 422, description = "An event of a feature not available yet (`simulation_unavailable`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn simulate(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<SimulateIn>,
+) -> ApiResult<axum::Json<SimulateOut>> {
+    require_sandbox(&principal.app)?;
+    let event = match parse_simulation(&input.event) {
+        Simulation::Credit(event) => event,
+        Simulation::Unavailable => {
+            return Err(ApiError::new(
+                ErrorCode::SimulationUnavailable,
+                format!("{} cannot be simulated yet", input.event),
+            )
+            .with_param("event"))
+        }
+        Simulation::Unknown => {
+            return Err(
+                FieldError::invalid("event", "not an event the sandbox can simulate").into(),
+            )
+        }
+    };
+    let account_uuid = principal.account_uuid;
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let before = clock.now();
+    let mut tx = state.db.begin().await?;
+    let account =
+        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    let Some(check) = store::credit::latest_credit_check(&mut tx, account_uuid).await? else {
+        return Err(ApiError::new(
+            ErrorCode::EnrollmentIncomplete,
+            "Submit a credit check (enroll/credit-check) before simulating its outcome",
+        )
+        .with_detail("missing", serde_json::json!(["credit_check"])));
+    };
+    SandboxBureau::simulate(&mut tx, check.uuid, event).await?;
+    if event.runs_check_now() {
+        rerun_credit_check(&mut tx, &account, &clock).await?;
+    }
+    tx.commit().await?;
+    // Run what is due now (the check and the e-mail it sends) before answering.
+    advance_account(&state, account_uuid, clock.now()).await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    let after = state
+        .clock
+        .for_account(&state.db, account_uuid)
+        .await?
+        .now();
+    let events = store::events::account_events_between(&state.db, account_uuid, before, after)
+        .await?
+        .iter()
+        .map(|e| render_event(e, Environment::Sandbox))
+        .collect();
+    let row = store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    Ok(axum::Json(SimulateOut {
+        event: input.event,
         account: accounts::render(&row, &principal.app, true)?,
         clock: Timestamp(after),
         events,

@@ -8,6 +8,7 @@
 //! commit exactly once even when its lease was lost to another worker.
 
 pub mod clock;
+pub mod credit;
 pub mod queue;
 pub mod sandbox;
 
@@ -27,15 +28,22 @@ pub enum JobKind {
     WebhookDelivery,
     /// Hands one e-mail of the outbox to SMTP (or keeps it).
     SendEmail,
+    /// One soft credit check of an account's latest submission (`jobs::credit`).
+    CreditCheck,
 }
 
 impl JobKind {
-    pub const ALL: &'static [JobKind] = &[JobKind::WebhookDelivery, JobKind::SendEmail];
+    pub const ALL: &'static [JobKind] = &[
+        JobKind::WebhookDelivery,
+        JobKind::SendEmail,
+        JobKind::CreditCheck,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::WebhookDelivery => store::events::WEBHOOK_DELIVERY_JOB,
             JobKind::SendEmail => "email.send",
+            JobKind::CreditCheck => "credit.check",
         }
     }
 
@@ -145,6 +153,7 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
     match kind {
         JobKind::WebhookDelivery => crate::webhooks::deliver(ctx).await,
         JobKind::SendEmail => crate::mail::send(ctx).await,
+        JobKind::CreditCheck => credit::run(ctx).await,
     }
 }
 

@@ -46,6 +46,17 @@ impl Mailer {
     }
 }
 
+impl Brand {
+    /// The branding of an app's e-mails.
+    pub fn of_app(app: &store::apps::AppRow) -> Brand {
+        Brand {
+            display_name: app.display_name.clone(),
+            primary_color: app.primary_color.clone(),
+            support_email: app.support_email.clone(),
+        }
+    }
+}
+
 pub struct NewEmail<'a> {
     pub app_uuid: Uuid,
     pub account_uuid: Option<Uuid>,

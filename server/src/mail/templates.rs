@@ -34,6 +34,19 @@ pub enum Template {
         days_left: i64,
         renewal_url: String,
     },
+    /// The credit check found the customer's file frozen: a link to the bureau's unfreeze
+    /// portal; the check is retried automatically.
+    CreditFrozen {
+        first_name: String,
+        unfreeze_url: String,
+    },
+    /// The credit check declined the customer or found no file: support will get in touch about
+    /// alternatives.
+    CreditNotApproved {
+        first_name: String,
+        /// No credit file was found (rather than declined).
+        not_found: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +62,13 @@ impl Template {
         match self {
             Template::Notice { .. } => "notice",
             Template::RenewalReminder { .. } => "renewal_reminder",
+            Template::CreditFrozen { .. } => "credit_frozen",
+            Template::CreditNotApproved {
+                not_found: false, ..
+            } => "credit_declined",
+            Template::CreditNotApproved {
+                not_found: true, ..
+            } => "credit_not_found",
         }
     }
 
@@ -85,6 +105,63 @@ impl Template {
                         label: "Choose a renewal plan".to_owned(),
                         url: renewal_url.clone(),
                     }),
+                )
+            }
+            Template::CreditFrozen {
+                first_name,
+                unfreeze_url,
+            } => layout(
+                brand,
+                "Action needed: your credit file is frozen",
+                first_name,
+                &[
+                    format!(
+                        "We could not complete the soft credit check for your {} electricity \
+                         enrollment because your credit file is frozen at the credit bureau.",
+                        brand.display_name
+                    ),
+                    "Lift the freeze (a temporary lift is enough) on the credit bureau's site. \
+                     We check again automatically every few hours, and your enrollment continues \
+                     as soon as the check goes through; you do not need to contact us. A soft \
+                     check does not affect your credit score."
+                        .to_owned(),
+                ],
+                Some(&Action {
+                    label: "Unfreeze your credit".to_owned(),
+                    url: unfreeze_url.clone(),
+                }),
+            ),
+            Template::CreditNotApproved {
+                first_name,
+                not_found,
+            } => {
+                let (subject, first) = if *not_found {
+                    (
+                        "We need more information to verify your credit",
+                        "The credit bureau could not find a credit file matching the details \
+                         you gave, so we could not complete the soft credit check for your \
+                         enrollment.",
+                    )
+                } else {
+                    (
+                        "About the credit check for your enrollment",
+                        "We could not approve your enrollment on the soft credit check alone.",
+                    )
+                };
+                layout(
+                    brand,
+                    subject,
+                    first_name,
+                    &[
+                        first.to_owned(),
+                        format!(
+                            "Our support team will contact you by e-mail about alternatives, \
+                             such as additional proof of identity or credit, so that you can \
+                             still start service with {}.",
+                            brand.display_name
+                        ),
+                    ],
+                    None,
                 )
             }
         }
@@ -203,6 +280,36 @@ mod tests {
             .contains("href=\"https://x.example/?a=1&amp;b=&quot;2&quot;\""));
         assert!(r.html.contains("Sunny &lt;Homes&gt;"));
         assert!(r.html.contains("#ff8800"));
+    }
+
+    #[test]
+    fn credit_notices() {
+        let r = Template::CreditFrozen {
+            first_name: "Ana".to_owned(),
+            unfreeze_url: "https://bureau.example/unfreeze".to_owned(),
+        }
+        .render(&brand());
+        assert!(r
+            .text
+            .contains("Unfreeze your credit: https://bureau.example/unfreeze"));
+        let declined = Template::CreditNotApproved {
+            first_name: "Ana".to_owned(),
+            not_found: false,
+        };
+        assert_eq!(declined.name(), "credit_declined");
+        assert!(declined
+            .render(&brand())
+            .text
+            .contains("support team will contact you"));
+        let not_found = Template::CreditNotApproved {
+            first_name: "Ana".to_owned(),
+            not_found: true,
+        };
+        assert_eq!(not_found.name(), "credit_not_found");
+        assert!(not_found
+            .render(&brand())
+            .text
+            .contains("could not find a credit file"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod helpers;
 mod accounts;
 mod auth;
 mod cli;
+mod credit;
 mod errors;
 mod flows;
 mod idempotency;

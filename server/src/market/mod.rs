@@ -1,0 +1,4 @@
+//! The outside world behind traits: each partner of the service (the credit bureau, ...) is a
+//! trait with a realistic simulator that the sandbox (and the tests) use.
+
+pub mod credit;
