@@ -119,36 +119,43 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             let row = store::accounts::account_token(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
-            let app = store::apps::app_by_uuid(&state.db, row.app_uuid)
-                .await?
-                .ok_or_else(invalid_token)?;
-            Ok(Principal::Account {
-                principal: AccountPrincipal {
-                    app: Arc::new(app),
-                    account_uuid: row.account_uuid,
-                    scope: None,
-                },
-                expires_at: row.expires_at,
-            })
+            account_principal(state, row.app_uuid, row.account_uuid, None, row.expires_at).await
         }
         TokenKind::Flow => {
             let row = store::flows::flow_session(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
             let scope = FlowScope::parse(&row.scope).ok_or_else(invalid_token)?;
-            let app = store::apps::app_by_uuid(&state.db, row.app_uuid)
-                .await?
-                .ok_or_else(invalid_token)?;
-            Ok(Principal::Account {
-                principal: AccountPrincipal {
-                    app: Arc::new(app),
-                    account_uuid: row.account_uuid,
-                    scope: Some(scope),
-                },
-                expires_at: row.expires_at,
-            })
+            account_principal(
+                state,
+                row.app_uuid,
+                row.account_uuid,
+                Some(scope),
+                row.expires_at,
+            )
+            .await
         }
     }
+}
+
+async fn account_principal(
+    state: &AppState,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    scope: Option<FlowScope>,
+    expires_at: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<Principal> {
+    let app = store::apps::app_by_uuid(&state.db, app_uuid)
+        .await?
+        .ok_or_else(invalid_token)?;
+    Ok(Principal::Account {
+        principal: AccountPrincipal {
+            app: Arc::new(app),
+            account_uuid,
+            scope,
+        },
+        expires_at,
+    })
 }
 
 fn wrong_type(expected: &str) -> ApiError {

@@ -80,6 +80,26 @@ pub async fn advance_clock(
         .now();
     let target = advance_target(before, input.to.map(|t| t.0), input.days)?;
     advance_account(&state, account_uuid, target).await?;
+    let (account, clock, events) = aftermath(&state, &principal, before).await?;
+    Ok(axum::Json(AdvanceClockOut {
+        account,
+        clock,
+        events,
+    }))
+}
+
+/// What a sandbox call answers: the account as it is now, its clock, and the events emitted on
+/// its clock since `before`.
+async fn aftermath(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    before: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<(
+    app::api::Account,
+    Timestamp,
+    Vec<app::api::background::Event>,
+)> {
+    let account_uuid = principal.account_uuid;
     let after = state
         .clock
         .for_account(&state.db, account_uuid)
@@ -93,11 +113,11 @@ pub async fn advance_clock(
     let row = store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    Ok(axum::Json(AdvanceClockOut {
-        account: accounts::render(&row, &principal.app, true)?,
-        clock: Timestamp(after),
+    Ok((
+        accounts::render(&row, &principal.app, true)?,
+        Timestamp(after),
         events,
-    }))
+    ))
 }
 
 /// Simulate an outside event on this account. The credit events act on the latest credit-check
@@ -162,23 +182,11 @@ pub async fn simulate(
     // Run what is due now (the check and the e-mail it sends) before answering.
     advance_account(&state, account_uuid, clock.now()).await?;
     state.caches.accounts.invalidate(&account_uuid);
-    let after = state
-        .clock
-        .for_account(&state.db, account_uuid)
-        .await?
-        .now();
-    let events = store::events::account_events_between(&state.db, account_uuid, before, after)
-        .await?
-        .iter()
-        .map(|e| render_event(e, Environment::Sandbox))
-        .collect();
-    let row = store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
+    let (account, clock, events) = aftermath(&state, &principal, before).await?;
     Ok(axum::Json(SimulateOut {
         event: input.event,
-        account: accounts::render(&row, &principal.app, true)?,
-        clock: Timestamp(after),
+        account,
+        clock,
         events,
     }))
 }
