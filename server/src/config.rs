@@ -71,6 +71,29 @@ pub struct Config {
     pub rate_limits: RateLimits,
     /// Serves `/bench/bare` for benchmarks.
     pub bench_routes: bool,
+    /// The address partners and customers reach this service at (links in responses);
+    /// defaults to `http://{addr}`.
+    pub public_url: Option<String>,
+    pub market: MarketConfig,
+}
+
+/// The service-address directory of a fresh install.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MarketConfig {
+    /// Addresses generated on first start when the directory is empty (0: none).
+    pub default_directory_size: u64,
+    /// Seed of that directory (the same seed gives the same addresses).
+    pub default_directory_seed: u64,
+}
+
+impl Default for MarketConfig {
+    fn default() -> Self {
+        MarketConfig {
+            default_directory_size: 50_000,
+            default_directory_seed: 1,
+        }
+    }
 }
 
 impl Default for Config {
@@ -84,6 +107,8 @@ impl Default for Config {
             log_format: LogFormat::Human,
             rate_limits: RateLimits::default(),
             bench_routes: false,
+            public_url: None,
+            market: MarketConfig::default(),
         }
     }
 }

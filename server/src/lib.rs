@@ -8,6 +8,7 @@ pub mod config;
 pub mod domain;
 pub mod http;
 pub mod jobs;
+pub mod market;
 pub mod store;
 
 use std::sync::{Arc, OnceLock};
@@ -33,8 +34,11 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         Some(url) => RateLimiter::redis(url.expose(), &config.redis_prefix).await?,
         None => RateLimiter::local(),
     };
+    let market = market::Market::default();
+    market::setup::prepare_directory(&db, &config.market, &market).await?;
     Ok(AppState {
         db,
+        market,
         config: Arc::new(config),
         clock,
         limiter,

@@ -4,8 +4,11 @@
 //! offending parameter.
 
 pub mod account;
+pub mod address;
 pub mod apps;
 pub mod enrollment;
+pub mod market;
+pub mod pricing;
 pub mod tokens;
 
 /// Why a request field was refused.

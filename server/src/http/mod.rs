@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 pub mod flow;
 pub mod idempotency;
+pub mod market;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
@@ -41,6 +42,8 @@ use ratelimit::RateLimiter;
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
+    /// The address directory's search index and the other market adapters.
+    pub market: crate::market::Market,
     pub config: Arc<Config>,
     pub clock: Clock,
     pub limiter: RateLimiter,
@@ -59,6 +62,7 @@ pub fn router(state: AppState) -> Router {
     let app_api = Router::new()
         .merge(apps::router())
         .merge(accounts::app_router())
+        .merge(market::app_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_app,
@@ -67,6 +71,7 @@ pub fn router(state: AppState) -> Router {
     // the layer also wraps them and answers browsers' preflight requests.
     let account_api = Router::new()
         .merge(accounts::account_router())
+        .merge(market::account_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_account,
@@ -78,6 +83,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/v1/app", app_api)
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(ops::router())
+        .merge(market::documents_router())
         .merge(flow::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));

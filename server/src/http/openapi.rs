@@ -7,7 +7,7 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{accounts, apps, error::ErrorCode, ops};
+use super::{accounts, apps, error::ErrorCode, market, ops};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,18 @@ use super::{accounts, apps, error::ErrorCode, ops};
         accounts::update_account,
         accounts::create_account_token,
         accounts::get_own_account,
+        market::list_plan_groups,
+        market::app_eligibility,
+        market::account_eligibility,
+        market::app_address_search,
+        market::account_address_search,
+        market::app_full_address_search,
+        market::account_full_address_search,
+        market::esi_id_search,
+        market::app_request_plans,
+        market::app_request_account_plans,
+        market::account_request_plans,
+        market::benchmarks,
         ops::healthz,
         ops::readyz,
     ),
@@ -33,6 +45,7 @@ use super::{accounts, apps, error::ErrorCode, ops};
         (name = "app", description = "The partner app (AppToken)"),
         (name = "accounts", description = "Accounts of the app (AppToken)"),
         (name = "account", description = "One account (AccountToken)"),
+        (name = "enrollment", description = "Eligibility, address search and plans"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

@@ -295,3 +295,19 @@ impl AccountRow {
         Ok(())
     }
 }
+
+/// Records the partner's client agent attestation on an account.
+pub async fn set_client_agent_accepted_at(
+    tx: &mut Tx,
+    uuid: Uuid,
+    accepted_at: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "UPDATE accounts SET client_agent_accepted_at = $1, updated_at = $1 WHERE uuid = $2";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(accepted_at)
+        .bind(uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}

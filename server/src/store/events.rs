@@ -29,3 +29,15 @@ pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>) -> Result<Uuid> {
         .map(|r| r.rows_affected()))?;
     Ok(uuid)
 }
+
+/// The types and data of an account's events, oldest first.
+pub async fn events_of_account(
+    db: &super::Db,
+    account_uuid: Uuid,
+) -> Result<Vec<(String, String)>> {
+    let sql = "SELECT type, data FROM events WHERE account_uuid = $1 ORDER BY created_at, uuid";
+    super::on_db!(db, c => sqlx::query_as::<_, (String, String)>(sql)
+        .bind(account_uuid)
+        .fetch_all(c)
+        .await)
+}

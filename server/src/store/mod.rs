@@ -10,6 +10,7 @@ pub mod apps;
 pub mod counters;
 pub mod events;
 pub mod idempotency;
+pub mod market;
 
 use std::{str::FromStr, time::Duration};
 

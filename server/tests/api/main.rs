@@ -11,6 +11,7 @@ mod auth;
 mod cli;
 mod errors;
 mod idempotency;
+mod market;
 mod openapi;
 mod ops;
 mod pages;

@@ -1,0 +1,194 @@
+//! Address normalization for search: upper case, punctuation dropped, USPS street suffixes
+//! and directionals abbreviated (Publication 28), every unit designator ("APT", "UNIT", "STE",
+//! "#", ...) written as `#`. Two spellings of one address normalize to the same text.
+
+/// USPS standard suffix abbreviations (long and common forms to the standard one).
+const SUFFIXES: &[(&str, &str)] = &[
+    ("ALLEY", "ALY"),
+    ("AVENUE", "AVE"),
+    ("AV", "AVE"),
+    ("AVEN", "AVE"),
+    ("BEND", "BND"),
+    ("BOULEVARD", "BLVD"),
+    ("BOUL", "BLVD"),
+    ("CIRCLE", "CIR"),
+    ("COURT", "CT"),
+    ("COVE", "CV"),
+    ("CREEK", "CRK"),
+    ("CROSSING", "XING"),
+    ("DRIVE", "DR"),
+    ("DRV", "DR"),
+    ("EXPRESSWAY", "EXPY"),
+    ("FREEWAY", "FWY"),
+    ("GLEN", "GLN"),
+    ("HEIGHTS", "HTS"),
+    ("HIGHWAY", "HWY"),
+    ("HOLLOW", "HOLW"),
+    ("LANE", "LN"),
+    ("LOOP", "LOOP"),
+    ("MEADOWS", "MDWS"),
+    ("PARKWAY", "PKWY"),
+    ("PASS", "PASS"),
+    ("PATH", "PATH"),
+    ("PLACE", "PL"),
+    ("PLAZA", "PLZ"),
+    ("POINT", "PT"),
+    ("RIDGE", "RDG"),
+    ("ROAD", "RD"),
+    ("SQUARE", "SQ"),
+    ("STREET", "ST"),
+    ("STR", "ST"),
+    ("TERRACE", "TER"),
+    ("TRACE", "TRCE"),
+    ("TRAIL", "TRL"),
+    ("VIEW", "VW"),
+    ("VILLAGE", "VLG"),
+    ("WAY", "WAY"),
+];
+
+const DIRECTIONALS: &[(&str, &str)] = &[
+    ("NORTH", "N"),
+    ("SOUTH", "S"),
+    ("EAST", "E"),
+    ("WEST", "W"),
+    ("NORTHEAST", "NE"),
+    ("NORTHWEST", "NW"),
+    ("SOUTHEAST", "SE"),
+    ("SOUTHWEST", "SW"),
+];
+
+/// Words that introduce a unit number.
+const UNIT_DESIGNATORS: &[&str] = &[
+    "APT",
+    "APARTMENT",
+    "UNIT",
+    "STE",
+    "SUITE",
+    "NO",
+    "NUM",
+    "NUMBER",
+    "RM",
+    "ROOM",
+    "LOT",
+    "#",
+];
+
+fn lookup(table: &[(&str, &'static str)], word: &str) -> Option<&'static str> {
+    table.iter().find(|(k, _)| *k == word).map(|(_, v)| *v)
+}
+
+fn tokens(raw: &str) -> Vec<String> {
+    let mut spaced = String::with_capacity(raw.len() + 4);
+    for c in raw.chars() {
+        if c == '#' {
+            spaced.push_str(" # ");
+        } else if c.is_ascii_alphanumeric() {
+            spaced.push(c.to_ascii_uppercase());
+        } else {
+            spaced.push(' ');
+        }
+    }
+    spaced.split_whitespace().map(str::to_owned).collect()
+}
+
+fn canonical(word: &str, is_first: bool) -> String {
+    if UNIT_DESIGNATORS.contains(&word) {
+        return "#".to_owned();
+    }
+    // A house number never changes; "N" after it is a directional either way.
+    if is_first {
+        return word.to_owned();
+    }
+    lookup(SUFFIXES, word)
+        .or_else(|| lookup(DIRECTIONALS, word))
+        .map_or_else(|| word.to_owned(), str::to_owned)
+}
+
+/// The normalized form of a complete address line (or of `address_1` and `address_2` joined).
+pub fn normalize(raw: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in tokens(raw).iter().enumerate() {
+        let c = canonical(t, i == 0);
+        // "APT #4" and "# 4" are the same unit.
+        if c == "#" && out.last().is_some_and(|l| l == "#") {
+            continue;
+        }
+        out.push(c);
+    }
+    out.join(" ")
+}
+
+/// The normalized form of what a user has typed so far. The last word may be unfinished:
+/// when it begins a long suffix form ("STRE" of "STREET"), it becomes that suffix's
+/// abbreviation, so that type-ahead keeps matching while the user types.
+pub fn normalize_prefix(raw: &str) -> String {
+    let finished = raw.ends_with(|c: char| c.is_whitespace() || c == ',');
+    let normalized = normalize(raw);
+    if finished {
+        return format!("{normalized} ");
+    }
+    let mut words: Vec<&str> = normalized.split(' ').collect();
+    let Some(last) = words.last().copied() else {
+        return normalized;
+    };
+    if words.len() > 1 && last.len() >= 3 && lookup(SUFFIXES, last).is_none() {
+        let completions: Vec<&str> = SUFFIXES
+            .iter()
+            .filter(|(long, short)| long.len() > 4 && long.starts_with(last) && *short != last)
+            .map(|(_, short)| *short)
+            .collect();
+        if let [only] = completions.as_slice() {
+            let n = words.len();
+            words[n - 1] = only;
+            return words.join(" ");
+        }
+    }
+    normalized
+}
+
+/// The normalized unit of an `address_2` ("APT 4", "#4", "Unit 4" all give "# 4").
+pub fn normalize_unit(raw: &str) -> String {
+    let n = normalize(raw);
+    if n.is_empty() || n.starts_with('#') {
+        n
+    } else {
+        format!("# {n}")
+    }
+}
+
+/// The search text of a directory entry: street line, then its unit.
+pub fn search_text(address_1: &str, address_2: Option<&str>) -> String {
+    match address_2.map(normalize_unit).filter(|u| !u.is_empty()) {
+        Some(unit) => format!("{} {unit}", normalize(address_1)),
+        None => normalize(address_1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_of_one_address_normalize_alike() {
+        let a = search_text("123 Main Street", Some("#4"));
+        assert_eq!(a, "123 MAIN ST # 4");
+        assert_eq!(normalize("123 main st apt 4"), a);
+        assert_eq!(normalize("123 MAIN ST., Apartment #4"), a);
+        assert_eq!(normalize("123 Main St Unit 4"), a);
+        assert_eq!(
+            normalize("4500 North Central Expressway"),
+            "4500 N CENTRAL EXPY"
+        );
+        assert_eq!(search_text("9 Oak Ln", Some("Apt B")), "9 OAK LN # B");
+        assert_eq!(search_text("9 Oak Ln", Some(" ")), "9 OAK LN");
+    }
+
+    #[test]
+    fn unfinished_words_complete_to_suffixes() {
+        assert_eq!(normalize_prefix("123 Main Stre"), "123 MAIN ST");
+        assert_eq!(normalize_prefix("123 Main Avenu"), "123 MAIN AVE");
+        assert_eq!(normalize_prefix("123 Main St "), "123 MAIN ST ");
+        assert_eq!(normalize_prefix("123 Ma"), "123 MA");
+        assert_eq!(normalize_prefix("12"), "12");
+    }
+}
