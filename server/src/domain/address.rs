@@ -146,6 +146,21 @@ pub fn normalize_prefix(raw: &str) -> String {
     normalized
 }
 
+/// Long unit designators a user may be halfway through typing.
+const UNIT_WORDS: &[&str] = &["APARTMENT", "UNIT", "SUITE", "ROOM", "NUMBER"];
+
+/// When the last, unfinished word of a normalized prefix begins a unit designator ("AP",
+/// "UNI"), the prefix with that word read as the unit marker (`123 MAIN ST #`).
+pub fn partial_unit_prefix(normalized: &str) -> Option<String> {
+    if normalized.ends_with(' ') {
+        return None;
+    }
+    let (rest, last) = normalized.rsplit_once(' ')?;
+    let partial = rest.split(' ').count() >= 3
+        && UNIT_WORDS.iter().any(|w| w.starts_with(last) && *w != last);
+    partial.then(|| format!("{rest} #"))
+}
+
 /// The normalized unit of an `address_2` ("APT 4", "#4", "Unit 4" all give "# 4").
 pub fn normalize_unit(raw: &str) -> String {
     let n = normalize(raw);
@@ -190,5 +205,23 @@ mod tests {
         assert_eq!(normalize_prefix("123 Main St "), "123 MAIN ST ");
         assert_eq!(normalize_prefix("123 Ma"), "123 MA");
         assert_eq!(normalize_prefix("12"), "12");
+    }
+
+    #[test]
+    fn half_typed_unit_designators_become_the_unit_marker() {
+        assert_eq!(
+            partial_unit_prefix(&normalize_prefix("123 Main St Ap")).as_deref(),
+            Some("123 MAIN ST #")
+        );
+        assert_eq!(
+            partial_unit_prefix(&normalize_prefix("123 Main St Uni")).as_deref(),
+            Some("123 MAIN ST #")
+        );
+        assert_eq!(partial_unit_prefix(&normalize_prefix("123 Ap")), None);
+        assert_eq!(partial_unit_prefix(&normalize_prefix("123 Main St ")), None);
+        assert_eq!(
+            partial_unit_prefix(&normalize_prefix("123 Main St Unit")),
+            None
+        );
     }
 }

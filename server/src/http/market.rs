@@ -7,7 +7,7 @@ use app::api::{
     market::{
         Address, AddressSearchIn, AppPlansRequestIn, AveragePrices, Benchmark, BenchmarksIn,
         BenchmarksOut, Eligibility, EligibilityIn, EsiIdSearchIn, FullAddressSearchIn, Plan,
-        PlanDocuments, PlanGroup, PlanRatesOut, PlansOut, PlansRequestIn, Utility,
+        PlanDocuments, PlanGroup, PlanRatesOut, PlansOut, PlansRequestIn, SupportInfo, Utility,
     },
     ErrorEnvelope, List, Timestamp,
 };
@@ -1060,6 +1060,22 @@ pub async fn benchmarks(
         utility: utility(tdu),
         benchmarks: out,
     }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Support contacts
+
+/// The support contacts of a location served by `tdu`: the utility's (outages, meters) and
+/// the partner's (everything else). The location endpoint comes with locations (enrollment).
+pub async fn support_info(state: &AppState, app: &AppRow, tdu: &str) -> ApiResult<SupportInfo> {
+    let t = utility_of(state, tdu).await?;
+    Ok(SupportInfo {
+        tdu_name: t.display_name,
+        tdu_phone: t.phone,
+        tdu_outage_phone: t.outage_phone,
+        tdu_website: t.website,
+        partner_support: super::apps::render(app).support,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 use fst::{automaton::Levenshtein, Automaton, IntoStreamer, Set, Streamer};
 
 use crate::{
-    domain::address::{normalize_prefix, search_text},
+    domain::address::{normalize_prefix, partial_unit_prefix, search_text},
     store::{self, market::ServiceAddressRow, Db},
 };
 
@@ -141,6 +141,16 @@ impl AddressIndex for FstIndex {
             limit,
             &mut out,
         );
+        if out.is_empty() {
+            if let Some(unit) = partial_unit_prefix(q) {
+                self.collect(
+                    fst::automaton::Str::new(&unit).starts_with(),
+                    postal_code,
+                    limit,
+                    &mut out,
+                );
+            }
+        }
         // Typos are forgiven only when nothing matches as typed, so that a correct query is
         // never padded with near misses (the neighbour's unit).
         if out.is_empty() && q.chars().count() >= MIN_FUZZY_CHARS {
@@ -250,6 +260,10 @@ mod tests {
         );
         assert_eq!(ids(&i.type_ahead("123 Main Street #4", None, 10)), ["0001"]);
         assert_eq!(ids(&i.type_ahead("123 main st apt 4", None, 10)), ["0001"]);
+        assert_eq!(
+            ids(&i.type_ahead("123 main st apar", None, 10)),
+            ["0001", "0002"]
+        );
         assert_eq!(ids(&i.type_ahead("77 pecna", None, 10)), ["0004"]);
         assert_eq!(ids(&i.type_ahead("77 pexan d", None, 10)), ["0004"]);
         assert_eq!(ids(&i.type_ahead("123 main", Some("76102"), 10)), ["0005"]);

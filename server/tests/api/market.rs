@@ -557,6 +557,19 @@ unlimited_on_both_engines! {
     }
 }
 
+both_engines! {
+    async fn support_info_names_the_utility_and_the_partner(app) {
+        let app_row = server::store::apps::app_by_uuid(&app.state.db, app.app_uuid).await.unwrap().unwrap();
+        let info = server::http::market::support_info(&app.state, &app_row, "CENTERPOINT").await.unwrap();
+        assert_eq!(info.tdu_name, "CenterPoint Energy Houston Electric");
+        assert_eq!(info.tdu_outage_phone.as_deref(), Some("713-207-2222"));
+        assert!(info.tdu_website.starts_with("https://"));
+        let lpl = server::http::market::support_info(&app.state, &app_row, "LPL").await.unwrap();
+        assert_eq!(lpl.tdu_outage_phone, None);
+        assert_eq!(serde_json::to_value(&lpl.partner_support).unwrap(), json!({"name": null, "phone": null, "email": null, "hours": null, "url": null}));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_install_generates_its_directory_and_searches_it() {
     let app = TestApp::spawn_with(crate::helpers::Engine::Sqlite, |c| {
@@ -602,4 +615,72 @@ async fn a_fresh_install_generates_its_directory_and_searches_it() {
             .await;
         assert_eq!(r.body["plans"][0]["utility"]["name"], row.tdu.as_str());
     }
+}
+
+fn switchboard(database_url: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env_remove("REDIS_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_directory_is_filled_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("market.db").display());
+    let out = switchboard(
+        &db,
+        &["market", "generate", "--addresses", "1200", "--seed", "3"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1200 written, 0 already present"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("now holds 1200 addresses"), "{stdout}");
+    // The same seed gives the same addresses: nothing new.
+    let out = switchboard(
+        &db,
+        &["market", "generate", "--addresses", "1200", "--seed", "3"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("0 written, 1200 already present"),
+        "{stdout}"
+    );
+
+    let csv = dir.path().join("extract.csv");
+    std::fs::write(
+        &csv,
+        "ESI ID,Address,Address Overflow,City,State,ZIP,TDU,Premise Type,Status\n\
+         10443720000777001,10 Elm St,Apt 1,Dallas,TX,75201,ONCOR,Residential,Active\n\
+         1008901000000000777002,20 Elm St,,Houston,TX,77002,CENTERPOINT,Residential,Active\n\
+         12345,30 Elm St,,Houston,TX,77002,CENTERPOINT,Residential,Active\n",
+    )
+    .unwrap();
+    let out = switchboard(&db, &["market", "import", csv.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Read 3 addresses"), "{stdout}");
+    assert!(stdout.contains("2 written"), "{stdout}");
+    assert!(stdout.contains("1 rejected"), "{stdout}");
+    assert!(
+        stdout.contains("line 4: ESI ID is not 17 or 22 digits"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("now holds 1202 addresses"), "{stdout}");
+
+    let missing = switchboard(&db, &["market", "import", "/nonexistent.csv"]);
+    assert!(!missing.status.success());
 }
