@@ -48,8 +48,11 @@ pub trait AddressIndex: Send + Sync {
     }
 }
 
+/// Two sets of the same entries: by address text (`text SEP zip SEP esi`) for type-ahead, and
+/// by ZIP first (`zip SEP text SEP esi`) so that a search within a ZIP walks only that ZIP.
 pub struct FstIndex {
     set: Set<Vec<u8>>,
+    by_zip: Set<Vec<u8>>,
 }
 
 fn key(text: &str, postal_code: &str, esi_id: &str) -> Vec<u8> {
@@ -76,15 +79,29 @@ impl FstIndex {
     pub fn empty() -> Self {
         FstIndex {
             set: Set::default(),
+            by_zip: Set::default(),
         }
     }
 
-    /// Builds the index from keys in any order.
+    /// Builds the index from keys (`entry_key`) in any order.
     pub fn from_keys(mut keys: Vec<Vec<u8>>) -> anyhow::Result<Self> {
         keys.sort_unstable();
         keys.dedup();
+        let set = Set::from_iter(keys.iter())?;
+        // The same keys with the ZIP moved to the front, rotated in place (no second copy).
+        for k in &mut keys {
+            let Some(first) = k.iter().position(|b| *b == SEP) else {
+                continue;
+            };
+            let Some(second) = k[first + 1..].iter().position(|b| *b == SEP) else {
+                continue;
+            };
+            k[..first + 1 + second + 1].rotate_left(first + 1);
+        }
+        keys.sort_unstable();
         Ok(FstIndex {
-            set: Set::from_iter(keys)?,
+            set,
+            by_zip: Set::from_iter(keys)?,
         })
     }
 
@@ -97,9 +114,38 @@ impl FstIndex {
         )
     }
 
-    /// Bytes of the FST itself.
+    /// Bytes of the FSTs themselves.
     pub fn size_bytes(&self) -> usize {
-        self.set.as_fst().size()
+        self.set.as_fst().size() + self.by_zip.as_fst().size()
+    }
+
+    /// Exact-prefix matches inside one ZIP.
+    fn in_zip(&self, zip: &str, prefix: &str, limit: usize, out: &mut Vec<IndexHit>) {
+        let mut wanted = Vec::with_capacity(zip.len() + 1 + prefix.len());
+        wanted.extend_from_slice(zip.as_bytes());
+        wanted.push(SEP);
+        wanted.extend_from_slice(prefix.as_bytes());
+        let mut upper = wanted.clone();
+        upper.push(0xFF);
+        let mut stream = self.by_zip.range().ge(&wanted).lt(&upper).into_stream();
+        while let Some(k) = stream.next() {
+            if out.len() >= limit {
+                break;
+            }
+            let Ok(s) = std::str::from_utf8(k) else {
+                continue;
+            };
+            let mut parts = s.split(char::from(SEP));
+            let (Some(zip), Some(text), Some(esi)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            out.push(IndexHit {
+                text: text.to_owned(),
+                postal_code: zip.to_owned(),
+                esi_id: esi.to_owned(),
+            });
+        }
     }
 
     fn collect<A: Automaton>(
@@ -135,20 +181,19 @@ impl AddressIndex for FstIndex {
         if q.is_empty() || limit == 0 {
             return out;
         }
-        self.collect(
-            fst::automaton::Str::new(q).starts_with(),
-            postal_code,
-            limit,
-            &mut out,
-        );
+        let exact = |prefix: &str, out: &mut Vec<IndexHit>| match postal_code {
+            Some(zip) => self.in_zip(zip, prefix, limit, out),
+            None => self.collect(
+                fst::automaton::Str::new(prefix).starts_with(),
+                None,
+                limit,
+                out,
+            ),
+        };
+        exact(q, &mut out);
         if out.is_empty() {
             if let Some(unit) = partial_unit_prefix(q) {
-                self.collect(
-                    fst::automaton::Str::new(&unit).starts_with(),
-                    postal_code,
-                    limit,
-                    &mut out,
-                );
+                exact(&unit, &mut out);
             }
         }
         // Typos are forgiven only when nothing matches as typed, so that a correct query is
