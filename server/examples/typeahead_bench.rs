@@ -8,6 +8,9 @@
 //! The reference data (ZIP codes, ESI ID prefixes) comes from the migrations, applied to a
 //! throwaway SQLite database; the addresses are generated in memory with the directory's own
 //! generator, keyed and indexed exactly as the server does on start.
+//!
+//! With `BENCH_DATABASE_URL` set, the index is instead built the way a server starts: read from
+//! that database's address table (fill it first with `switchboard market generate`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -83,6 +86,26 @@ async fn main() -> anyhow::Result<()> {
     };
     db.close().await;
 
+    if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
+        let db = Db::connect(&url, 2).await?;
+        let started = Instant::now();
+        let index = server::market::directory::build_from_db(&db).await?;
+        println!(
+            "index built from the database in {:.1} s: {} entries, FSTs {:.0} MB, resident {:.0} MB, peak {:.0} MB",
+            started.elapsed().as_secs_f64(),
+            index.len(),
+            index.size_bytes() as f64 / 1_048_576.0,
+            resident_mb("VmRSS:"),
+            resident_mb("VmHWM:")
+        );
+        let samples = store::market::service_addresses_after(&db, "", 100_000).await?;
+        let samples: Vec<_> = samples
+            .into_iter()
+            .map(|r| (r.address_1, r.address_2))
+            .collect();
+        db.close().await;
+        return measure(&index, &samples, queries);
+    }
     println!("addresses: {addresses}");
     let started = Instant::now();
     let mut keys = Vec::with_capacity(addresses);
@@ -113,6 +136,14 @@ async fn main() -> anyhow::Result<()> {
         resident_mb("VmHWM:")
     );
 
+    measure(&index, &samples, queries)
+}
+
+fn measure(
+    index: &FstIndex,
+    samples: &[(String, Option<String>)],
+    queries: usize,
+) -> anyhow::Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let typed: Vec<String> = (0..queries)
         .map(|i| {
