@@ -163,6 +163,9 @@ fn measure(
         times.push(t.elapsed());
         if hits.is_empty() {
             empty += 1;
+            if empty <= 5 {
+                println!("  nothing for {q:?}");
+            }
         }
     }
     times.sort_unstable();

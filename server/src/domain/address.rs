@@ -118,32 +118,36 @@ pub fn normalize(raw: &str) -> String {
     out.join(" ")
 }
 
-/// The normalized form of what a user has typed so far. The last word may be unfinished:
-/// when it begins a long suffix form ("STRE" of "STREET"), it becomes that suffix's
-/// abbreviation, so that type-ahead keeps matching while the user types.
+/// The normalized form of what a user has typed so far (a trailing space when the last word
+/// is finished).
 pub fn normalize_prefix(raw: &str) -> String {
     let finished = raw.ends_with(|c: char| c.is_whitespace() || c == ',');
     let normalized = normalize(raw);
-    if finished {
-        return format!("{normalized} ");
+    if finished && !normalized.is_empty() {
+        format!("{normalized} ")
+    } else {
+        normalized
     }
-    let mut words: Vec<&str> = normalized.split(' ').collect();
-    let Some(last) = words.last().copied() else {
-        return normalized;
-    };
-    if words.len() > 1 && last.len() >= 3 && lookup(SUFFIXES, last).is_none() {
-        let completions: Vec<&str> = SUFFIXES
-            .iter()
-            .filter(|(long, short)| long.len() > 4 && long.starts_with(last) && *short != last)
-            .map(|(_, short)| *short)
-            .collect();
-        if let [only] = completions.as_slice() {
-            let n = words.len();
-            words[n - 1] = only;
-            return words.join(" ");
-        }
+}
+
+/// When the last word of a normalized prefix begins exactly one long suffix form ("STRE" of
+/// "STREET"), the prefix with that suffix's abbreviation instead, so that type-ahead keeps
+/// matching while the user spells the suffix out. A fallback: the word may as well begin a
+/// street name ("PAR" of "PARKVIEW").
+pub fn suffix_completion(normalized: &str) -> Option<String> {
+    let (rest, last) = normalized.trim_end().rsplit_once(' ')?;
+    if last.len() < 3 || lookup(SUFFIXES, last).is_some() {
+        return None;
     }
-    normalized
+    let completions: Vec<&str> = SUFFIXES
+        .iter()
+        .filter(|(long, short)| long.len() > 4 && long.starts_with(last) && *short != last)
+        .map(|(_, short)| *short)
+        .collect();
+    match completions.as_slice() {
+        [only] => Some(format!("{rest} {only}")),
+        _ => None,
+    }
 }
 
 /// Long unit designators a user may be halfway through typing.
@@ -200,11 +204,14 @@ mod tests {
 
     #[test]
     fn unfinished_words_complete_to_suffixes() {
-        assert_eq!(normalize_prefix("123 Main Stre"), "123 MAIN ST");
-        assert_eq!(normalize_prefix("123 Main Avenu"), "123 MAIN AVE");
+        let complete = |s: &str| suffix_completion(&normalize_prefix(s));
+        assert_eq!(complete("123 Main Stre").as_deref(), Some("123 MAIN ST"));
+        assert_eq!(complete("123 Main Avenu").as_deref(), Some("123 MAIN AVE"));
+        assert_eq!(complete("123 Main St"), None);
+        assert_eq!(complete("123 Ma"), None);
+        assert_eq!(complete("12"), None);
         assert_eq!(normalize_prefix("123 Main St "), "123 MAIN ST ");
-        assert_eq!(normalize_prefix("123 Ma"), "123 MA");
-        assert_eq!(normalize_prefix("12"), "12");
+        assert_eq!(normalize_prefix("123 Main Stre"), "123 MAIN STRE");
     }
 
     #[test]

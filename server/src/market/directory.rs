@@ -11,7 +11,7 @@
 use fst::{automaton::Levenshtein, Automaton, IntoStreamer, Set, Streamer};
 
 use crate::{
-    domain::address::{normalize_prefix, partial_unit_prefix, search_text},
+    domain::address::{normalize_prefix, partial_unit_prefix, search_text, suffix_completion},
     store::{self, market::ServiceAddressRow, Db},
 };
 
@@ -19,8 +19,6 @@ use crate::{
 const SEP: u8 = 0x01;
 /// Queries shorter than this are matched exactly (a typo budget on 3 letters matches anything).
 const MIN_FUZZY_CHARS: usize = 5;
-/// From this length on, a query may carry two typos.
-const LONG_QUERY_CHARS: usize = 8;
 /// With a ZIP filter, give up after this many keys of other ZIPs (keeps p99 bounded).
 const MAX_SCANNED: usize = 50_000;
 
@@ -34,8 +32,8 @@ pub struct IndexHit {
 }
 
 pub trait AddressIndex: Send + Sync {
-    /// Entries whose address begins with `query`; when none does, entries within one typo (two
-    /// for longer queries). At most `limit`.
+    /// Entries whose address begins with `query`; when none does, entries within one typo (a
+    /// letter wrong, missing, extra, or two neighbours swapped). At most `limit`.
     fn type_ahead(&self, query: &str, postal_code: Option<&str>, limit: usize) -> Vec<IndexHit>;
 
     /// Entries whose normalized street line is `street` (with any unit, or exactly `unit`).
@@ -140,11 +138,13 @@ impl FstIndex {
             else {
                 continue;
             };
-            out.push(IndexHit {
-                text: text.to_owned(),
-                postal_code: zip.to_owned(),
-                esi_id: esi.to_owned(),
-            });
+            if !out.iter().any(|h| h.esi_id == esi) {
+                out.push(IndexHit {
+                    text: text.to_owned(),
+                    postal_code: zip.to_owned(),
+                    esi_id: esi.to_owned(),
+                });
+            }
         }
     }
 
@@ -191,23 +191,45 @@ impl AddressIndex for FstIndex {
             ),
         };
         exact(q, &mut out);
-        if out.is_empty() {
-            if let Some(unit) = partial_unit_prefix(q) {
-                exact(&unit, &mut out);
+        // As typed first; then reading an unfinished last word as a street suffix or a unit.
+        for alternative in [suffix_completion(q), partial_unit_prefix(q)]
+            .into_iter()
+            .flatten()
+        {
+            if !out.is_empty() {
+                break;
             }
+            exact(&alternative, &mut out);
         }
         // Typos are forgiven only when nothing matches as typed, so that a correct query is
         // never padded with near misses (the neighbour's unit).
         if out.is_empty() && q.chars().count() >= MIN_FUZZY_CHARS {
-            // Two edits (a transposition) once the query is long enough to stay selective.
-            let distance = if q.chars().count() >= LONG_QUERY_CHARS {
-                2
-            } else {
-                1
-            };
-            let lev = Levenshtein::new(q, distance).or_else(|_| Levenshtein::new(q, 1));
-            if let Ok(lev) = lev {
+            // One edit (a letter wrong, missing or extra) by automaton; two letters swapped,
+            // the commonest slip, by trying each swap as an exact prefix (cheaper than a
+            // two-edit automaton, whose construction alone costs milliseconds).
+            if let Ok(lev) = Levenshtein::new(q, 1) {
                 self.collect(lev.starts_with(), postal_code, limit, &mut out);
+            }
+            let chars: Vec<char> = q.chars().collect();
+            for i in 0..chars.len().saturating_sub(1) {
+                if out.len() >= limit {
+                    break;
+                }
+                if chars[i] == chars[i + 1] {
+                    continue;
+                }
+                let mut swapped = chars.clone();
+                swapped.swap(i, i + 1);
+                let swapped: String = swapped.into_iter().collect();
+                match postal_code {
+                    Some(zip) => self.in_zip(zip, &swapped, limit, &mut out),
+                    None => self.collect(
+                        fst::automaton::Str::new(&swapped).starts_with(),
+                        None,
+                        limit,
+                        &mut out,
+                    ),
+                }
             }
         }
         out
