@@ -377,3 +377,25 @@ pub async fn tos_version_exists(db: &Db, version: &str) -> Result<bool> {
     let n = on_db!(db, c => sqlx::query_scalar::<_, i64>(sql).bind(version).fetch_one(c).await)?;
     Ok(n > 0)
 }
+
+/// Adds a delivery-charge schedule of `tdu` taking effect on `effective_date`.
+pub async fn insert_tdu_charges(
+    tx: &mut Tx,
+    tdu: &str,
+    effective_date: NaiveDate,
+    fixed_cents_per_month: i64,
+    cents_per_kwh: &str,
+) -> Result<()> {
+    let sql =
+        "INSERT INTO tdu_charges (tdu, effective_date, fixed_cents_per_month, cents_per_kwh) \
+        VALUES ($1, $2, $3, $4)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(tdu)
+        .bind(effective_date)
+        .bind(fixed_cents_per_month)
+        .bind(cents_per_kwh)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}

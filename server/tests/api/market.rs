@@ -558,6 +558,25 @@ unlimited_on_both_engines! {
 }
 
 both_engines! {
+    async fn plans_use_the_delivery_charges_in_effect(app) {
+        // A new schedule takes effect in three days.
+        let mut tx = app.state.db.begin().await.unwrap();
+        let from = app.clock.today() + Duration::days(3);
+        server::store::market::insert_tdu_charges(&mut tx, "ONCOR", from, 500, "4.9999").await.unwrap();
+        tx.commit().await.unwrap();
+        let request = json!({"postal_code": "75201"});
+        let r = app.post("/v1/app/accounts/enroll/plans/request", &app.app_token, &request).await;
+        assert_eq!(r.body["plans"][0]["rates"]["tdu_fixed_cents_per_month"], 423, "{}", r.text);
+        assert_eq!(r.body["plans"][0]["rates"]["tdu_cents_per_kwh"], "4.5403");
+        app.clock.advance(Duration::days(3));
+        let r = app.post("/v1/app/accounts/enroll/plans/request", &app.app_token, &request).await;
+        assert_eq!(r.body["plans"][0]["rates"]["tdu_fixed_cents_per_month"], 500, "{}", r.text);
+        assert_eq!(r.body["plans"][0]["rates"]["tdu_cents_per_kwh"], "4.9999");
+        // Other utilities keep theirs.
+        let r = app.post("/v1/app/accounts/enroll/plans/request", &app.app_token, &json!({"postal_code": "77002"})).await;
+        assert_eq!(r.body["plans"][0]["rates"]["tdu_fixed_cents_per_month"], 439);
+    }
+
     async fn support_info_names_the_utility_and_the_partner(app) {
         let app_row = server::store::apps::app_by_uuid(&app.state.db, app.app_uuid).await.unwrap().unwrap();
         let info = server::http::market::support_info(&app.state, &app_row, "CENTERPOINT").await.unwrap();
