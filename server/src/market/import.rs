@@ -1,7 +1,8 @@
-//! Reading the utilities' ESI ID extract (CSV: ESI ID, address, address overflow, city,
-//! state, ZIP, TDU, premise type, status) into directory entries. Headers are matched
-//! loosely ("ESI ID", "esiid", "ZIP Code"...); the ESI ID's prefix decides the utility, and a
-//! TDU column that names another one rejects the row.
+//! Reading the utilities' ESI ID extract (ESI ID, address, address overflow, city, state,
+//! ZIP, TDU, premise type, status; comma- or pipe-separated, as the utilities publish it) into
+//! directory entries. Headers are matched loosely ("ESI ID", "ESIID", "ZIPCODE"...); ZIP+4
+//! written as nine digits is shortened; the ESI ID's prefix decides the utility, and a TDU
+//! column that names another one rejects the row (a DUNS number is not checked).
 
 use std::io::Read;
 
@@ -65,7 +66,18 @@ pub fn read_extract<R: Read>(
     prefixes: &[EsiPrefix],
     mut row: impl FnMut(Result<ServiceAddressRow, Rejected>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(input);
+    let mut input = std::io::BufReader::new(input);
+    let header = std::io::BufRead::fill_buf(&mut input)?;
+    let first_line = header.split(|b| *b == b'\n').next().unwrap_or_default();
+    let delimiter = if first_line.contains(&b'|') {
+        b'|'
+    } else {
+        b','
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(input);
     let cols = columns(reader.headers()?)?;
     for (i, record) in reader.records().enumerate() {
         let line = i as u64 + 2;
@@ -104,6 +116,13 @@ pub fn read_extract<R: Read>(
             let address_1 = get(Some(cols.address)).ok_or_else(|| reject("address is empty"))?;
             let city = get(Some(cols.city)).ok_or_else(|| reject("city is empty"))?;
             let zip = get(Some(cols.zip))
+                .map(|z| {
+                    if z.len() == 9 && z.bytes().all(|b| b.is_ascii_digit()) {
+                        &z[..5]
+                    } else {
+                        z
+                    }
+                })
                 .and_then(|z| ZipCode::parse("zip", z).ok())
                 .ok_or_else(|| reject("ZIP is not a ZIP code"))?;
             Ok(ServiceAddressRow {
@@ -156,5 +175,26 @@ mod tests {
         assert_eq!(ok[0].address_2.as_deref(), Some("APT 2"));
         assert_eq!(ok[0].city, "DALLAS");
         assert_eq!(bad, [3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn reads_pipe_separated_extracts_with_nine_digit_zips() {
+        let extract =
+            "ESIID|ADDRESS|ADDRESS_OVERFLOW|CITY|STATE|ZIPCODE|DUNS|PREMISE_TYPE|STATUS\n\
+            10443720000000001|100 MAIN ST||DALLAS|TX|752011234|1039940674000|Residential|Active\n";
+        let prefixes = [EsiPrefix {
+            prefix: "1044372".into(),
+            tdu: "ONCOR".into(),
+            esi_id_length: 17,
+        }];
+        let mut ok = Vec::new();
+        read_extract(extract.as_bytes(), &prefixes, |r| {
+            ok.push(r.unwrap());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(ok[0].postal_code, "75201");
+        assert_eq!(ok[0].address_2, None);
+        assert_eq!(ok[0].tdu, "ONCOR");
     }
 }
