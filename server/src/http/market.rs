@@ -1066,7 +1066,8 @@ pub async fn benchmarks(
 // Support contacts
 
 /// The support contacts of a location served by `tdu`: the utility's (outages, meters) and
-/// the partner's (everything else). The location endpoint comes with locations (enrollment).
+/// the partner's (everything else). `GET .../locations/{location_uuid}/support-info` serves it
+/// once locations exist.
 pub async fn support_info(state: &AppState, app: &AppRow, tdu: &str) -> ApiResult<SupportInfo> {
     let t = utility_of(state, tdu).await?;
     Ok(SupportInfo {

@@ -1,6 +1,7 @@
-//! The outside world behind traits. This issue brings the service-address directory: its
-//! search index (`directory`), the generator of a realistic sandbox directory (`generator`)
-//! and the import of the utilities' ESI ID extract (`import`).
+//! The outside world behind traits. Here so far: the service-address directory, with its
+//! search index (`directory`), the generator of a realistic sandbox directory (`generator`),
+//! the import of the utilities' ESI ID extract (`import`) and the filling and indexing of it
+//! on start and from the command line (`setup`).
 
 pub mod directory;
 pub mod generator;
