@@ -2,6 +2,8 @@
 //! Request types carry what the wire carries (strings, optional fields); the server parses them
 //! into domain values at the edge. Response types are what every handler renders.
 
+pub mod market;
+
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};

@@ -1,13 +1,14 @@
-//! Operator actions shared by the CLI and the first start: creating apps and their tokens.
+//! Operator actions shared by the CLI and the first start: creating apps (with their default
+//! plan groups) and their tokens.
 
 use app::api::Environment;
 use rand::{distributions::Alphanumeric, Rng};
 use uuid::Uuid;
 
 use crate::{
-    domain::{apps::slug, tokens},
+    domain::{apps::slug, pricing, tokens},
     jobs::clock::Clock,
-    store::{self, apps::NewApp, Db},
+    store::{self, apps::NewApp, market::PlanGroupRow, Db},
 };
 
 /// A new app and its first AppToken (the plain token exists only here).
@@ -52,6 +53,27 @@ pub async fn create_app(
     )
     .await?;
     store::apps::insert_app_token(&mut tx, uuid, &token.prefix, &token.hash, now).await?;
+    // Every app starts with plans it can offer at once.
+    for (position, group) in pricing::default_groups().into_iter().enumerate() {
+        let row = PlanGroupRow {
+            uuid: Uuid::new_v4(),
+            app_uuid: uuid,
+            name: group.name,
+            plan_type: group.plan_type.as_str().to_owned(),
+            term_months: i64::from(group.term_months),
+            base_charge_cents_per_month: group.base_charge_cents_per_month,
+            energy_margin_cents_per_kwh: group.energy_margin_cents_per_kwh.to_string(),
+            partner_commission_cents_per_month: group.partner_commission_cents_per_month,
+            solar_buyback_cents_per_kwh: group.solar_buyback_cents_per_kwh.to_string(),
+            early_termination_fee_cents: group.early_termination_fee_cents,
+            renewable_percent: i64::from(group.renewable_percent),
+            tos_version: group.tos_version,
+            is_month_to_month_default: group.is_month_to_month_default,
+            position: i64::try_from(position)?,
+            created_at: now,
+        };
+        store::market::insert_plan_group(&mut tx, &row).await?;
+    }
     tx.commit().await?;
     Ok(CreatedApp {
         uuid,

@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `apps create`, `tokens create|revoke`.
+//! The command line: `serve` (the default), `migrate`, `apps create`, `tokens create|revoke`,
+//! `market generate|import`.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -43,6 +44,26 @@ pub enum Command {
         #[command(subcommand)]
         command: TokensCommand,
     },
+    /// Fill the service-address directory
+    Market {
+        #[command(subcommand)]
+        command: MarketCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MarketCommand {
+    /// Generate realistic Texas service addresses (deterministic for a seed)
+    Generate {
+        /// How many addresses (meters) to generate
+        #[arg(long)]
+        addresses: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Import the utilities' ESI ID extract (CSV: ESI ID, address, address overflow, city,
+    /// state, ZIP, TDU, premise type, status)
+    Import { file: PathBuf },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -161,6 +182,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             db.close().await;
             Ok(())
         }
+        Command::Market { command } => {
+            let db = connect(&config).await?;
+            let result = market_command(&db, command).await;
+            db.close().await;
+            result
+        }
         Command::Tokens { command } => {
             let db = connect(&config).await?;
             match command {
@@ -177,6 +204,45 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+fn progress_bar(unit: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    let template = format!(
+        "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} {unit} ({{eta}} left)"
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+async fn market_command(db: &Db, command: MarketCommand) -> anyhow::Result<()> {
+    let summary = match command {
+        MarketCommand::Generate { addresses, seed } => {
+            let bar = progress_bar("addresses");
+            crate::market::setup::generate(db, addresses, seed, &bar).await?
+        }
+        MarketCommand::Import { file } => {
+            let bar = indicatif::ProgressBar::new(0);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta} left)",
+            ) {
+                bar.set_style(style);
+            }
+            crate::market::setup::import(db, &file, &bar).await?
+        }
+    };
+    let total = store::market::count_service_addresses(db).await?;
+    println!(
+        "Read {} addresses in {:.1} s: {} written, {} already present, {} rejected.",
+        summary.read, summary.seconds, summary.written, summary.skipped, summary.rejected
+    );
+    for line in &summary.rejections {
+        println!("  rejected {line}");
+    }
+    println!("The directory now holds {total} addresses; running servers pick them up on restart.");
+    Ok(())
 }
 
 async fn connect(config: &Config) -> anyhow::Result<Db> {

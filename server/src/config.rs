@@ -112,6 +112,26 @@ pub struct Config {
     pub smtp_url: Option<Secret>,
     /// Sender of every e-mail.
     pub mail_from: String,
+    pub market: MarketConfig,
+}
+
+/// The service-address directory of a fresh install.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MarketConfig {
+    /// Addresses generated on first start when the directory is empty (0: none).
+    pub default_directory_size: u64,
+    /// Seed of that directory (the same seed gives the same addresses).
+    pub default_directory_seed: u64,
+}
+
+impl Default for MarketConfig {
+    fn default() -> Self {
+        MarketConfig {
+            default_directory_size: 50_000,
+            default_directory_seed: 1,
+        }
+    }
 }
 
 impl Default for Config {
@@ -131,6 +151,7 @@ impl Default for Config {
             jobs: Jobs::default(),
             smtp_url: None,
             mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
+            market: MarketConfig::default(),
         }
     }
 }

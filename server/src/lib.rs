@@ -46,11 +46,14 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
     let webhooks = webhooks::Sender::new(&config)?;
     let mailer = mail::Mailer::new(&config)?;
     let pii = Arc::new(pii_key(&config)?);
+    let market = market::Market::default();
+    market::setup::prepare_directory(&db, &config.market, &market).await?;
     Ok(AppState {
         db,
         webhooks,
         mailer,
         pii,
+        market,
         config: Arc::new(config.clone()),
         clock,
         limiter,

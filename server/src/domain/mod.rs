@@ -4,6 +4,7 @@
 //! offending parameter.
 
 pub mod account;
+pub mod address;
 pub mod apps;
 pub mod cards;
 pub mod credit;
@@ -11,6 +12,8 @@ pub mod enrollment;
 pub mod events;
 pub mod flows;
 pub mod jobs;
+pub mod market;
+pub mod pricing;
 pub mod status;
 pub mod tokens;
 pub mod webhooks;

@@ -14,6 +14,7 @@ pub mod flow;
 pub mod flows;
 pub mod idempotency;
 pub mod identity;
+pub mod market;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
@@ -52,6 +53,8 @@ pub struct AppState {
     /// HTTP clients of webhook deliveries.
     pub webhooks: crate::webhooks::Sender,
     pub mailer: crate::mail::Mailer,
+    /// The address directory's search index and the other market adapters.
+    pub market: crate::market::Market,
     pub config: Arc<Config>,
     pub clock: Clock,
     pub limiter: RateLimiter,
@@ -76,6 +79,7 @@ pub fn router(state: AppState) -> Router {
         .merge(events::router())
         .merge(webhooks::router())
         .merge(sandbox::app_router())
+        .merge(market::app_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_app,
@@ -87,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .merge(identity::router())
         .merge(billing::router())
         .merge(sandbox::account_router())
+        .merge(market::account_router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_account,
@@ -100,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .merge(ops::router())
         .merge(processor::router())
         .merge(flows::page_router())
+        .merge(market::documents_router())
         .merge(flow::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));

@@ -8,8 +8,8 @@ use utoipa::{
 };
 
 use super::{
-    accounts, apps, billing, error::ErrorCode, events, flows, identity, ops, processor, sandbox,
-    webhooks,
+    accounts, apps, billing, error::ErrorCode, events, flows, identity, market, ops, processor,
+    sandbox, webhooks,
 };
 
 #[derive(OpenApi)]
@@ -50,6 +50,18 @@ use super::{
         sandbox::advance_clock,
         sandbox::simulate,
         sandbox::list_emails,
+        market::list_plan_groups,
+        market::app_eligibility,
+        market::account_eligibility,
+        market::app_address_search,
+        market::account_address_search,
+        market::app_full_address_search,
+        market::account_full_address_search,
+        market::esi_id_search,
+        market::app_request_plans,
+        market::app_request_account_plans,
+        market::account_request_plans,
+        market::benchmarks,
         ops::healthz,
         ops::readyz,
     ),
@@ -59,7 +71,7 @@ use super::{
         (name = "app", description = "The partner app (AppToken)"),
         (name = "accounts", description = "Accounts of the app (AppToken)"),
         (name = "account", description = "One account (AccountToken)"),
-        (name = "enrollment", description = "Enrollment steps (AccountToken)"),
+        (name = "enrollment", description = "Eligibility, address search, plans and the enrollment steps"),
         (name = "billing", description = "Payment method and invoices (AccountToken)"),
         (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
         (name = "events", description = "Events of the app (AppToken)"),

@@ -1,4 +1,45 @@
-//! The outside world behind traits: each partner of the service (the credit bureau, ...) is a
-//! trait with a realistic simulator that the sandbox (and the tests) use.
+//! The outside world behind traits, each with a realistic simulator that the sandbox and the
+//! tests use: the credit bureau (`credit`); the service-address directory with its search index
+//! (`directory`), the generator of a realistic sandbox directory (`generator`), the import of
+//! the utilities' ESI ID extract (`import`) and the filling and indexing of it on start and
+//! from the command line (`setup`).
 
 pub mod credit;
+pub mod directory;
+pub mod generator;
+pub mod import;
+pub mod setup;
+
+use std::sync::{Arc, RwLock};
+
+use directory::{AddressIndex, FstIndex};
+
+/// What handlers reach of the market: the address index in use (swapped whole on rebuild).
+#[derive(Clone)]
+pub struct Market {
+    index: Arc<RwLock<Arc<dyn AddressIndex>>>,
+}
+
+impl Default for Market {
+    fn default() -> Self {
+        Market {
+            index: Arc::new(RwLock::new(Arc::new(FstIndex::empty()))),
+        }
+    }
+}
+
+impl Market {
+    pub fn index(&self) -> Arc<dyn AddressIndex> {
+        match self.index.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn set_index(&self, index: Arc<dyn AddressIndex>) {
+        match self.index.write() {
+            Ok(mut guard) => *guard = index,
+            Err(poisoned) => *poisoned.into_inner() = index,
+        }
+    }
+}

@@ -14,6 +14,7 @@ pub mod events;
 pub mod flows;
 pub mod idempotency;
 pub mod jobs;
+pub mod market;
 pub mod payments;
 pub mod status;
 pub mod webhooks;

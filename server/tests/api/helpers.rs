@@ -9,6 +9,7 @@ use server::{
     config::{Config, Secret},
     http::AppState,
     jobs::clock::Clock,
+    store::market::ServiceAddressRow,
 };
 use uuid::Uuid;
 
@@ -179,6 +180,9 @@ impl TestApp {
         };
         // Workers look at the queue often, so that tests wait little for them.
         config.jobs.poll_interval_ms = 20;
+        // Tests that need addresses add them (`add_addresses`); generating the default
+        // directory for every test would slow the suite down.
+        config.market.default_directory_size = 0;
         tweak(&mut config);
         let mut app = Self::start(engine, config, database, Clock::system()).await;
         let created = admin::create_app(
@@ -365,6 +369,18 @@ impl TestApp {
             .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         r.body["token"].as_str().unwrap().to_owned()
+    }
+
+    /// Adds entries to the address directory and rebuilds the search index.
+    pub async fn add_addresses(&self, rows: &[ServiceAddressRow]) {
+        let mut tx = self.state.db.begin().await.unwrap();
+        server::store::market::upsert_service_addresses(&mut tx, rows, true)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        server::market::setup::rebuild_index(&self.state.db, &self.state.market)
+            .await
+            .unwrap();
     }
 
     /// A second app on the same server, with its own token.

@@ -15,6 +15,7 @@ mod flows;
 mod idempotency;
 mod identity;
 mod jobs;
+mod market;
 mod openapi;
 mod ops;
 mod pages;

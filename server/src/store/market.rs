@@ -1,0 +1,401 @@
+//! The market's tables: reference data (utilities, charges, ZIP codes, holidays, the wholesale
+//! curve), the service-address directory, plan groups and priced plans.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TduRow {
+    pub name: String,
+    pub display_name: String,
+    pub esi_id_length: i64,
+    pub load_zone: String,
+    pub phone: String,
+    pub outage_phone: Option<String>,
+    pub website: String,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EsiPrefixRow {
+    pub prefix: String,
+    pub tdu: String,
+    pub esi_id_length: i64,
+    pub weight: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TduChargesRow {
+    pub fixed_cents_per_month: i64,
+    pub cents_per_kwh: String,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ZipTduRow {
+    pub postal_code: String,
+    pub tdu: String,
+    pub city: String,
+    pub likelihood: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct LoadZoneRow {
+    pub name: String,
+    pub wholesale_base_cents_per_kwh: String,
+    pub wholesale_daily_spread_cents_per_kwh: String,
+    pub market_margin_cents_per_kwh: String,
+    pub market_base_charge_cents: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ServiceAddressRow {
+    pub esi_id: String,
+    pub address_1: String,
+    pub address_2: Option<String>,
+    pub city: String,
+    pub state: String,
+    pub postal_code: String,
+    pub tdu: String,
+    pub premise_type: String,
+    pub status: String,
+}
+
+pub async fn tdus(db: &Db) -> Result<Vec<TduRow>> {
+    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website \
+        FROM tdus ORDER BY name";
+    on_db!(db, c => sqlx::query_as::<_, TduRow>(sql).fetch_all(c).await)
+}
+
+pub async fn esi_prefixes(db: &Db) -> Result<Vec<EsiPrefixRow>> {
+    let sql = "SELECT p.prefix, p.tdu, t.esi_id_length, p.weight FROM tdu_esi_prefixes p \
+        JOIN tdus t ON t.name = p.tdu ORDER BY p.prefix";
+    on_db!(db, c => sqlx::query_as::<_, EsiPrefixRow>(sql).fetch_all(c).await)
+}
+
+/// The delivery charges of `tdu` in effect on `date`.
+pub async fn tdu_charges_on(db: &Db, tdu: &str, date: NaiveDate) -> Result<Option<TduChargesRow>> {
+    let sql = "SELECT fixed_cents_per_month, cents_per_kwh FROM tdu_charges \
+        WHERE tdu = $1 AND effective_date <= $2 ORDER BY effective_date DESC LIMIT 1";
+    on_db!(db, c => sqlx::query_as::<_, TduChargesRow>(sql).bind(tdu).bind(date)
+        .fetch_optional(c).await)
+}
+
+pub async fn zip_tdus(db: &Db, postal_code: &str) -> Result<Vec<ZipTduRow>> {
+    let sql = "SELECT postal_code, tdu, city, likelihood FROM zip_tdus WHERE postal_code = $1 \
+        ORDER BY likelihood DESC, tdu";
+    on_db!(db, c => sqlx::query_as::<_, ZipTduRow>(sql).bind(postal_code).fetch_all(c).await)
+}
+
+pub async fn all_zip_tdus(db: &Db) -> Result<Vec<ZipTduRow>> {
+    let sql = "SELECT postal_code, tdu, city, likelihood FROM zip_tdus ORDER BY postal_code, tdu";
+    on_db!(db, c => sqlx::query_as::<_, ZipTduRow>(sql).fetch_all(c).await)
+}
+
+pub async fn federal_holidays(db: &Db) -> Result<Vec<NaiveDate>> {
+    let sql = "SELECT holiday_date FROM federal_holidays ORDER BY holiday_date";
+    on_db!(db, c => sqlx::query_scalar::<_, NaiveDate>(sql).fetch_all(c).await)
+}
+
+pub async fn load_zone(db: &Db, name: &str) -> Result<Option<LoadZoneRow>> {
+    let sql = "SELECT name, wholesale_base_cents_per_kwh, wholesale_daily_spread_cents_per_kwh, \
+        market_margin_cents_per_kwh, market_base_charge_cents FROM load_zones WHERE name = $1";
+    on_db!(db, c => sqlx::query_as::<_, LoadZoneRow>(sql).bind(name).fetch_optional(c).await)
+}
+
+/// The monthly factors of the wholesale curve, January first.
+pub async fn wholesale_seasonality(db: &Db) -> Result<Vec<(i64, String)>> {
+    let sql = "SELECT month, factor FROM wholesale_seasonality ORDER BY month";
+    on_db!(db, c => sqlx::query_as::<_, (i64, String)>(sql).fetch_all(c).await)
+}
+
+const ADDRESS_COLUMNS: &str =
+    "esi_id, address_1, address_2, city, state, postal_code, tdu, premise_type, status";
+
+pub async fn service_address(db: &Db, esi_id: &str) -> Result<Option<ServiceAddressRow>> {
+    let sql = format!("SELECT {ADDRESS_COLUMNS} FROM service_addresses WHERE esi_id = $1");
+    on_db!(db, c => sqlx::query_as::<_, ServiceAddressRow>(&sql).bind(esi_id)
+        .fetch_optional(c).await)
+}
+
+/// The directory entries of these ESI IDs (in no particular order).
+pub async fn service_addresses(db: &Db, esi_ids: &[String]) -> Result<Vec<ServiceAddressRow>> {
+    if esi_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (1..=esi_ids.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT {ADDRESS_COLUMNS} FROM service_addresses WHERE esi_id IN ({})",
+        placeholders.join(", ")
+    );
+    on_db!(db, c => {
+        let mut q = sqlx::query_as::<_, ServiceAddressRow>(&sql);
+        for id in esi_ids {
+            q = q.bind(id);
+        }
+        q.fetch_all(c).await
+    })
+}
+
+pub async fn count_service_addresses(db: &Db) -> Result<i64> {
+    on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM service_addresses")
+        .fetch_one(c).await)
+}
+
+/// A page of the directory in ESI ID order after `after` (keyset paging, for index builds).
+pub async fn service_addresses_after(
+    db: &Db,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<ServiceAddressRow>> {
+    let sql = format!(
+        "SELECT {ADDRESS_COLUMNS} FROM service_addresses WHERE esi_id > $1 \
+         ORDER BY esi_id LIMIT $2"
+    );
+    on_db!(db, c => sqlx::query_as::<_, ServiceAddressRow>(&sql).bind(after).bind(limit)
+        .fetch_all(c).await)
+}
+
+/// Rows per INSERT: 9 parameters each stays far below both engines' parameter limits.
+pub const ADDRESS_BATCH: usize = 500;
+
+/// Writes directory entries; an existing ESI ID is replaced (`replace`) or kept. Returns how
+/// many rows were written.
+pub async fn upsert_service_addresses(
+    tx: &mut Tx,
+    rows: &[ServiceAddressRow],
+    replace: bool,
+) -> Result<u64> {
+    let mut written = 0;
+    for chunk in rows.chunks(ADDRESS_BATCH) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = i * 9;
+                format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6,
+                    b + 7,
+                    b + 8,
+                    b + 9
+                )
+            })
+            .collect();
+        let conflict = if replace {
+            "ON CONFLICT (esi_id) DO UPDATE SET address_1 = excluded.address_1, \
+             address_2 = excluded.address_2, city = excluded.city, state = excluded.state, \
+             postal_code = excluded.postal_code, tdu = excluded.tdu, \
+             premise_type = excluded.premise_type, status = excluded.status"
+        } else {
+            "ON CONFLICT (esi_id) DO NOTHING"
+        };
+        let sql = format!(
+            "INSERT INTO service_addresses ({ADDRESS_COLUMNS}) VALUES {} {conflict}",
+            values.join(", ")
+        );
+        written += on_tx!(tx, c => {
+            let mut q = sqlx::query(&sql);
+            for r in chunk {
+                q = q
+                    .bind(&r.esi_id)
+                    .bind(&r.address_1)
+                    .bind(&r.address_2)
+                    .bind(&r.city)
+                    .bind(&r.state)
+                    .bind(&r.postal_code)
+                    .bind(&r.tdu)
+                    .bind(&r.premise_type)
+                    .bind(&r.status);
+            }
+            q.execute(c).await.map(|r| r.rows_affected())
+        })?;
+    }
+    Ok(written)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PlanGroupRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub name: String,
+    pub plan_type: String,
+    pub term_months: i64,
+    pub base_charge_cents_per_month: i64,
+    pub energy_margin_cents_per_kwh: String,
+    pub partner_commission_cents_per_month: i64,
+    pub solar_buyback_cents_per_kwh: String,
+    pub early_termination_fee_cents: i64,
+    pub renewable_percent: i64,
+    pub tos_version: String,
+    pub is_month_to_month_default: bool,
+    pub position: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+const GROUP_COLUMNS: &str = "uuid, app_uuid, name, plan_type, term_months, \
+    base_charge_cents_per_month, energy_margin_cents_per_kwh, partner_commission_cents_per_month, \
+    solar_buyback_cents_per_kwh, early_termination_fee_cents, renewable_percent, tos_version, \
+    is_month_to_month_default, position, created_at";
+
+pub async fn insert_plan_group(tx: &mut Tx, g: &PlanGroupRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO plan_groups ({GROUP_COLUMNS}) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(g.uuid)
+        .bind(g.app_uuid)
+        .bind(&g.name)
+        .bind(&g.plan_type)
+        .bind(g.term_months)
+        .bind(g.base_charge_cents_per_month)
+        .bind(&g.energy_margin_cents_per_kwh)
+        .bind(g.partner_commission_cents_per_month)
+        .bind(&g.solar_buyback_cents_per_kwh)
+        .bind(g.early_termination_fee_cents)
+        .bind(g.renewable_percent)
+        .bind(&g.tos_version)
+        .bind(g.is_month_to_month_default)
+        .bind(g.position)
+        .bind(g.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn plan_groups_of_app(db: &Db, app_uuid: Uuid) -> Result<Vec<PlanGroupRow>> {
+    let sql = format!(
+        "SELECT {GROUP_COLUMNS} FROM plan_groups WHERE app_uuid = $1 ORDER BY position, uuid"
+    );
+    on_db!(db, c => sqlx::query_as::<_, PlanGroupRow>(&sql).bind(app_uuid).fetch_all(c).await)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PlanRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub plan_group_uuid: Uuid,
+    pub account_uuid: Option<Uuid>,
+    pub is_custom: bool,
+    pub esi_id: Option<String>,
+    pub postal_code: Option<String>,
+    pub tdu: String,
+    pub name: String,
+    pub plan_type: String,
+    pub term_months: i64,
+    pub earliest_start_date: NaiveDate,
+    pub latest_start_date: NaiveDate,
+    pub expires_at: DateTime<Utc>,
+    pub energy_cents_per_kwh: String,
+    pub base_charge_cents_per_month: i64,
+    pub tdu_fixed_cents_per_month: i64,
+    pub tdu_cents_per_kwh: String,
+    pub solar_buyback_cents_per_kwh: String,
+    pub early_termination_fee_cents: i64,
+    pub partner_commission_cents_per_month: i64,
+    pub renewable_percent: i64,
+    pub wholesale_cents_per_kwh: String,
+    pub average_500: String,
+    pub average_1000: String,
+    pub average_2000: String,
+    pub tos_version: String,
+    pub yrac_version: String,
+    pub is_renewal: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+const PLAN_COLUMNS: &str = "uuid, app_uuid, plan_group_uuid, account_uuid, is_custom, esi_id, \
+    postal_code, tdu, name, plan_type, term_months, earliest_start_date, latest_start_date, \
+    expires_at, energy_cents_per_kwh, base_charge_cents_per_month, tdu_fixed_cents_per_month, \
+    tdu_cents_per_kwh, solar_buyback_cents_per_kwh, early_termination_fee_cents, \
+    partner_commission_cents_per_month, renewable_percent, wholesale_cents_per_kwh, average_500, \
+    average_1000, average_2000, tos_version, yrac_version, is_renewal, created_at";
+
+pub async fn insert_plan(tx: &mut Tx, p: &PlanRow) -> Result<()> {
+    let placeholders: Vec<String> = (1..=30).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "INSERT INTO plans ({PLAN_COLUMNS}) VALUES ({})",
+        placeholders.join(", ")
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(p.uuid)
+        .bind(p.app_uuid)
+        .bind(p.plan_group_uuid)
+        .bind(p.account_uuid)
+        .bind(p.is_custom)
+        .bind(&p.esi_id)
+        .bind(&p.postal_code)
+        .bind(&p.tdu)
+        .bind(&p.name)
+        .bind(&p.plan_type)
+        .bind(p.term_months)
+        .bind(p.earliest_start_date)
+        .bind(p.latest_start_date)
+        .bind(p.expires_at)
+        .bind(&p.energy_cents_per_kwh)
+        .bind(p.base_charge_cents_per_month)
+        .bind(p.tdu_fixed_cents_per_month)
+        .bind(&p.tdu_cents_per_kwh)
+        .bind(&p.solar_buyback_cents_per_kwh)
+        .bind(p.early_termination_fee_cents)
+        .bind(p.partner_commission_cents_per_month)
+        .bind(p.renewable_percent)
+        .bind(&p.wholesale_cents_per_kwh)
+        .bind(&p.average_500)
+        .bind(&p.average_1000)
+        .bind(&p.average_2000)
+        .bind(&p.tos_version)
+        .bind(&p.yrac_version)
+        .bind(p.is_renewal)
+        .bind(p.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn plan_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<PlanRow>> {
+    let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE uuid = $1");
+    on_db!(db, c => sqlx::query_as::<_, PlanRow>(&sql).bind(uuid).fetch_optional(c).await)
+}
+
+pub async fn plans_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<PlanRow>> {
+    let sql = format!(
+        "SELECT {PLAN_COLUMNS} FROM plans WHERE account_uuid = $1 ORDER BY created_at, uuid"
+    );
+    on_db!(db, c => sqlx::query_as::<_, PlanRow>(&sql).bind(account_uuid).fetch_all(c).await)
+}
+
+/// Whether some plan group uses this Terms of Service version.
+pub async fn tos_version_exists(db: &Db, version: &str) -> Result<bool> {
+    let sql = "SELECT COUNT(*) FROM plan_groups WHERE tos_version = $1";
+    let n = on_db!(db, c => sqlx::query_scalar::<_, i64>(sql).bind(version).fetch_one(c).await)?;
+    Ok(n > 0)
+}
+
+/// Adds a delivery-charge schedule of `tdu` taking effect on `effective_date`.
+pub async fn insert_tdu_charges(
+    tx: &mut Tx,
+    tdu: &str,
+    effective_date: NaiveDate,
+    fixed_cents_per_month: i64,
+    cents_per_kwh: &str,
+) -> Result<()> {
+    let sql =
+        "INSERT INTO tdu_charges (tdu, effective_date, fixed_cents_per_month, cents_per_kwh) \
+        VALUES ($1, $2, $3, $4)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(tdu)
+        .bind(effective_date)
+        .bind(fixed_cents_per_month)
+        .bind(cents_per_kwh)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
