@@ -1,6 +1,10 @@
 //! What an account still needs before its enrollment can be finalized.
 
 use app::api::{AccountStatus, Enrollment, StatusReason};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+
+use super::market::{start_window, BusinessCalendar, Enroller};
+use crate::jobs::clock::market_date;
 
 /// The status of a newly created account.
 pub const INITIAL_STATUS: (AccountStatus, StatusReason) =
@@ -89,5 +93,260 @@ mod tests {
         let e = enrollment(&f);
         assert_eq!(e.missing, ["payment_method"]);
         assert!(!e.can_finalize_enrollment);
+    }
+}
+
+/// How service starts at a location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnrollmentType {
+    /// The customer already has service there and switches providers.
+    Switch,
+    /// A new occupant.
+    MoveIn,
+}
+
+impl EnrollmentType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnrollmentType::Switch => "switch",
+            EnrollmentType::MoveIn => "move_in",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "switch" => Some(EnrollmentType::Switch),
+            "move_in" => Some(EnrollmentType::MoveIn),
+            _ => None,
+        }
+    }
+}
+
+/// A start date outside what the plan and the market allow, with the range that is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartDateOutOfRange {
+    pub earliest: NaiveDate,
+    pub latest: NaiveDate,
+}
+
+/// Checks a requested start date against the plan's window and the market's rules for today
+/// (a switch needs the rescission wait; a client agent enrollment starts 7 to 30 days out);
+/// without an explicit type, a date early enough for a move-in only is a move-in.
+pub fn check_start_date(
+    start: NaiveDate,
+    plan_window: (NaiveDate, NaiveDate),
+    today: NaiveDate,
+    enroller: Enroller,
+    requested: Option<EnrollmentType>,
+    cal: &BusinessCalendar,
+) -> Result<EnrollmentType, StartDateOutOfRange> {
+    let market = start_window(today, enroller, cal);
+    let latest = plan_window.1.min(market.latest);
+    let earliest_any = plan_window.0.max(market.earliest);
+    let earliest_switch = plan_window.0.max(market.earliest_switch);
+    let kind = requested.unwrap_or(if start >= earliest_switch {
+        EnrollmentType::Switch
+    } else {
+        EnrollmentType::MoveIn
+    });
+    let earliest = match kind {
+        EnrollmentType::Switch => earliest_switch,
+        EnrollmentType::MoveIn => earliest_any,
+    };
+    if start < earliest || start > latest {
+        return Err(StartDateOutOfRange { earliest, latest });
+    }
+    Ok(kind)
+}
+
+/// What the utility answers to an enrollment, by the sandbox's magic ESI ID endings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtilityAnswer {
+    Accepted,
+    SwitchHold,
+    Deactivated,
+    Rejected,
+}
+
+pub fn sandbox_utility_answer(esi_id: &str) -> UtilityAnswer {
+    if esi_id.ends_with("1111") {
+        UtilityAnswer::SwitchHold
+    } else if esi_id.ends_with("2222") {
+        UtilityAnswer::Deactivated
+    } else if esi_id.ends_with("3333") {
+        UtilityAnswer::Rejected
+    } else {
+        UtilityAnswer::Accepted
+    }
+}
+
+/// How many business hours the utility takes to answer: 2 to 72, stable per ESI ID (the
+/// simulated market's variety between utilities and times of day).
+pub fn utility_answer_hours(esi_id: &str) -> u32 {
+    let spread: u32 = esi_id.bytes().map(u32::from).sum();
+    2 + spread % 71
+}
+
+/// `hours` business hours after `from`: only hours of business days (America/Chicago) count.
+pub fn add_business_hours(
+    from: DateTime<Utc>,
+    hours: u32,
+    cal: &BusinessCalendar,
+) -> DateTime<Utc> {
+    let mut t = from;
+    let mut left = hours;
+    while left > 0 {
+        t += Duration::hours(1);
+        if cal.is_business_day(market_date(t)) {
+            left -= 1;
+        }
+    }
+    t
+}
+
+/// The instant a service start date begins (midnight in the market's time zone).
+pub fn start_of_market_day(date: NaiveDate) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    chrono_tz::America::Chicago
+        .from_local_datetime(&date.and_hms_opt(0, 0, 0).unwrap_or_default())
+        .earliest()
+        .map_or_else(
+            || date.and_hms_opt(6, 0, 0).unwrap_or_default().and_utc(),
+            |t| t.with_timezone(&Utc),
+        )
+}
+
+#[cfg(test)]
+mod enrollment_rules {
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    fn cal() -> BusinessCalendar {
+        BusinessCalendar::new([day("2026-11-26")]) // Thanksgiving
+    }
+
+    #[test]
+    fn start_dates_follow_the_plan_and_the_market() {
+        let today = day("2026-11-23"); // a Monday
+        let plan = (day("2026-11-24"), day("2027-02-21"));
+        // A move-in can start tomorrow; a switch waits 3 business days (Thanksgiving skipped).
+        assert_eq!(
+            check_start_date(
+                day("2026-11-24"),
+                plan,
+                today,
+                Enroller::Customer,
+                None,
+                &cal()
+            ),
+            Ok(EnrollmentType::MoveIn)
+        );
+        assert_eq!(
+            check_start_date(
+                day("2026-11-30"),
+                plan,
+                today,
+                Enroller::Customer,
+                None,
+                &cal()
+            ),
+            Ok(EnrollmentType::Switch)
+        );
+        assert_eq!(
+            check_start_date(
+                day("2026-11-25"),
+                plan,
+                today,
+                Enroller::Customer,
+                Some(EnrollmentType::Switch),
+                &cal()
+            ),
+            Err(StartDateOutOfRange {
+                earliest: day("2026-11-27"),
+                latest: day("2027-02-21")
+            })
+        );
+        assert!(check_start_date(
+            day("2026-11-23"),
+            plan,
+            today,
+            Enroller::Customer,
+            None,
+            &cal()
+        )
+        .is_err());
+        assert!(check_start_date(
+            day("2027-02-22"),
+            plan,
+            today,
+            Enroller::Customer,
+            None,
+            &cal()
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn client_agent_starts_are_seven_to_thirty_days_out() {
+        let today = day("2026-11-23");
+        let plan = (day("2026-11-24"), day("2027-02-21"));
+        let check =
+            |d: &str| check_start_date(day(d), plan, today, Enroller::ClientAgent, None, &cal());
+        assert!(check("2026-11-29").is_err());
+        assert_eq!(check("2026-11-30"), Ok(EnrollmentType::Switch));
+        assert!(check("2026-12-23").is_ok());
+        assert_eq!(
+            check("2026-12-24").unwrap_err(),
+            StartDateOutOfRange {
+                earliest: day("2026-11-30"),
+                latest: day("2026-12-23")
+            }
+        );
+    }
+
+    #[test]
+    fn the_sandbox_utility_answers_by_esi_id_ending() {
+        assert_eq!(
+            sandbox_utility_answer("10443720001231111"),
+            UtilityAnswer::SwitchHold
+        );
+        assert_eq!(
+            sandbox_utility_answer("10443720001232222"),
+            UtilityAnswer::Deactivated
+        );
+        assert_eq!(
+            sandbox_utility_answer("10443720001233333"),
+            UtilityAnswer::Rejected
+        );
+        assert_eq!(
+            sandbox_utility_answer("10443720001234567"),
+            UtilityAnswer::Accepted
+        );
+        for esi in ["10443720001234567", "1008901000000000000001", "0"] {
+            assert!((2..=72).contains(&utility_answer_hours(esi)));
+        }
+    }
+
+    #[test]
+    fn business_hours_skip_weekends_and_holidays() {
+        // Wednesday 25 November 2026, 10:00 Central: 20 business hours run into Friday
+        // (Thanksgiving does not count).
+        let from = DateTime::parse_from_rfc3339("2026-11-25T16:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let at = add_business_hours(from, 20, &cal());
+        assert_eq!(market_date(at), day("2026-11-27"));
+        assert_eq!(add_business_hours(from, 0, &cal()), from);
+        assert_eq!(
+            start_of_market_day(day("2026-07-01")).to_rfc3339(),
+            "2026-07-01T05:00:00+00:00"
+        );
+        assert_eq!(
+            start_of_market_day(day("2026-12-01")).to_rfc3339(),
+            "2026-12-01T06:00:00+00:00"
+        );
     }
 }

@@ -61,6 +61,23 @@ pub enum VerificationState {
     Hold,
 }
 
+impl VerificationState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerificationState::NotStarted => "not_started",
+            VerificationState::Pending => "pending",
+            VerificationState::Passed => "passed",
+            VerificationState::Hold => "hold",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::NotStarted, Self::Pending, Self::Passed, Self::Hold]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum UtilityState {
     #[default]
@@ -73,12 +90,54 @@ pub enum UtilityState {
     Rejected,
 }
 
+impl UtilityState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UtilityState::NotSubmitted => "not_submitted",
+            UtilityState::Submitted => "submitted",
+            UtilityState::Accepted => "accepted",
+            UtilityState::SwitchHold => "switch_hold",
+            UtilityState::Deactivated => "deactivated",
+            UtilityState::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::NotSubmitted,
+            Self::Submitted,
+            Self::Accepted,
+            Self::SwitchHold,
+            Self::Deactivated,
+            Self::Rejected,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cancellation {
     PreStart,
     PostStart,
     /// The plan's price expired before verification completed.
     ExpiredPreActive,
+}
+
+impl Cancellation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cancellation::PreStart => "pre_start",
+            Cancellation::PostStart => "post_start",
+            Cancellation::ExpiredPreActive => "expired_pre_active",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::PreStart, Self::PostStart, Self::ExpiredPreActive]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
 }
 
 /// The facts the status is derived from.

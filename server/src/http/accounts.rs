@@ -68,11 +68,22 @@ fn parse_context(state: &AppState, principal: &AppPrincipal) -> ParseContext {
     }
 }
 
-/// Renders an account; `date_of_birth` only where one account is shown.
-pub(crate) fn render(
+/// Renders an account with its locations; `date_of_birth` only where one account is shown.
+pub(crate) async fn render(
+    db: &crate::store::Db,
     row: &AccountRow,
     app: &AppRow,
     include_date_of_birth: bool,
+) -> ApiResult<Account> {
+    let locations = super::enrollment::locations_of(db, row.uuid).await?;
+    render_with(row, app, include_date_of_birth, locations)
+}
+
+fn render_with(
+    row: &AccountRow,
+    app: &AppRow,
+    include_date_of_birth: bool,
+    locations: Vec<app::api::Location>,
 ) -> ApiResult<Account> {
     let profile = row.profile().map_err(ApiError::internal)?;
     let status = AccountStatus::parse(&row.status)
@@ -81,10 +92,15 @@ pub(crate) fn render(
         ApiError::internal(anyhow::anyhow!("stored reason {}", row.status_reason))
     })?;
     let facts = EnrollmentFacts {
+        has_confirmed_address: row.has_confirmed_address,
+        has_accepted_plan: row.has_accepted_plan,
         is_identity_complete: profile.is_identity_complete(),
+        is_identity_verified: row.is_identity_verified,
         has_credit_check: row.has_credit_check,
         has_payment_method: row.has_payment_method,
-        ..Default::default()
+        is_billing_address_confirmed: row.is_billing_address_confirmed,
+        is_enrollment_finalized: row.is_enrollment_finalized,
+        is_service_active: row.is_service_active,
     };
     Ok(Account {
         uuid: row.uuid,
@@ -104,7 +120,7 @@ pub(crate) fn render(
         client_agent_accepted_at: row.client_agent_accepted_at.map(Timestamp),
         is_service_active: facts.is_service_active,
         enrollment: enrollment(&facts),
-        locations: Vec::new(),
+        locations,
         app: AccountApp {
             uuid: app.uuid,
             name: app.name.clone(),
@@ -155,7 +171,7 @@ pub async fn create_account(
     tx.commit().await?;
     Ok((
         StatusCode::CREATED,
-        axum::Json(render(&row, &principal.app, true)?),
+        axum::Json(render(&state.db, &row, &principal.app, true).await?),
     ))
 }
 
@@ -208,10 +224,10 @@ pub async fn list_accounts(
         },
     )
     .await?;
-    let accounts = rows
-        .iter()
-        .map(|r| render(r, &principal.app, false))
-        .collect::<ApiResult<Vec<_>>>()?;
+    let mut accounts = Vec::with_capacity(rows.len());
+    for row in &rows {
+        accounts.push(render(&state.db, row, &principal.app, false).await?);
+    }
     Ok(axum::Json(page.list(
         accounts,
         "/v1/app/accounts",
@@ -248,7 +264,8 @@ async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<A
     let row = store::accounts::account_of_app(&state.db, app.uuid, uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    let json = serde_json::to_vec(&render(&row, app, true)?).map_err(ApiError::internal)?;
+    let json = serde_json::to_vec(&render(&state.db, &row, app, true).await?)
+        .map_err(ApiError::internal)?;
     let view = Arc::new(AccountView {
         row,
         json: Bytes::from(json),
@@ -327,7 +344,9 @@ pub async fn update_account(
     }
     tx.commit().await?;
     state.caches.accounts.invalidate(&row.uuid);
-    Ok(axum::Json(render(&row, &principal.app, true)?))
+    Ok(axum::Json(
+        render(&state.db, &row, &principal.app, true).await?,
+    ))
 }
 
 /// Record that the partner holds the customer's limited power of attorney (client agent
@@ -366,7 +385,9 @@ pub async fn record_client_agent(
         .ok_or_else(|| ApiError::not_found("account"))?;
     tx.commit().await?;
     state.caches.accounts.invalidate(&account_uuid);
-    Ok(axum::Json(render(&row, &principal.app, true)?))
+    Ok(axum::Json(
+        render(&state.db, &row, &principal.app, true).await?,
+    ))
 }
 
 /// Issue an AccountToken (60 minutes, this account only).

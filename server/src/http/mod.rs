@@ -7,6 +7,7 @@ pub mod apps;
 pub mod auth;
 pub mod billing;
 pub mod cache;
+pub mod enrollment;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -89,6 +90,7 @@ pub fn router(state: AppState) -> Router {
     let account_api = Router::new()
         .merge(accounts::account_router())
         .merge(identity::router())
+        .merge(enrollment::router())
         .merge(billing::router())
         .merge(sandbox::account_router())
         .merge(market::account_router())

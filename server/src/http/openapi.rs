@@ -8,8 +8,8 @@ use utoipa::{
 };
 
 use super::{
-    accounts, apps, billing, error::ErrorCode, events, flows, identity, market, ops, processor,
-    sandbox, webhooks,
+    accounts, apps, billing, enrollment, error::ErrorCode, events, flows, identity, market, ops,
+    processor, sandbox, webhooks,
 };
 
 #[derive(OpenApi)]
@@ -29,6 +29,11 @@ use super::{
         accounts::record_client_agent,
         flows::create_flow_login,
         accounts::get_own_account,
+        enrollment::confirm_address,
+        enrollment::accept_plan,
+        enrollment::finalize,
+        enrollment::get_billing_address,
+        enrollment::put_billing_address,
         identity::update_identity,
         identity::submit_credit_check,
         billing::create_payment_session,

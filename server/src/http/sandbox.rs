@@ -114,7 +114,7 @@ async fn aftermath(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     Ok((
-        accounts::render(&row, &principal.app, true)?,
+        accounts::render(&state.db, &row, &principal.app, true).await?,
         Timestamp(after),
         events,
     ))

@@ -148,6 +148,9 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
         return Ok(ctx.finish_alone(&Outcome::Done).await?);
     }
     store::credit::set_credit_check_answer(&mut tx, check.uuid, after.as_str(), now).await?;
+    if after == CreditState::Passed {
+        super::enrollment::credit_passed(&mut tx, app.uuid, account.uuid, &ctx.clock).await?;
+    }
     store::status::refresh_status(&mut tx, app.uuid, account.uuid, now).await?;
     if let Some(notice) = notice_for(before, after) {
         let template = match (notice, &answer) {

@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod credit;
+pub mod enrollment;
 pub mod queue;
 pub mod sandbox;
 
@@ -30,6 +31,14 @@ pub enum JobKind {
     SendEmail,
     /// One soft credit check of an account's latest submission (`jobs::credit`).
     CreditCheck,
+    /// Identity verification after finalize (`jobs::enrollment`).
+    EnrollmentVerify,
+    /// Submission of the enrollment to the utility.
+    UtilitySubmit,
+    /// The utility's answer to the submission.
+    UtilityAnswer,
+    /// Service starts on the start date.
+    ServiceStart,
 }
 
 impl JobKind {
@@ -37,6 +46,10 @@ impl JobKind {
         JobKind::WebhookDelivery,
         JobKind::SendEmail,
         JobKind::CreditCheck,
+        JobKind::EnrollmentVerify,
+        JobKind::UtilitySubmit,
+        JobKind::UtilityAnswer,
+        JobKind::ServiceStart,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,6 +57,10 @@ impl JobKind {
             JobKind::WebhookDelivery => store::events::WEBHOOK_DELIVERY_JOB,
             JobKind::SendEmail => "email.send",
             JobKind::CreditCheck => "credit.check",
+            JobKind::EnrollmentVerify => "enrollment.verify",
+            JobKind::UtilitySubmit => "utility.submit",
+            JobKind::UtilityAnswer => "utility.answer",
+            JobKind::ServiceStart => "service.start",
         }
     }
 
@@ -154,6 +171,10 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::WebhookDelivery => crate::webhooks::deliver(ctx).await,
         JobKind::SendEmail => crate::mail::send(ctx).await,
         JobKind::CreditCheck => credit::run(ctx).await,
+        JobKind::EnrollmentVerify => enrollment::verify(ctx).await,
+        JobKind::UtilitySubmit => enrollment::submit_to_utility(ctx).await,
+        JobKind::UtilityAnswer => enrollment::utility_answer(ctx).await,
+        JobKind::ServiceStart => enrollment::start_service(ctx).await,
     }
 }
 

@@ -32,6 +32,24 @@ pub struct AccountRow {
     /// Derived in the query: an SSN was submitted with consent.
     #[sqlx(default)]
     pub has_credit_check: bool,
+    /// Derived in the query: a service address was confirmed.
+    #[sqlx(default)]
+    pub has_confirmed_address: bool,
+    /// Derived in the query: a contract is pending or active.
+    #[sqlx(default)]
+    pub has_accepted_plan: bool,
+    /// Derived in the query: the enrollment was finalized.
+    #[sqlx(default)]
+    pub is_enrollment_finalized: bool,
+    /// Derived in the query: identity verification passed (after finalize).
+    #[sqlx(default)]
+    pub is_identity_verified: bool,
+    /// Derived in the query: a billing address was given.
+    #[sqlx(default)]
+    pub is_billing_address_confirmed: bool,
+    /// Derived in the query: a location has active service.
+    #[sqlx(default)]
+    pub is_service_active: bool,
 }
 
 const COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name, last_name, phone, \
@@ -45,7 +63,19 @@ const SELECT_COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name,
     EXISTS (SELECT 1 FROM account_payment_methods p \
         WHERE p.account_uuid = accounts.uuid AND p.detached_at IS NULL) AS has_payment_method, \
     EXISTS (SELECT 1 FROM credit_checks k WHERE k.account_uuid = accounts.uuid) \
-        AS has_credit_check";
+        AS has_credit_check, \
+    EXISTS (SELECT 1 FROM confirmed_addresses ca WHERE ca.account_uuid = accounts.uuid) \
+        AS has_confirmed_address, \
+    EXISTS (SELECT 1 FROM contracts ct WHERE ct.account_uuid = accounts.uuid \
+        AND ct.status IN ('pending', 'active')) AS has_accepted_plan, \
+    EXISTS (SELECT 1 FROM enrollments e WHERE e.account_uuid = accounts.uuid) \
+        AS is_enrollment_finalized, \
+    EXISTS (SELECT 1 FROM enrollments e WHERE e.account_uuid = accounts.uuid \
+        AND e.verification = 'passed') AS is_identity_verified, \
+    EXISTS (SELECT 1 FROM billing_addresses b WHERE b.account_uuid = accounts.uuid) \
+        AS is_billing_address_confirmed, \
+    EXISTS (SELECT 1 FROM locations l WHERE l.account_uuid = accounts.uuid \
+        AND l.is_service_active) AS is_service_active";
 
 pub async fn insert_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
     let sql = format!(
@@ -311,6 +341,12 @@ impl AccountRow {
             updated_at: now,
             has_payment_method: false,
             has_credit_check: false,
+            has_confirmed_address: false,
+            has_accepted_plan: false,
+            is_enrollment_finalized: false,
+            is_identity_verified: false,
+            is_billing_address_confirmed: false,
+            is_service_active: false,
         };
         row.set_profile(profile)?;
         Ok(row)

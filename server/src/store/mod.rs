@@ -10,6 +10,7 @@ pub mod apps;
 pub mod counters;
 pub mod credit;
 pub mod emails;
+pub mod enrollment;
 pub mod events;
 pub mod flows;
 pub mod idempotency;

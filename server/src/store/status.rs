@@ -6,8 +6,10 @@ use app::api::{AccountStatus, StatusReason};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{accounts, credit, events, Result, Tx};
-use crate::domain::status::{derive_status, CreditState, StatusFacts};
+use super::{accounts, credit, enrollment, events, Result, Tx};
+use crate::domain::status::{
+    derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
+};
 
 /// Re-derives the account's status; returns the new one when it changed.
 pub async fn refresh_status(
@@ -26,12 +28,34 @@ pub async fn refresh_status(
         .await?
         .and_then(|c| CreditState::parse(&c.status))
         .unwrap_or_default();
+    let enrollment = enrollment::enrollment_tx(tx, account_uuid).await?;
+    let contracts = enrollment::contracts_of_account_tx(tx, account_uuid).await?;
+    let locations = enrollment::locations_of_account_tx(tx, account_uuid).await?;
     let facts = StatusFacts {
+        has_confirmed_address: enrollment::confirmed_address_tx(tx, account_uuid)
+            .await?
+            .is_some(),
+        has_accepted_plan: contracts
+            .iter()
+            .any(|c| c.status == "pending" || c.status == "active"),
         is_identity_complete: profile.is_identity_complete(),
         has_payment_method: row.has_payment_method,
         is_client_agent_flow: row.client_agent_accepted_at.is_some(),
+        is_finalized: enrollment.is_some(),
         credit,
-        ..StatusFacts::default()
+        verification: enrollment
+            .as_ref()
+            .and_then(|e| VerificationState::parse(&e.verification))
+            .unwrap_or_default(),
+        utility: enrollment
+            .as_ref()
+            .and_then(|e| UtilityState::parse(&e.utility))
+            .unwrap_or_default(),
+        is_service_active: locations.iter().any(|l| l.is_service_active),
+        cancellation: enrollment
+            .as_ref()
+            .and_then(|e| e.cancellation.as_deref())
+            .and_then(Cancellation::parse),
     };
     let (status, reason) = derive_status(&facts);
     if status.as_str() == row.status && reason.as_str() == row.status_reason {

@@ -140,7 +140,13 @@ fn first_start_creates_a_sandbox_app_logs_no_secrets_and_shuts_down_gracefully()
             .send().await.unwrap().json().await.unwrap();
         assert_eq!(account["date_of_birth"], "1971-03-04");
         // A token in a query string (as flow links carry them) must not reach the logs either.
-        c.get(format!("{base}/flow/enrollment?token={token}")).send().await.unwrap();
+        c.get(format!("{base}/flow/enrollment?token={token}"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
     });
 
     // SIGTERM: the server drains and exits cleanly.

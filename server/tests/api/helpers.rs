@@ -21,7 +21,7 @@ pub enum Engine {
 
 /// Runs each test body once per engine: `mod name { fn sqlite(); fn postgres(); }`.
 macro_rules! both_engines {
-    ($(async fn $name:ident($app:ident) $body:block)*) => {
+    (with $tweak:expr; $(async fn $name:ident($app:ident) $body:block)*) => {
         $(
             mod $name {
                 #[allow(unused_imports)]
@@ -29,17 +29,20 @@ macro_rules! both_engines {
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn sqlite() {
-                    let $app = $crate::helpers::TestApp::spawn($crate::helpers::Engine::Sqlite).await;
+                    let $app = $crate::helpers::TestApp::spawn_with($crate::helpers::Engine::Sqlite, $tweak).await;
                     $body
                 }
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres() {
-                    let $app = $crate::helpers::TestApp::spawn($crate::helpers::Engine::Postgres).await;
+                    let $app = $crate::helpers::TestApp::spawn_with($crate::helpers::Engine::Postgres, $tweak).await;
                     $body
                 }
             }
         )*
+    };
+    ($(async fn $name:ident($app:ident) $body:block)*) => {
+        both_engines!(with |_| {}; $(async fn $name($app) $body)*);
     };
 }
 

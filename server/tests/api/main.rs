@@ -10,6 +10,7 @@ mod accounts;
 mod auth;
 mod cli;
 mod credit;
+mod enrollment;
 mod errors;
 mod flows;
 mod idempotency;

@@ -1,0 +1,98 @@
+//! Wire types of the enrollment steps: address confirmation, plan acceptance, finalize and the
+//! billing address.
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[cfg(feature = "ssr")]
+use utoipa::ToSchema;
+
+use super::{market::PlanRatesOut, Account, Location, PostalAddressIn, Timestamp};
+
+/// `POST /v1/account/enroll/confirm-address`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct ConfirmAddressIn {
+    pub esi_id: String,
+}
+
+/// `POST /v1/account/enroll/plans/accept`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct AcceptPlanIn {
+    pub plan_uuid: Uuid,
+    /// The meter the plan is for; creates the Location.
+    pub esi_id: String,
+    /// `YYYY-MM-DD`, between the plan's `earliest_start_date` and `latest_start_date`.
+    #[serde(default)]
+    pub service_start_date: Option<String>,
+    /// Alias of `service_start_date`.
+    #[serde(default)]
+    pub start_date: Option<String>,
+    /// Must be true.
+    #[serde(default)]
+    pub terms_accepted: Option<bool>,
+    /// `switch` or `move_in`; inferred from the start date when absent.
+    #[serde(default)]
+    pub enrollment_type: Option<String>,
+}
+
+/// The terms of an accepted plan at a location.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct Contract {
+    pub uuid: Uuid,
+    pub plan_uuid: Uuid,
+    pub plan_name: String,
+    pub plan_type: String,
+    pub start_date: NaiveDate,
+    /// Null for month-to-month.
+    pub end_date: Option<NaiveDate>,
+    pub term_months: u32,
+    pub rates: PlanRatesOut,
+    /// `pending`, `active`, `ended` or `cancelled`.
+    pub status: String,
+    pub accepted_at: Timestamp,
+    /// `customer` or `client_agent`.
+    pub accepted_by: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct AcceptPlanOut {
+    pub account: Account,
+    pub location: Location,
+    pub contract: Contract,
+}
+
+/// `POST /v1/account/enroll/finalize`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FinalizeIn {
+    /// True when the partner enrolls the customer as client agent.
+    #[serde(default)]
+    pub is_client_agent_enrollment: Option<bool>,
+}
+
+/// `PUT /v1/account/billing/address`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct BillingAddressIn {
+    pub same_as_service_address: bool,
+    /// Required when `same_as_service_address` is false.
+    #[serde(default)]
+    pub address: Option<PostalAddressIn>,
+}
+
+/// The billing address, always filled (the service address when the same).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct BillingAddressOut {
+    pub same_as_service_address: bool,
+    pub address_1: Option<String>,
+    pub address_2: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    pub postal_code: Option<String>,
+}

@@ -1,0 +1,643 @@
+//! The enrollment steps that attach a home to an account: confirming the service address,
+//! accepting a plan (which creates the Location and its Contract), finalizing (which starts
+//! the background pipeline: verification, credit check, utility), and the billing address.
+
+use app::api::{
+    enrollment::{
+        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, ConfirmAddressIn,
+        Contract, FinalizeIn,
+    },
+    market::PlanRatesOut,
+    Account, ErrorEnvelope, Location, Timestamp,
+};
+use axum::{
+    extract::State,
+    routing::{get, post},
+    Router,
+};
+use chrono::{Months, NaiveDate};
+use uuid::Uuid;
+
+use super::{
+    accounts,
+    auth::AccountPrincipal,
+    error::{ApiError, ApiResult, ErrorCode},
+    extract::Json,
+    AppState,
+};
+use crate::{
+    domain::{
+        account::parse_postal_address,
+        enrollment::{check_start_date, missing_steps, EnrollmentFacts, EnrollmentType},
+        market::{BusinessCalendar, Enroller, EsiId},
+        FieldError,
+    },
+    jobs::{self, clock::AccountClock, JobKind, NewJob},
+    store::{
+        self,
+        enrollment::{
+            BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
+        },
+        events::NewEvent,
+        Tx,
+    },
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/enroll/confirm-address", post(confirm_address))
+        .route("/enroll/plans/accept", post(accept_plan))
+        .route("/enroll/finalize", post(finalize))
+        .route(
+            "/billing/address",
+            get(get_billing_address).put(put_billing_address),
+        )
+}
+
+/// The locations of an account as partners see them.
+pub async fn locations_of(db: &store::Db, account_uuid: Uuid) -> ApiResult<Vec<Location>> {
+    let locations = store::enrollment::locations_of_account(db, account_uuid).await?;
+    if locations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let contracts = store::enrollment::contracts_of_account(db, account_uuid).await?;
+    Ok(locations
+        .iter()
+        .map(|l| render_location(l, &contracts))
+        .collect())
+}
+
+fn render_location(l: &LocationRow, contracts: &[ContractRow]) -> Location {
+    // The contract in force: the active one, else the pending one, else the newest.
+    let contract = contracts
+        .iter()
+        .filter(|c| c.location_uuid == l.uuid)
+        .max_by_key(|c| (c.status == "active", c.status == "pending", c.start_date));
+    Location {
+        uuid: l.uuid,
+        esi_id: l.esi_id.clone(),
+        address_1: l.address_1.clone(),
+        address_2: l.address_2.clone(),
+        city: l.city.clone(),
+        state: l.state.clone(),
+        postal_code: l.postal_code.clone(),
+        utility: Some(l.tdu.clone()),
+        service_start_date: l.service_start_date,
+        final_service_date: l.final_service_date,
+        is_service_active: l.is_service_active,
+        has_usage_history: l.has_usage_history,
+        estimated_next_reading_date: None,
+        plan_name: contract.map(|c| c.plan_name.clone()),
+        plan_uuid: contract.map(|c| c.plan_uuid),
+        contract_start: contract.map(|c| c.start_date),
+        contract_end: contract.and_then(|c| c.end_date),
+        status: l.status.clone(),
+    }
+}
+
+fn render_contract(c: &ContractRow) -> ApiResult<Contract> {
+    Ok(Contract {
+        uuid: c.uuid,
+        plan_uuid: c.plan_uuid,
+        plan_name: c.plan_name.clone(),
+        plan_type: c.plan_type.clone(),
+        start_date: c.start_date,
+        end_date: c.end_date,
+        term_months: u32::try_from(c.term_months).unwrap_or_default(),
+        rates: serde_json::from_str(&c.rates).map_err(ApiError::internal)?,
+        status: c.status.clone(),
+        accepted_at: Timestamp(c.accepted_at),
+        accepted_by: c.accepted_by.clone(),
+    })
+}
+
+async fn account_clock(state: &AppState, account_uuid: Uuid) -> ApiResult<AccountClock> {
+    Ok(state.clock.for_account(&state.db, account_uuid).await?)
+}
+
+async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiResult<Account> {
+    state.caches.accounts.invalidate(&principal.account_uuid);
+    let row =
+        store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    accounts::render(&state.db, &row, &principal.app, true).await
+}
+
+fn parse_esi_id(raw: &str) -> ApiResult<EsiId> {
+    EsiId::parse(raw).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::EsiIdInvalid,
+            "esi_id must be the 17 or 22 digits of an ESI ID",
+        )
+        .with_param("esi_id")
+    })
+}
+
+async fn service_address(
+    state: &AppState,
+    esi: &EsiId,
+) -> ApiResult<store::market::ServiceAddressRow> {
+    store::market::service_address(&state.db, esi.as_str())
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(ErrorCode::EsiIdNotFound, "No meter has this ESI ID").with_param("esi_id")
+        })
+}
+
+/// Confirm the service address and ESI ID the customer recognised.
+#[utoipa::path(
+    post, path = "/v1/account/enroll/confirm-address", tag = "enrollment",
+    request_body = ConfirmAddressIn,
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 404, description = "No meter has this ESI ID (`esi_id_not_found`)", body = ErrorEnvelope),
+        (status = 422, description = "Not an ESI ID (`esi_id_invalid`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn confirm_address(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<ConfirmAddressIn>,
+) -> ApiResult<axum::Json<Account>> {
+    let esi = parse_esi_id(&input.esi_id)?;
+    let address = service_address(&state, &esi).await?;
+    let now = account_clock(&state, principal.account_uuid).await?.now();
+    let mut tx = state.db.begin().await?;
+    store::enrollment::insert_confirmed_address(
+        &mut tx,
+        principal.account_uuid,
+        &ConfirmedAddressRow {
+            esi_id: address.esi_id,
+            address_1: address.address_1,
+            address_2: address.address_2,
+            city: address.city,
+            state: address.state,
+            postal_code: address.postal_code,
+            tdu: address.tdu,
+        },
+        now,
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, principal.account_uuid, now).await?;
+    tx.commit().await?;
+    Ok(axum::Json(render_account(&state, &principal).await?))
+}
+
+fn parse_start_date(raw: &str) -> ApiResult<NaiveDate> {
+    NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| {
+        FieldError::invalid(
+            "service_start_date",
+            "service_start_date must be a date (YYYY-MM-DD)",
+        )
+        .into()
+    })
+}
+
+/// The day a fixed contract's last day falls on.
+fn contract_end(start: NaiveDate, term_months: u32, plan_type: &str) -> Option<NaiveDate> {
+    (plan_type == "fixed")
+        .then(|| start.checked_add_months(Months::new(term_months)))
+        .flatten()
+        .and_then(|d| d.pred_opt())
+}
+
+/// Accept a plan for a meter: creates the Location and its Contract.
+#[utoipa::path(
+    post, path = "/v1/account/enroll/plans/accept", tag = "enrollment",
+    request_body = AcceptPlanIn,
+    responses(
+        (status = 200, description = "The account, its new location and contract", body = AcceptPlanOut),
+        (status = 404, description = "No such plan for this account, or no such meter", body = ErrorEnvelope),
+        (status = 409, description = "`plan_expired`, `plan_already_accepted` or `already_finalized`", body = ErrorEnvelope),
+        (status = 422, description = "`terms_not_accepted`, `start_date_out_of_range` (with the allowed range) or `esi_id_invalid`", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn accept_plan(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<AcceptPlanIn>,
+) -> ApiResult<axum::Json<AcceptPlanOut>> {
+    match input.terms_accepted {
+        None => return Err(FieldError::missing("terms_accepted").into()),
+        Some(false) => {
+            return Err(ApiError::new(
+                ErrorCode::TermsNotAccepted,
+                "terms_accepted must be true to accept a plan",
+            )
+            .with_param("terms_accepted"))
+        }
+        Some(true) => {}
+    }
+    let raw_start = input
+        .service_start_date
+        .as_deref()
+        .or(input.start_date.as_deref())
+        .ok_or_else(|| ApiError::from(FieldError::missing("service_start_date")))?;
+    let start = parse_start_date(raw_start)?;
+    let requested_type = input
+        .enrollment_type
+        .as_deref()
+        .map(|t| {
+            EnrollmentType::parse(t).ok_or_else(|| {
+                ApiError::from(FieldError::invalid(
+                    "enrollment_type",
+                    "enrollment_type must be switch or move_in",
+                ))
+            })
+        })
+        .transpose()?;
+    let esi = parse_esi_id(&input.esi_id)?;
+    let account_uuid = principal.account_uuid;
+    let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
+        .await?
+        .filter(|p| p.app_uuid == principal.app.uuid)
+        .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
+        .ok_or_else(|| ApiError::not_found("plan").with_param("plan_uuid"))?;
+    let address = service_address(&state, &esi).await?;
+    if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
+        return Err(ApiError::new(
+            ErrorCode::EsiIdInvalid,
+            "This plan was priced for another meter; request plans for this ESI ID",
+        )
+        .with_param("esi_id"));
+    }
+    let clock = account_clock(&state, account_uuid).await?;
+    let now = clock.now();
+    if plan.expires_at <= now {
+        return Err(ApiError::new(
+            ErrorCode::PlanExpired,
+            "This plan's price has expired; request plans again",
+        ));
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let mut tx = state.db.begin().await?;
+    let account =
+        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    let enroller = if account.client_agent_accepted_at.is_some() {
+        Enroller::ClientAgent
+    } else {
+        Enroller::Customer
+    };
+    let enrollment_type = check_start_date(
+        start,
+        (plan.earliest_start_date, plan.latest_start_date),
+        clock.today(),
+        enroller,
+        requested_type,
+        &calendar,
+    )
+    .map_err(|range| {
+        ApiError::new(
+            ErrorCode::StartDateOutOfRange,
+            format!(
+                "service_start_date must be between {} and {}",
+                range.earliest, range.latest
+            ),
+        )
+        .with_param("service_start_date")
+        .with_detail("earliest_start_date", range.earliest.to_string())
+        .with_detail("latest_start_date", range.latest.to_string())
+    })?;
+    if account.is_enrollment_finalized {
+        return Err(ApiError::new(
+            ErrorCode::AlreadyFinalized,
+            "The enrollment is finalized; its plan can no longer change",
+        ));
+    }
+    if account.has_accepted_plan {
+        return Err(ApiError::new(
+            ErrorCode::PlanAlreadyAccepted,
+            "A plan is already accepted for this account's location",
+        ));
+    }
+    let location = LocationRow {
+        uuid: Uuid::new_v4(),
+        app_uuid: principal.app.uuid,
+        account_uuid,
+        esi_id: address.esi_id.clone(),
+        address_1: address.address_1,
+        address_2: address.address_2,
+        city: address.city,
+        state: address.state,
+        postal_code: address.postal_code,
+        tdu: address.tdu,
+        enrollment_type: enrollment_type.as_str().to_owned(),
+        status: "pending".to_owned(),
+        service_start_date: None,
+        final_service_date: None,
+        is_service_active: false,
+        has_usage_history: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
+    let rates = PlanRatesOut {
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        base_charge_cents_per_month: plan.base_charge_cents_per_month,
+        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
+        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
+        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
+        early_termination_fee_cents: plan.early_termination_fee_cents,
+    };
+    let contract = ContractRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        account_uuid,
+        plan_uuid: plan.uuid,
+        plan_name: plan.name.clone(),
+        plan_type: plan.plan_type.clone(),
+        term_months: plan.term_months,
+        start_date: start,
+        end_date: contract_end(start, term_months, &plan.plan_type),
+        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
+        tos_version: plan.tos_version.clone(),
+        status: "pending".to_owned(),
+        accepted_at: now,
+        accepted_by: match enroller {
+            Enroller::ClientAgent => "client_agent",
+            Enroller::Customer => "customer",
+        }
+        .to_owned(),
+        created_at: now,
+    };
+    store::enrollment::insert_location(&mut tx, &location).await?;
+    store::enrollment::insert_contract(&mut tx, &contract).await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: principal.app.uuid,
+            account_uuid: Some(account_uuid),
+            kind: "enrollment.plan_accepted",
+            data: serde_json::json!({
+                "account_uuid": account_uuid,
+                "location_uuid": location.uuid,
+                "plan_uuid": plan.uuid,
+                "contract_uuid": contract.uuid,
+                "service_start_date": start,
+                "accepted_by": contract.accepted_by,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    tx.commit().await?;
+    Ok(axum::Json(AcceptPlanOut {
+        account: render_account(&state, &principal).await?,
+        location: render_location(&location, std::slice::from_ref(&contract)),
+        contract: render_contract(&contract)?,
+    }))
+}
+
+/// Submit the enrollment: verification, credit check and the utility follow in the background.
+#[utoipa::path(
+    post, path = "/v1/account/enroll/finalize", tag = "enrollment",
+    request_body = FinalizeIn,
+    responses(
+        (status = 200, description = "The account, now reviewing", body = Account),
+        (status = 409, description = "`enrollment_incomplete` (with `missing`), `already_finalized` or `client_agent_not_recorded`", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn finalize(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<FinalizeIn>,
+) -> ApiResult<axum::Json<Account>> {
+    let account_uuid = principal.account_uuid;
+    let clock = account_clock(&state, account_uuid).await?;
+    let now = clock.now();
+    let is_client_agent = input.is_client_agent_enrollment.unwrap_or(false);
+    let mut tx = state.db.begin().await?;
+    let account =
+        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    if account.is_enrollment_finalized {
+        return Err(ApiError::new(
+            ErrorCode::AlreadyFinalized,
+            "The enrollment is already finalized",
+        ));
+    }
+    if is_client_agent {
+        let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account_uuid).await?;
+        let recorded_first = account.client_agent_accepted_at.is_some_and(|at| {
+            contracts
+                .iter()
+                .filter(|c| c.status == "pending")
+                .all(|c| at <= c.accepted_at)
+        });
+        if !recorded_first {
+            return Err(ApiError::new(
+                ErrorCode::ClientAgentNotRecorded,
+                "Call record-client-agent before accepting the plan of a client agent enrollment",
+            ));
+        }
+    }
+    let profile = account.profile().map_err(ApiError::internal)?;
+    let missing = missing_steps(&EnrollmentFacts {
+        has_confirmed_address: account.has_confirmed_address,
+        has_accepted_plan: account.has_accepted_plan,
+        is_identity_complete: profile.is_identity_complete(),
+        has_credit_check: account.has_credit_check,
+        has_payment_method: account.has_payment_method,
+        ..Default::default()
+    });
+    if !missing.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::EnrollmentIncomplete,
+            format!("Finish these steps first: {}", missing.join(", ")),
+        )
+        .with_detail("missing", missing));
+    }
+    store::enrollment::insert_enrollment(
+        &mut tx,
+        &EnrollmentRow {
+            account_uuid,
+            finalized_at: now,
+            is_client_agent,
+            verification: "pending".to_owned(),
+            utility: "not_submitted".to_owned(),
+            cancellation: None,
+            updated_at: now,
+        },
+    )
+    .await?;
+    schedule(
+        &mut tx,
+        &clock,
+        JobKind::EnrollmentVerify,
+        principal.app.uuid,
+        account_uuid,
+        now + chrono::Duration::minutes(1),
+    )
+    .await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: principal.app.uuid,
+            account_uuid: Some(account_uuid),
+            kind: "enrollment.finalized",
+            data: serde_json::json!({
+                "account_uuid": account_uuid,
+                "is_client_agent_enrollment": is_client_agent,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    tx.commit().await?;
+    Ok(axum::Json(render_account(&state, &principal).await?))
+}
+
+/// Schedules one of the enrollment pipeline's jobs for the account.
+pub async fn schedule(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    kind: JobKind,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    at: chrono::DateTime<chrono::Utc>,
+) -> store::Result<Uuid> {
+    jobs::enqueue(
+        tx,
+        clock,
+        &NewJob {
+            kind,
+            payload: &serde_json::json!({ "app_uuid": app_uuid }),
+            account_uuid: Some(account_uuid),
+            run_at: at,
+            max_attempts: 20,
+        },
+    )
+    .await
+}
+
+fn render_billing(
+    row: &BillingAddressRow,
+    service: Option<&ConfirmedAddressRow>,
+) -> BillingAddressOut {
+    match (row.same_as_service_address, service) {
+        (true, Some(s)) => BillingAddressOut {
+            same_as_service_address: true,
+            address_1: Some(s.address_1.clone()),
+            address_2: s.address_2.clone(),
+            city: Some(s.city.clone()),
+            state: Some(s.state.clone()),
+            postal_code: Some(s.postal_code.clone()),
+        },
+        _ => BillingAddressOut {
+            same_as_service_address: row.same_as_service_address,
+            address_1: row.address_1.clone(),
+            address_2: row.address_2.clone(),
+            city: row.city.clone(),
+            state: row.state.clone(),
+            postal_code: row.postal_code.clone(),
+        },
+    }
+}
+
+/// The billing address (the service address unless another was given).
+#[utoipa::path(
+    get, path = "/v1/account/billing/address", tag = "billing",
+    responses(
+        (status = 200, description = "The billing address", body = BillingAddressOut),
+        (status = 404, description = "No address known yet", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn get_billing_address(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+) -> ApiResult<axum::Json<BillingAddressOut>> {
+    let service = store::enrollment::confirmed_address(&state.db, principal.account_uuid).await?;
+    let billing = store::enrollment::billing_address(&state.db, principal.account_uuid)
+        .await?
+        .unwrap_or(BillingAddressRow {
+            same_as_service_address: true,
+            address_1: None,
+            address_2: None,
+            city: None,
+            state: None,
+            postal_code: None,
+        });
+    if billing.same_as_service_address && service.is_none() {
+        return Err(ApiError::not_found("billing address"));
+    }
+    Ok(axum::Json(render_billing(&billing, service.as_ref())))
+}
+
+/// Set the billing address: the service address, or another one.
+#[utoipa::path(
+    put, path = "/v1/account/billing/address", tag = "billing",
+    request_body = BillingAddressIn,
+    responses(
+        (status = 200, description = "The billing address", body = BillingAddressOut),
+        (status = 400, description = "The address is missing or invalid", body = ErrorEnvelope),
+        (status = 409, description = "Same as a service address not confirmed yet (`enrollment_incomplete`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn put_billing_address(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<BillingAddressIn>,
+) -> ApiResult<axum::Json<BillingAddressOut>> {
+    let service = store::enrollment::confirmed_address(&state.db, principal.account_uuid).await?;
+    let row = if input.same_as_service_address {
+        if service.is_none() {
+            return Err(ApiError::new(
+                ErrorCode::EnrollmentIncomplete,
+                "Confirm the service address first",
+            )
+            .with_detail("missing", vec!["address"]));
+        }
+        BillingAddressRow {
+            same_as_service_address: true,
+            address_1: None,
+            address_2: None,
+            city: None,
+            state: None,
+            postal_code: None,
+        }
+    } else {
+        let raw = input
+            .address
+            .ok_or_else(|| ApiError::from(FieldError::missing("address")))?;
+        let a = parse_postal_address("address", raw)?;
+        BillingAddressRow {
+            same_as_service_address: false,
+            address_1: Some(a.address_1),
+            address_2: a.address_2,
+            city: Some(a.city),
+            state: Some(a.state),
+            postal_code: Some(a.postal_code),
+        }
+    };
+    let now = account_clock(&state, principal.account_uuid).await?.now();
+    let mut tx = state.db.begin().await?;
+    store::enrollment::insert_billing_address(&mut tx, principal.account_uuid, &row, now).await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: principal.app.uuid,
+            account_uuid: Some(principal.account_uuid),
+            kind: "account.billing_address_updated",
+            data: serde_json::json!({
+                "account_uuid": principal.account_uuid,
+                "same_as_service_address": row.same_as_service_address,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&principal.account_uuid);
+    Ok(axum::Json(render_billing(&row, service.as_ref())))
+}

@@ -1,0 +1,257 @@
+//! The enrollment pipeline after finalize, each step a job on the account's clock:
+//! verification (a plan whose price expired first cancels it: `expire_pre_active`), then the
+//! credit check (`jobs::credit`), then submission to the utility, the utility's answer after 2
+//! to 72 business hours (switch holds, deactivated meters and rejects by the sandbox's magic
+//! ESI IDs), and service start on the start date.
+
+use anyhow::Context as _;
+use uuid::Uuid;
+
+use super::{clock::AccountClock, JobContext, JobKind, Outcome};
+use crate::{
+    domain::{
+        enrollment::{
+            add_business_hours, sandbox_utility_answer, start_of_market_day, utility_answer_hours,
+            UtilityAnswer,
+        },
+        market::BusinessCalendar,
+        status::{Cancellation, CreditState, UtilityState, VerificationState},
+    },
+    http::enrollment::schedule,
+    store::{self, enrollment::EnrollmentRow, events::NewEvent, Tx},
+};
+
+#[derive(serde::Deserialize)]
+struct Payload {
+    app_uuid: Uuid,
+}
+
+fn account_of(ctx: &JobContext) -> anyhow::Result<(Uuid, Uuid)> {
+    let payload: Payload = serde_json::from_str(&ctx.job.payload)?;
+    let account = ctx
+        .job
+        .account_uuid
+        .context("an enrollment job without account")?;
+    Ok((payload.app_uuid, account))
+}
+
+/// Commits `tx` with the job's end, unless another worker took the job over.
+async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<()> {
+    if ctx.finish(&mut tx, &Outcome::Done).await? {
+        tx.commit().await?;
+        ctx.state.caches.accounts.invalidate(&account);
+    }
+    Ok(())
+}
+
+/// Locks the account and reads its enrollment; `None` when there is nothing to do.
+async fn enrollment(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+) -> anyhow::Result<Option<EnrollmentRow>> {
+    store::accounts::account_of_app_for_update(tx, app, account).await?;
+    Ok(store::enrollment::enrollment_tx(tx, account)
+        .await?
+        .filter(|e| e.cancellation.is_none()))
+}
+
+pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx)?;
+    let now = ctx.now();
+    let mut tx = ctx.state.db.begin().await?;
+    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
+        return finish(ctx, tx, account).await;
+    };
+    if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
+        return finish(ctx, tx, account).await;
+    }
+    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
+    let mut expired = false;
+    for c in contracts.iter().filter(|c| c.status == "pending") {
+        if let Some(plan) = store::market::plan_by_uuid(&ctx.state.db, c.plan_uuid).await? {
+            expired |= plan.expires_at <= now;
+        }
+    }
+    e.updated_at = now;
+    if expired {
+        e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
+        store::enrollment::update_enrollment(&mut tx, &e).await?;
+        store::enrollment::set_contract_status(&mut tx, account, "pending", "cancelled").await?;
+    } else {
+        e.verification = VerificationState::Passed.as_str().to_owned();
+        store::enrollment::update_enrollment(&mut tx, &e).await?;
+        let credit = store::credit::latest_credit_check(&mut tx, account)
+            .await?
+            .and_then(|c| CreditState::parse(&c.status))
+            .unwrap_or_default();
+        if credit == CreditState::Passed {
+            schedule(
+                &mut tx,
+                &ctx.clock,
+                JobKind::UtilitySubmit,
+                app,
+                account,
+                now,
+            )
+            .await?;
+        } else if let Some(row) =
+            store::accounts::account_of_app_for_update(&mut tx, app, account).await?
+        {
+            super::credit::schedule_credit_check(&mut tx, &row, &ctx.clock).await?;
+        }
+    }
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}
+
+/// Called when a credit check passes: a finalized, verified enrollment goes to the utility.
+pub async fn credit_passed(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+    clock: &AccountClock,
+) -> store::Result<()> {
+    let ready = store::enrollment::enrollment_tx(tx, account)
+        .await?
+        .is_some_and(|e| {
+            e.cancellation.is_none()
+                && e.verification == VerificationState::Passed.as_str()
+                && e.utility == UtilityState::NotSubmitted.as_str()
+        });
+    if ready {
+        schedule(tx, clock, JobKind::UtilitySubmit, app, account, clock.now()).await?;
+    }
+    Ok(())
+}
+
+async fn calendar(ctx: &JobContext) -> anyhow::Result<BusinessCalendar> {
+    Ok(BusinessCalendar::new(
+        store::market::federal_holidays(&ctx.state.db).await?,
+    ))
+}
+
+pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx)?;
+    let now = ctx.now();
+    let cal = calendar(ctx).await?;
+    let mut tx = ctx.state.db.begin().await?;
+    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
+        return finish(ctx, tx, account).await;
+    };
+    if e.utility != UtilityState::NotSubmitted.as_str() {
+        return finish(ctx, tx, account).await;
+    }
+    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
+    let esi = locations
+        .first()
+        .map(|l| l.esi_id.clone())
+        .unwrap_or_default();
+    e.utility = UtilityState::Submitted.as_str().to_owned();
+    e.updated_at = now;
+    store::enrollment::update_enrollment(&mut tx, &e).await?;
+    let answer_at = add_business_hours(now, utility_answer_hours(&esi), &cal);
+    schedule(
+        &mut tx,
+        &ctx.clock,
+        JobKind::UtilityAnswer,
+        app,
+        account,
+        answer_at,
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}
+
+pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx)?;
+    let now = ctx.now();
+    let mut tx = ctx.state.db.begin().await?;
+    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
+        return finish(ctx, tx, account).await;
+    };
+    if e.utility != UtilityState::Submitted.as_str() {
+        return finish(ctx, tx, account).await;
+    }
+    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
+    let Some(location) = locations.first_mut() else {
+        return finish(ctx, tx, account).await;
+    };
+    let answer = sandbox_utility_answer(&location.esi_id);
+    e.utility = match answer {
+        UtilityAnswer::Accepted => UtilityState::Accepted,
+        UtilityAnswer::SwitchHold => UtilityState::SwitchHold,
+        UtilityAnswer::Deactivated => UtilityState::Deactivated,
+        UtilityAnswer::Rejected => UtilityState::Rejected,
+    }
+    .as_str()
+    .to_owned();
+    e.updated_at = now;
+    store::enrollment::update_enrollment(&mut tx, &e).await?;
+    if answer == UtilityAnswer::Accepted {
+        let start = contracts
+            .iter()
+            .find(|c| c.location_uuid == location.uuid && c.status == "pending")
+            .map(|c| c.start_date)
+            .unwrap_or_else(|| ctx.clock.today());
+        location.service_start_date = Some(start);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, location).await?;
+        let at = start_of_market_day(start).max(now);
+        schedule(&mut tx, &ctx.clock, JobKind::ServiceStart, app, account, at).await?;
+    }
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}
+
+pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx)?;
+    let now = ctx.now();
+    let mut tx = ctx.state.db.begin().await?;
+    let Some(e) = enrollment(&mut tx, app, account).await? else {
+        return finish(ctx, tx, account).await;
+    };
+    if e.utility != UtilityState::Accepted.as_str() {
+        return finish(ctx, tx, account).await;
+    }
+    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
+    for location in locations.iter_mut().filter(|l| !l.is_service_active) {
+        location.is_service_active = true;
+        location.has_usage_history = true;
+        location.status = "active".to_owned();
+        location.service_start_date = location.service_start_date.or(Some(ctx.clock.today()));
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, location).await?;
+        for (kind, data) in [
+            (
+                "location.service_active",
+                serde_json::json!({
+                    "account_uuid": account,
+                    "location_uuid": location.uuid,
+                    "service_start_date": location.service_start_date,
+                }),
+            ),
+            (
+                "location.usage_history_available",
+                serde_json::json!({"account_uuid": account, "location_uuid": location.uuid}),
+            ),
+        ] {
+            store::events::insert_event(
+                &mut tx,
+                &NewEvent {
+                    app_uuid: app,
+                    account_uuid: Some(account),
+                    kind,
+                    data,
+                    created_at: now,
+                },
+            )
+            .await?;
+        }
+    }
+    store::enrollment::set_contract_status(&mut tx, account, "pending", "active").await?;
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}

@@ -1,0 +1,342 @@
+//! Enrollment: the confirmed service address, locations and contracts (created together when a
+//! plan is accepted), the enrollment's progress after finalize, and billing addresses.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use super::{on_db, on_tx, Db, Result, Tx};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ConfirmedAddressRow {
+    pub esi_id: String,
+    pub address_1: String,
+    pub address_2: Option<String>,
+    pub city: String,
+    pub state: String,
+    pub postal_code: String,
+    pub tdu: String,
+}
+
+pub async fn insert_confirmed_address(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    a: &ConfirmedAddressRow,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO confirmed_addresses (uuid, account_uuid, esi_id, address_1, address_2, \
+        city, state, postal_code, tdu, confirmed_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(Uuid::new_v4())
+        .bind(account_uuid)
+        .bind(&a.esi_id)
+        .bind(&a.address_1)
+        .bind(&a.address_2)
+        .bind(&a.city)
+        .bind(&a.state)
+        .bind(&a.postal_code)
+        .bind(&a.tdu)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+const CONFIRMED_LATEST: &str = "SELECT esi_id, address_1, address_2, city, state, postal_code, \
+    tdu FROM confirmed_addresses WHERE account_uuid = $1 ORDER BY confirmed_at DESC, uuid DESC \
+    LIMIT 1";
+
+pub async fn confirmed_address(db: &Db, account_uuid: Uuid) -> Result<Option<ConfirmedAddressRow>> {
+    on_db!(db, c => sqlx::query_as::<_, ConfirmedAddressRow>(CONFIRMED_LATEST)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+pub async fn confirmed_address_tx(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+) -> Result<Option<ConfirmedAddressRow>> {
+    on_tx!(tx, c => sqlx::query_as::<_, ConfirmedAddressRow>(CONFIRMED_LATEST)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct LocationRow {
+    pub uuid: Uuid,
+    pub app_uuid: Uuid,
+    pub account_uuid: Uuid,
+    pub esi_id: String,
+    pub address_1: String,
+    pub address_2: Option<String>,
+    pub city: String,
+    pub state: String,
+    pub postal_code: String,
+    pub tdu: String,
+    pub enrollment_type: String,
+    pub status: String,
+    pub service_start_date: Option<NaiveDate>,
+    pub final_service_date: Option<NaiveDate>,
+    pub is_service_active: bool,
+    pub has_usage_history: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const LOCATION_COLUMNS: &str = "uuid, app_uuid, account_uuid, esi_id, address_1, address_2, \
+    city, state, postal_code, tdu, enrollment_type, status, service_start_date, \
+    final_service_date, is_service_active, has_usage_history, created_at, updated_at";
+
+pub async fn insert_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO locations ({LOCATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(l.uuid)
+        .bind(l.app_uuid)
+        .bind(l.account_uuid)
+        .bind(&l.esi_id)
+        .bind(&l.address_1)
+        .bind(&l.address_2)
+        .bind(&l.city)
+        .bind(&l.state)
+        .bind(&l.postal_code)
+        .bind(&l.tdu)
+        .bind(&l.enrollment_type)
+        .bind(&l.status)
+        .bind(l.service_start_date)
+        .bind(l.final_service_date)
+        .bind(l.is_service_active)
+        .bind(l.has_usage_history)
+        .bind(l.created_at)
+        .bind(l.updated_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Writes a location's state (status, dates and flags).
+pub async fn update_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
+    let sql =
+        "UPDATE locations SET status = $1, service_start_date = $2, final_service_date = $3, \
+        is_service_active = $4, has_usage_history = $5, updated_at = $6 WHERE uuid = $7";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(&l.status)
+        .bind(l.service_start_date)
+        .bind(l.final_service_date)
+        .bind(l.is_service_active)
+        .bind(l.has_usage_history)
+        .bind(l.updated_at)
+        .bind(l.uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn locations_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
+    let sql = format!(
+        "SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 ORDER BY created_at, uuid"
+    );
+    on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
+}
+
+pub async fn locations_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
+    let sql = format!(
+        "SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 ORDER BY created_at, uuid"
+    );
+    on_tx!(tx, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ContractRow {
+    pub uuid: Uuid,
+    pub location_uuid: Uuid,
+    pub account_uuid: Uuid,
+    pub plan_uuid: Uuid,
+    pub plan_name: String,
+    pub plan_type: String,
+    pub term_months: i64,
+    pub start_date: NaiveDate,
+    pub end_date: Option<NaiveDate>,
+    /// JSON object of the Rates shape.
+    pub rates: String,
+    pub tos_version: String,
+    pub status: String,
+    pub accepted_at: DateTime<Utc>,
+    pub accepted_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+const CONTRACT_COLUMNS: &str = "uuid, location_uuid, account_uuid, plan_uuid, plan_name, \
+    plan_type, term_months, start_date, end_date, rates, tos_version, status, accepted_at, \
+    accepted_by, created_at";
+
+pub async fn insert_contract(tx: &mut Tx, k: &ContractRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO contracts ({CONTRACT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         $10, $11, $12, $13, $14, $15)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(k.uuid)
+        .bind(k.location_uuid)
+        .bind(k.account_uuid)
+        .bind(k.plan_uuid)
+        .bind(&k.plan_name)
+        .bind(&k.plan_type)
+        .bind(k.term_months)
+        .bind(k.start_date)
+        .bind(k.end_date)
+        .bind(&k.rates)
+        .bind(&k.tos_version)
+        .bind(&k.status)
+        .bind(k.accepted_at)
+        .bind(&k.accepted_by)
+        .bind(k.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Sets the status of an account's contracts that are in `from`.
+pub async fn set_contract_status(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    from: &str,
+    to: &str,
+) -> Result<()> {
+    let sql = "UPDATE contracts SET status = $1 WHERE account_uuid = $2 AND status = $3";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(to)
+        .bind(account_uuid)
+        .bind(from)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn contracts_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
+    let sql = format!(
+        "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE account_uuid = $1 ORDER BY start_date, uuid"
+    );
+    on_db!(db, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
+}
+
+pub async fn contracts_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
+    let sql = format!(
+        "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE account_uuid = $1 ORDER BY start_date, uuid"
+    );
+    on_tx!(tx, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EnrollmentRow {
+    pub account_uuid: Uuid,
+    pub finalized_at: DateTime<Utc>,
+    pub is_client_agent: bool,
+    pub verification: String,
+    pub utility: String,
+    pub cancellation: Option<String>,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn insert_enrollment(tx: &mut Tx, e: &EnrollmentRow) -> Result<()> {
+    let sql =
+        "INSERT INTO enrollments (account_uuid, finalized_at, is_client_agent, verification, \
+        utility, cancellation, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(e.account_uuid)
+        .bind(e.finalized_at)
+        .bind(e.is_client_agent)
+        .bind(&e.verification)
+        .bind(&e.utility)
+        .bind(&e.cancellation)
+        .bind(e.updated_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn update_enrollment(tx: &mut Tx, e: &EnrollmentRow) -> Result<()> {
+    let sql = "UPDATE enrollments SET verification = $1, utility = $2, cancellation = $3, \
+        updated_at = $4 WHERE account_uuid = $5";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(&e.verification)
+        .bind(&e.utility)
+        .bind(&e.cancellation)
+        .bind(e.updated_at)
+        .bind(e.account_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+const ENROLLMENT_SELECT: &str = "SELECT account_uuid, finalized_at, is_client_agent, \
+    verification, utility, cancellation, updated_at FROM enrollments WHERE account_uuid = $1";
+
+pub async fn enrollment_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Option<EnrollmentRow>> {
+    on_tx!(tx, c => sqlx::query_as::<_, EnrollmentRow>(ENROLLMENT_SELECT)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+pub async fn enrollment(db: &Db, account_uuid: Uuid) -> Result<Option<EnrollmentRow>> {
+    on_db!(db, c => sqlx::query_as::<_, EnrollmentRow>(ENROLLMENT_SELECT)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BillingAddressRow {
+    pub same_as_service_address: bool,
+    pub address_1: Option<String>,
+    pub address_2: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    pub postal_code: Option<String>,
+}
+
+pub async fn insert_billing_address(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    b: &BillingAddressRow,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let sql = "INSERT INTO billing_addresses (uuid, account_uuid, same_as_service_address, \
+        address_1, address_2, city, state, postal_code, created_at) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(Uuid::new_v4())
+        .bind(account_uuid)
+        .bind(b.same_as_service_address)
+        .bind(&b.address_1)
+        .bind(&b.address_2)
+        .bind(&b.city)
+        .bind(&b.state)
+        .bind(&b.postal_code)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn billing_address(db: &Db, account_uuid: Uuid) -> Result<Option<BillingAddressRow>> {
+    let sql = "SELECT same_as_service_address, address_1, address_2, city, state, postal_code \
+        FROM billing_addresses WHERE account_uuid = $1 ORDER BY created_at DESC, uuid DESC LIMIT 1";
+    on_db!(db, c => sqlx::query_as::<_, BillingAddressRow>(sql)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}

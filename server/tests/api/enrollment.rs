@@ -1,0 +1,397 @@
+//! Enrollment end to end through the HTTP API: address confirmation, plan acceptance, identity,
+//! credit, payment, finalize, then the background pipeline driven by advance-clock to
+//! `active/active`; every rule of plan acceptance and finalize; client agent enrollment.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use server::store::market::ServiceAddressRow;
+
+use crate::{
+    helpers::{TestApp, TestResponse},
+    payments::{post_card, session},
+};
+
+const HOUSE: &str = "10443720000200001";
+const OTHER_HOUSE: &str = "10443720000200002";
+const SWITCH_HOLD: &str = "10443720000201111";
+const DEACTIVATED: &str = "10443720000202222";
+const REJECTED: &str = "10443720000203333";
+
+async fn with_meters(app: &TestApp) {
+    let row = |esi: &str, number: u32| ServiceAddressRow {
+        esi_id: esi.into(),
+        address_1: format!("{number} ELM ST"),
+        address_2: None,
+        city: "DALLAS".into(),
+        state: "TX".into(),
+        postal_code: "75201".into(),
+        tdu: "ONCOR".into(),
+        premise_type: "residential".into(),
+        status: "active".into(),
+    };
+    app.add_addresses(&[
+        row(HOUSE, 100),
+        row(OTHER_HOUSE, 102),
+        row(SWITCH_HOLD, 104),
+        row(DEACTIVATED, 106),
+        row(REJECTED, 108),
+    ])
+    .await;
+}
+
+/// A new customer with name, phone and date of birth; returns (uuid, token).
+async fn customer(app: &TestApp, email: &str) -> (String, String) {
+    let a = app
+        .create_account(json!({
+            "email": email, "first_name": "Ana", "last_name": "Díaz",
+            "phone": "5125550123", "date_of_birth": "1980-04-02"
+        }))
+        .await;
+    let uuid = a["uuid"].as_str().unwrap().to_owned();
+    let token = app.account_token(&uuid).await;
+    (uuid, token)
+}
+
+async fn first_plan(app: &TestApp, token: &str, esi: &str) -> Value {
+    let r = app
+        .post(
+            "/v1/account/enroll/plans/request",
+            token,
+            &json!({"esi_id": esi}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["plan_type"] == "fixed")
+        .unwrap()
+        .clone()
+}
+
+async fn accept(app: &TestApp, token: &str, plan: &Value, esi: &str, start: &str) -> TestResponse {
+    app.post(
+        "/v1/account/enroll/plans/accept",
+        token,
+        &json!({"plan_uuid": plan["plan_uuid"], "esi_id": esi, "service_start_date": start, "terms_accepted": true}),
+    )
+    .await
+}
+
+async fn add_card(app: &TestApp, token: &str) {
+    let (pk, secret) = session(app, token).await;
+    let pm = post_card(app, &pk, &secret, "4242424242424242").await;
+    let r = app
+        .post(
+            "/v1/account/billing/ensure-payment-method-added",
+            token,
+            &json!({"payment_method_id": pm.body["id"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
+/// Every step but finalize, for `esi`; returns the accepted start date.
+async fn ready_to_finalize(app: &TestApp, token: &str, esi: &str) -> String {
+    let r = app
+        .post(
+            "/v1/account/enroll/confirm-address",
+            token,
+            &json!({"esi_id": esi}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let plan = first_plan(app, token, esi).await;
+    let start = plan["earliest_switch_start_date"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = accept(app, token, &plan, esi, &start).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app
+        .post(
+            "/v1/account/enroll/credit-check",
+            token,
+            &json!({"ssn": "123-45-6789", "consent": true}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    add_card(app, token).await;
+    start
+}
+
+async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
+    let r = app
+        .post(
+            "/v1/account/sandbox/advance-clock",
+            token,
+            &json!({"days": days}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body
+}
+
+fn status(account: &Value) -> (String, String) {
+    (
+        account["status"].as_str().unwrap().to_owned(),
+        account["status_reason"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn pair(s: &str, r: &str) -> (String, String) {
+    (s.to_owned(), r.to_owned())
+}
+
+/// Waits until the account shows `expected`: background workers may still be finishing a job
+/// that fell due while the clock moved.
+async fn settles_at(app: &TestApp, token: &str, expected: (String, String)) {
+    app.eventually(&format!("the account reaches {expected:?}"), || async {
+        status(&app.get("/v1/account", token).await.body) == expected
+    })
+    .await;
+}
+
+async fn event_types(app: &TestApp, account: &str) -> Vec<String> {
+    server::store::events::events_of_account(&app.state.db, account.parse().unwrap())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect()
+}
+
+/// Walks make many calls in a second: lift the per-account rate limit for them.
+fn relaxed(c: &mut server::config::Config) {
+    c.rate_limits.account_per_second = 10_000;
+    c.rate_limits.app_per_second = 10_000;
+}
+
+both_engines! {
+    with relaxed;
+    async fn a_standard_enrollment_walks_to_active(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "walk@example.com").await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["missing"], json!(["address", "plan", "credit_check", "payment_method"]));
+
+        let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        assert_eq!(status(&r.body), pair("not_enrolled", "plan_not_accepted"));
+        assert_eq!(r.body["enrollment"]["has_confirmed_address"], true);
+
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["contract"]["status"], "pending");
+        assert_eq!(r.body["contract"]["start_date"], start.as_str());
+        assert_eq!(r.body["contract"]["accepted_by"], "customer");
+        assert!(r.body["contract"]["end_date"].is_string());
+        assert_eq!(r.body["location"]["esi_id"], HOUSE);
+        assert_eq!(r.body["location"]["plan_uuid"], plan["plan_uuid"]);
+        assert_eq!(r.body["account"]["locations"].as_array().unwrap().len(), 1);
+        assert_eq!(status(&r.body["account"]), pair("not_enrolled", "missing_identity"));
+
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        assert_eq!(status(&app.get("/v1/account", &token).await.body), pair("not_enrolled", "missing_payment_method"));
+        add_card(&app, &token).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["can_finalize_enrollment"], true, "{}", me.text);
+        assert_eq!(me.body["enrollment"]["missing"], json!([]));
+
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("reviewing", "verification_pending"));
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], true);
+        let again = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!((again.status, again.code()), (StatusCode::CONFLICT, "already_finalized"));
+
+        // Verification, credit check and submission run within the day; the utility answers
+        // within 72 business hours; service starts on the start date.
+        let day = advance(&app, &token, 1).await;
+        assert!(day["account"]["enrollment"]["is_identity_verified"] == true, "{day}");
+        assert_eq!(day["account"]["status"], "reviewing");
+        advance(&app, &token, 6).await;
+        app.eventually("the utility accepts", || async {
+            let (s, _) = status(&app.get("/v1/account", &token).await.body);
+            s == "ready" || s == "active"
+        })
+        .await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let later = app.get("/v1/account", &token).await.body;
+        assert_eq!(later["is_service_active"], true);
+        let location = &later["locations"][0];
+        assert_eq!(location["is_service_active"], true);
+        assert_eq!(location["has_usage_history"], true);
+        assert_eq!(location["service_start_date"], start.as_str());
+
+        let types = event_types(&app, &uuid).await;
+        for expected in ["enrollment.plan_accepted", "enrollment.finalized", "location.service_active", "location.usage_history_available"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+        let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        let reasons: Vec<_> = history.iter().map(|h| h.status_reason.as_str()).collect();
+        for expected in ["verification_pending", "utility_submitted", "service_pending", "active"] {
+            assert!(reasons.contains(&expected), "{expected} in {reasons:?}");
+        }
+    }
+
+    async fn plan_acceptance_enforces_every_rule(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "rules@example.com").await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let body = |patch: Value| {
+            let mut b = json!({"plan_uuid": plan["plan_uuid"], "esi_id": HOUSE, "service_start_date": start, "terms_accepted": true});
+            for (k, v) in patch.as_object().unwrap() {
+                b[k] = v.clone();
+            }
+            b
+        };
+        let post = |b: Value| { let app = &app; let token = token.clone(); async move { app.post("/v1/account/enroll/plans/accept", &token, &b).await } };
+
+        let r = post(body(json!({"terms_accepted": false}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "terms_not_accepted"));
+        let mut missing = body(json!({}));
+        missing.as_object_mut().unwrap().remove("terms_accepted");
+        let r = post(missing).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
+        let r = post(body(json!({"service_start_date": plan["latest_start_date"].as_str().map(|d| {
+            let d = chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap() + chrono::Duration::days(1);
+            d.to_string()
+        })}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "start_date_out_of_range"));
+        assert_eq!(r.body["error"]["latest_start_date"], plan["latest_start_date"]);
+        assert!(r.body["error"]["earliest_start_date"].is_string());
+        let r = post(body(json!({"service_start_date": "2001-01-01"}))).await;
+        assert_eq!(r.code(), "start_date_out_of_range");
+        let r = post(body(json!({"esi_id": "12345"}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "esi_id_invalid"));
+        let r = post(body(json!({"esi_id": "10443729999999999"}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "esi_id_not_found"));
+        let r = post(body(json!({"esi_id": OTHER_HOUSE}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "esi_id_invalid"), "a plan priced for another meter");
+        let r = post(body(json!({"plan_uuid": uuid::Uuid::new_v4()}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+        // Another account's plan is not found either.
+        let (_, other_token) = customer(&app, "other@example.com").await;
+        let r = app.post("/v1/account/enroll/plans/accept", &other_token, &body(json!({}))).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+        let r = post(body(json!({"enrollment_type": "teleport"}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"));
+        // Refused requests created nothing.
+        assert_eq!(app.get("/v1/account", &token).await.body["locations"], json!([]));
+
+        let r = post(body(json!({"start_date": start, "service_start_date": null}))).await;
+        assert_eq!(r.status, StatusCode::OK, "the start_date alias: {}", r.text);
+        let r = post(body(json!({}))).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_already_accepted"));
+
+        // A price older than its 5 business days cannot be accepted.
+        let (_, late_token) = customer(&app, "late@example.com").await;
+        let late_plan = first_plan(&app, &late_token, HOUSE).await;
+        advance(&app, &late_token, 10).await;
+        let r = app.post("/v1/account/enroll/plans/accept", &late_token, &json!({"plan_uuid": late_plan["plan_uuid"], "esi_id": HOUSE, "service_start_date": late_plan["latest_start_date"], "terms_accepted": true})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_expired"));
+    }
+
+    async fn finalize_lists_what_is_missing(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "incomplete@example.com").await;
+        app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"));
+        assert_eq!(r.body["error"]["missing"], json!(["plan", "credit_check", "payment_method"]));
+        assert_eq!(r.body["error"]["type"], "state_error");
+        let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": "abc"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "esi_id_invalid"));
+        let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": "10443729999999999"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "esi_id_not_found"));
+    }
+
+    async fn the_utility_answers_by_the_magic_esi_ids(app) {
+        with_meters(&app).await;
+        for (i, (esi, reason)) in [
+            (SWITCH_HOLD, "enrollment_blocked_switch_hold"),
+            (DEACTIVATED, "enrollment_blocked_deactivated"),
+            (REJECTED, "utility_blocked"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (_, token) = customer(&app, &format!("magic{i}@example.com")).await;
+            ready_to_finalize(&app, &token, esi).await;
+            assert_eq!(app.post("/v1/account/enroll/finalize", &token, &Value::Null).await.status, StatusCode::OK);
+            advance(&app, &token, 10).await;
+            settles_at(&app, &token, pair("needs_attention", reason)).await;
+        }
+    }
+
+    async fn a_price_that_expires_before_verification_cancels(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "expire@example.com").await;
+        let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let r = accept(&app, &token, &plan, HOUSE, plan["latest_start_date"].as_str().unwrap()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        advance(&app, &token, 9).await;
+        assert_eq!(app.post("/v1/account/enroll/finalize", &token, &Value::Null).await.status, StatusCode::OK);
+        advance(&app, &token, 1).await;
+        settles_at(&app, &token, pair("cancelled", "expire_pre_active")).await;
+    }
+
+    async fn client_agent_enrollment_needs_the_authorization_first(app) {
+        with_meters(&app).await;
+        // Recorded first: plans 7 to 30 days out, accepted by the client agent, finalized.
+        let (uuid, token) = customer(&app, "agent@example.com").await;
+        let r = app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &app.app_token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK);
+        app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(status(&me.body), pair("not_enrolled", "enrollment_pending_client_agent"), "{}", me.text);
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let today = server::jobs::clock::market_date(app.clock.now());
+        let too_soon = (today + chrono::Duration::days(6)).to_string();
+        let r = accept(&app, &token, &plan, HOUSE, &too_soon).await;
+        assert_eq!(r.code(), "start_date_out_of_range", "{}", r.text);
+        let r = accept(&app, &token, &plan, HOUSE, &(today + chrono::Duration::days(10)).to_string()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["contract"]["accepted_by"], "client_agent");
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["status"], "reviewing");
+
+        // Recorded after the plan was accepted: finalize as client agent is refused.
+        let (uuid, token) = customer(&app, "late-agent@example.com").await;
+        ready_to_finalize(&app, &token, OTHER_HOUSE).await;
+        app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &app.app_token, &Value::Null).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "client_agent_not_recorded"));
+    }
+
+    async fn the_billing_address_is_the_service_address_unless_told_otherwise(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "bill@example.com").await;
+        let r = app.get("/v1/account/billing/address", &token).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&json!({"same_as_service_address": true})), &[]).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"));
+        app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        let r = app.get("/v1/account/billing/address", &token).await;
+        assert_eq!(r.body, json!({"same_as_service_address": true, "address_1": "100 ELM ST", "address_2": null, "city": "DALLAS", "state": "TX", "postal_code": "75201"}));
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&json!({"same_as_service_address": false})), &[]).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&json!({"same_as_service_address": false, "address": {"address_1": "PO Box 9", "city": "Austin", "state": "tx", "postal_code": "78701"}})), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(app.get("/v1/account/billing/address", &token).await.body["city"], "Austin");
+        assert!(event_types(&app, &uuid).await.iter().any(|t| t == "account.billing_address_updated"));
+        assert_eq!(app.get("/v1/account", &token).await.body["enrollment"]["is_billing_address_confirmed"], true);
+    }
+}
