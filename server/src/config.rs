@@ -112,6 +112,9 @@ pub struct Config {
     pub smtp_url: Option<Secret>,
     /// Sender of every e-mail.
     pub mail_from: String,
+    /// Base URL of the card processor's REST API that live apps charge through (with their
+    /// own keys, set by `apps set-payment-keys`); without it live apps cannot take cards.
+    pub payment_processor_api_base: Option<String>,
 }
 
 impl Default for Config {
@@ -131,6 +134,7 @@ impl Default for Config {
             jobs: Jobs::default(),
             smtp_url: None,
             mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
+            payment_processor_api_base: None,
         }
     }
 }

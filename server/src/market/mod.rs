@@ -1,4 +1,5 @@
-//! The outside world behind traits: each partner of the service (the credit bureau, ...) is a
-//! trait with a realistic simulator that the sandbox (and the tests) use.
+//! The outside world behind traits: each partner of the service (the credit bureau, the card
+//! processor, ...) is a trait with a realistic simulator that the sandbox (and the tests) use.
 
 pub mod credit;
+pub mod payments;
