@@ -97,6 +97,10 @@ both_engines! {
         let customer = server::store::payments::processor_customer(&app.state.db, live_uuid, account).await.unwrap();
         assert_eq!(customer.as_deref(), Some("cus_fake1"));
 
+        // Live cards never go to the built-in test-mode processor.
+        let r = post_card(&server, &pk, &secret, "4242424242424242").await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNAUTHORIZED, "token_invalid"), "{}", r.text);
+
         // The browser component confirms the card; the server reads it back and attaches it.
         let pm = fake.confirm_card(&secret, "4242424242424242");
         let added = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
