@@ -305,6 +305,7 @@ fn client() -> &'static reqwest::Client {
             .no_proxy()
             .user_agent("Switchboard/1")
             .build()
+            // Building fails only without a TLS backend; the default client still works.
             .unwrap_or_default()
     })
 }
@@ -372,13 +373,21 @@ struct RemoteError {
     decline_code: Option<String>,
 }
 
-fn unreachable(e: &reqwest::Error) -> ProcessorError {
-    // The URL holds no key, but there is no need to log it either.
-    let e = e.to_string();
-    ProcessorError::Unavailable(format!("request failed: {e}"))
+fn request_failed(e: reqwest::Error) -> ProcessorError {
+    // Neither the URL nor the request (with its key) goes into the reason.
+    ProcessorError::Unavailable(format!("request failed: {}", e.without_url()))
 }
 
 fn unexpected(status: reqwest::StatusCode) -> ProcessorError {
+    if matches!(
+        status,
+        reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN
+    ) {
+        return ProcessorError::Unavailable(format!(
+            "the processor refused this app's secret key ({status}); set it again with \
+             `apps set-payment-keys`"
+        ));
+    }
     ProcessorError::Unavailable(format!("the processor answered {status}"))
 }
 
@@ -429,7 +438,7 @@ impl RemoteProcessor {
             )
             .send()
             .await
-            .map_err(|e| unreachable(&e))?;
+            .map_err(request_failed)?;
         let created: IdOut = Self::json(resp).await?;
         let mut tx = self.db.begin().await.map_err(database)?;
         let id = store::payments::insert_processor_customer(
@@ -463,7 +472,7 @@ impl PaymentProcessor for RemoteProcessor {
             )
             .send()
             .await
-            .map_err(|e| unreachable(&e))?;
+            .map_err(request_failed)?;
         let intent: SetupIntentOut = Self::json(resp).await?;
         Ok(SetupSession {
             client_secret: intent.client_secret,
@@ -491,7 +500,7 @@ impl PaymentProcessor for RemoteProcessor {
             .bearer_auth(self.secret_key.expose())
             .send()
             .await
-            .map_err(|e| unreachable(&e))?;
+            .map_err(request_failed)?;
         if resp.status() == reqwest::StatusCode::NOT_FOUND {
             return Err(ProcessorError::NotFound);
         }
@@ -540,7 +549,7 @@ impl PaymentProcessor for RemoteProcessor {
             .header("Idempotency-Key", request.idempotency_key.as_str())
             .send()
             .await
-            .map_err(|e| unreachable(&e))?;
+            .map_err(request_failed)?;
         let status = resp.status();
         if status == reqwest::StatusCode::PAYMENT_REQUIRED {
             let body: ErrorOut = resp.json().await.map_err(|_| unexpected(status))?;

@@ -226,6 +226,12 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable"), "{}", r.text);
         // And with both it works.
         assert_eq!(server.post("/v1/account/billing/payment-session", &token, &Value::Null).await.status, StatusCode::OK);
+        // Keys the processor refuses: 503 too, and the refused key is not repeated.
+        server::admin::set_payment_keys(&app.state.db, &app.state.pii, live_uuid, PUBLISHABLE, "sk_live_revokedKEY0123456789").await.unwrap();
+        let r = server.post("/v1/account/billing/payment-session", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable"), "{}", r.text);
+        assert!(!r.text.contains("revokedKEY"));
+        assert_eq!(fake.requests().last().unwrap().authorization, "Bearer sk_live_revokedKEY0123456789");
     }
 
     async fn secret_keys_are_sealed_and_checked(app) {
