@@ -1,6 +1,8 @@
 //! Payment methods and charges of live apps through the real processor's REST API (a local
 //! fake of it), and charges through the built-in test-mode processor.
 
+use std::sync::{Arc, Mutex, OnceLock};
+
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use server::market::payments::{
@@ -15,6 +17,39 @@ use crate::{
 };
 
 const SECRET: &str = "sk_live_fakeSECRET0123456789";
+
+/// Everything the process logs from the first call on (a global subscriber for this test
+/// binary), so that tests can look for secrets in it.
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                "debug,sqlx=warn,hyper=info,h2=info,rustls=info,tower=info",
+            ))
+            .with_ansi(false)
+            .with_writer(move || LogSink(sink.clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        logs
+    })
+    .clone()
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 const PUBLISHABLE: &str = "pk_live_fakePUBLIC0123456789";
 
 /// The fake processor and a server of the same database that talks to it, with a live app
@@ -183,6 +218,7 @@ both_engines! {
     }
 
     async fn the_processor_down_is_service_unavailable(app) {
+        let logs = captured_logs();
         let (fake, server, _, live_token) = live(&app).await;
         let (_, token) = account_of(&server, &live_token, "down@example.com").await;
         let (_, secret) = session(&server, &token).await;
@@ -202,6 +238,11 @@ both_engines! {
         for r in [&r, &r2, &r3] {
             assert!(!r.text.contains(SECRET) && !r.text.contains(&fake.base));
         }
+
+        // The failures are logged, without the key.
+        let logged = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+        assert!(logged.contains("payment processor unavailable"), "{logged}");
+        assert!(!logged.contains("fakeSECRET"), "the secret key is never logged");
 
         // Back up: it works again.
         fake.set_down(false);
