@@ -1,6 +1,14 @@
 //! The account's payment method: a payment session for the processor's browser component,
 //! then `ensure-payment-method-added` with the `pm_...` id it returned. Card data never passes
-//! through `/v1`.
+//! through `/v1`. Sandbox apps use the built-in test-mode processor, live apps the real one
+//! with their own keys (`market::payments`).
+
+use app::api::{EnsurePaymentMethodIn, ErrorEnvelope, PaymentMethod, PaymentSession, Timestamp};
+use axum::{
+    extract::State,
+    routing::{get, post},
+    Router,
+};
 
 use super::{
     auth::AccountPrincipal,
@@ -11,12 +19,6 @@ use super::{
 use crate::{
     market::payments::{processor_for, PaymentProcessor, ProcessorError},
     store::{self, events::NewEvent, payments::CardRow},
-};
-use app::api::{EnsurePaymentMethodIn, ErrorEnvelope, PaymentMethod, PaymentSession, Timestamp};
-use axum::{
-    extract::State,
-    routing::{get, post},
-    Router,
 };
 
 pub fn router() -> Router<AppState> {
@@ -47,6 +49,7 @@ fn processor_error(e: ProcessorError) -> ApiError {
                 "The payment processor is not available right now; try again shortly",
             )
         }
+        ProcessorError::Database(why) => ApiError::internal(anyhow::anyhow!(why)),
     }
 }
 

@@ -75,6 +75,8 @@ pub enum ProcessorError {
     NotConfigured(&'static str),
     /// The processor did not answer usably; trying later may work. Never holds a key.
     Unavailable(String),
+    /// This service's own database failed.
+    Database(String),
 }
 
 impl fmt::Display for ProcessorError {
@@ -83,6 +85,7 @@ impl fmt::Display for ProcessorError {
             ProcessorError::NotFound => f.write_str("no such payment method"),
             ProcessorError::NotConfigured(why) => f.write_str(why),
             ProcessorError::Unavailable(why) => write!(f, "payment processor unavailable: {why}"),
+            ProcessorError::Database(why) => write!(f, "database: {why}"),
         }
     }
 }
@@ -140,7 +143,7 @@ pub async fn processor_for(state: &AppState, app: &AppRow) -> ProcessorResult<Pr
         ))?;
     let sealed = store::payments::app_secret_key_sealed(&state.db, app.uuid)
         .await
-        .map_err(|e| ProcessorError::Unavailable(format!("database: {e}")))?
+        .map_err(database)?
         .ok_or(ProcessorError::NotConfigured(
             "Card payments are not available: this app has no payment processor keys yet",
         ))?;
@@ -190,7 +193,7 @@ impl PaymentProcessor for Processor {
 }
 
 fn database(e: sqlx::Error) -> ProcessorError {
-    ProcessorError::Unavailable(format!("database: {e}"))
+    ProcessorError::Database(e.to_string())
 }
 
 /// The built-in test-mode processor: sessions and payment methods in this service's database.
