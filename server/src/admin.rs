@@ -1,12 +1,16 @@
 //! Operator actions shared by the CLI and the first start: creating apps (with their default
-//! plan groups) and their tokens.
+//! plan groups) and their tokens, and setting a live app's keys for the card processor.
 
 use app::api::Environment;
 use rand::{distributions::Alphanumeric, Rng};
 use uuid::Uuid;
 
 use crate::{
-    domain::{apps::slug, pricing, tokens},
+    crypto::PiiKey,
+    domain::{
+        apps::{check_payment_keys, slug},
+        pricing, tokens,
+    },
     jobs::clock::Clock,
     store::{self, apps::NewApp, market::PlanGroupRow, Db},
 };
@@ -114,4 +118,32 @@ fn display_prefix(value: &str) -> String {
         }
     }
     value.to_owned()
+}
+
+/// Sets a live app's keys for the real card processor: the publishable key replaces
+/// `payment_publishable_key`, the secret key is stored sealed with `pii`. Errors never repeat
+/// the secret key.
+pub async fn set_payment_keys(
+    db: &Db,
+    pii: &PiiKey,
+    app_uuid: Uuid,
+    publishable_key: &str,
+    secret_key: &str,
+) -> anyhow::Result<()> {
+    let (publishable_key, secret_key) = (publishable_key.trim(), secret_key.trim());
+    check_payment_keys(publishable_key, secret_key).map_err(|e| anyhow::anyhow!(e))?;
+    let app = store::apps::app_by_uuid(db, app_uuid)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no app {app_uuid}"))?;
+    anyhow::ensure!(
+        app.environment == Environment::Live.as_str(),
+        "sandbox apps use the built-in test processor; keys are for live apps"
+    );
+    let sealed = pii.seal(secret_key.as_bytes());
+    let mut tx = db.begin().await?;
+    let set =
+        store::payments::set_app_payment_keys(&mut tx, app_uuid, publishable_key, &sealed).await?;
+    tx.commit().await?;
+    anyhow::ensure!(set, "no app {app_uuid}");
+    Ok(())
 }

@@ -1,5 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `apps create`, `tokens create|revoke`,
-//! `market generate|import`.
+//! The command line: `serve` (the default), `migrate`, `apps create|set-payment-keys`,
+//! `tokens create|revoke`, `market generate|import`.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::{
     admin,
-    config::{Config, LogFormat},
+    config::{Config, LogFormat, Secret},
     jobs::clock::Clock,
     store::{self, Db},
 };
@@ -99,6 +99,22 @@ pub enum AppsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Set a live app's keys for the card processor (the secret key is stored sealed)
+    SetPaymentKeys {
+        #[arg(long)]
+        app: Uuid,
+        /// pk_live_...
+        #[arg(long)]
+        publishable_key: String,
+        /// sk_live_... (or SWITCHBOARD_PAYMENT_SECRET_KEY, which keeps it out of the shell's history)
+        #[arg(
+            long,
+            env = "SWITCHBOARD_PAYMENT_SECRET_KEY",
+            hide_env_values = true,
+            value_parser = secret_arg
+        )]
+        secret_key: Secret,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -125,6 +141,11 @@ pub enum TokensCommand {
     },
     /// Revoke an AppToken by its prefix (as listed in the dashboard) or its whole value
     Revoke { prefix: String },
+}
+
+/// A secret from the command line, kept in a type whose `Debug` prints nothing.
+fn secret_arg(raw: &str) -> Result<Secret, std::convert::Infallible> {
+    Ok(Secret::new(raw))
 }
 
 pub fn init_tracing(format: LogFormat) {
@@ -187,6 +208,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let result = market_command(&db, command).await;
             db.close().await;
             result
+        }
+        Command::Apps {
+            command:
+                AppsCommand::SetPaymentKeys {
+                    app,
+                    publishable_key,
+                    secret_key,
+                },
+        } => {
+            let db = connect(&config).await?;
+            let pii = crate::pii_key(&config)?;
+            admin::set_payment_keys(&db, &pii, app, &publishable_key, secret_key.expose()).await?;
+            println!("Payment keys set for app {app}.");
+            db.close().await;
+            Ok(())
         }
         Command::Tokens { command } => {
             let db = connect(&config).await?;

@@ -112,6 +112,9 @@ pub struct Config {
     pub smtp_url: Option<Secret>,
     /// Sender of every e-mail.
     pub mail_from: String,
+    /// Base URL of the card processor's REST API that live apps charge through (with their
+    /// own keys, set by `apps set-payment-keys`); without it live apps cannot take cards.
+    pub payment_processor_api_base: Option<String>,
     pub market: MarketConfig,
 }
 
@@ -152,6 +155,7 @@ impl Default for Config {
             smtp_url: None,
             mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
             market: MarketConfig::default(),
+            payment_processor_api_base: None,
         }
     }
 }

@@ -66,7 +66,7 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
 }
 
 /// The key sealing personal data: configured, or kept beside a SQLite database.
-fn pii_key(config: &Config) -> anyhow::Result<crypto::PiiKey> {
+pub(crate) fn pii_key(config: &Config) -> anyhow::Result<crypto::PiiKey> {
     if let Some(key) = &config.pii_key {
         return crypto::PiiKey::from_base64(key.expose());
     }

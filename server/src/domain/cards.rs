@@ -114,6 +114,12 @@ impl CardNumber {
     }
 }
 
+/// What a charge of a card saved by the built-in processor does: `Some(decline_code)` for the
+/// cards saved from `4000 0000 0000 0341` (`charges_fail`), `None` (it succeeds) for every other.
+pub fn test_charge_decline(charges_fail: bool) -> Option<&'static str> {
+    charges_fail.then_some("card_declined")
+}
+
 fn luhn_valid(digits: &str) -> bool {
     let sum: u32 = digits
         .bytes()
@@ -261,5 +267,22 @@ mod tests {
         assert_ne!(n.fingerprint("a"), n.fingerprint("b"));
         assert!(!n.fingerprint("a").contains("4242"));
         assert!(!format!("{n:?}").contains("42424242"));
+    }
+
+    #[test]
+    fn only_cards_saved_from_0341_fail_their_charges() {
+        let charge = |n: &str| {
+            let saved = CardNumber::parse(n).unwrap().test_behavior();
+            test_charge_decline(saved == TestCardBehavior::ChargesFail)
+        };
+        assert_eq!(charge("4000 0000 0000 0341"), Some("card_declined"));
+        for ok in [
+            "4242424242424242",
+            "5555555555554444",
+            "378282246310005",
+            "6011111111111117",
+        ] {
+            assert_eq!(charge(ok), None, "{ok}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The account's payment method: a payment session for the processor's browser component,
 //! then `ensure-payment-method-added` with the `pm_...` id it returned. Card data never passes
-//! through `/v1`.
+//! through `/v1`. Sandbox apps use the built-in test-mode processor, live apps the real one
+//! with their own keys (`market::payments`).
 
 use app::api::{EnsurePaymentMethodIn, ErrorEnvelope, PaymentMethod, PaymentSession, Timestamp};
 use axum::{
@@ -8,21 +9,17 @@ use axum::{
     routing::{get, post},
     Router,
 };
-use chrono::Duration;
 
 use super::{
     auth::AccountPrincipal,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, ErrorCode},
     extract::Json,
     AppState,
 };
 use crate::{
-    domain::tokens,
+    market::payments::{processor_for, PaymentProcessor, ProcessorError},
     store::{self, events::NewEvent, payments::CardRow},
 };
-
-/// How long a payment session's client secret can be used.
-const SESSION_TTL: Duration = Duration::hours(1);
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,6 +29,28 @@ pub fn router() -> Router<AppState> {
             post(ensure_payment_method_added),
         )
         .route("/billing/payment-method", get(get_payment_method))
+}
+
+/// The processor's errors as answers: a missing payment method is a 404; a processor that is
+/// not configured or does not answer is a 503, logged without any key.
+fn processor_error(e: ProcessorError) -> ApiError {
+    match e {
+        ProcessorError::NotFound => {
+            ApiError::not_found("payment method").with_param("payment_method_id")
+        }
+        ProcessorError::NotConfigured(why) => {
+            tracing::warn!(reason = why, "card payments not configured");
+            ApiError::new(ErrorCode::ServiceUnavailable, why)
+        }
+        ProcessorError::Unavailable(why) => {
+            tracing::warn!(reason = %why, "payment processor unavailable");
+            ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "The payment processor is not available right now; try again shortly",
+            )
+        }
+        ProcessorError::Database(why) => ApiError::internal(anyhow::anyhow!(why)),
+    }
 }
 
 pub fn render(card: &CardRow) -> PaymentMethod {
@@ -48,31 +67,27 @@ pub fn render(card: &CardRow) -> PaymentMethod {
 /// Start adding (or replacing) a card: a single-use client secret for the processor.
 #[utoipa::path(
     post, path = "/v1/account/billing/payment-session", tag = "billing",
-    responses((status = 200, description = "The session", body = PaymentSession)),
+    responses(
+        (status = 200, description = "The session", body = PaymentSession),
+        (status = 503, description = "The app cannot take cards now (`service_unavailable`)", body = ErrorEnvelope),
+    ),
     security(("account_token" = []))
 )]
 pub async fn create_payment_session(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<PaymentSession>> {
-    let now = state.clock.now();
-    let expires_at = now + SESSION_TTL;
-    let secret = tokens::issue_client_secret();
-    let mut tx = state.db.begin().await?;
-    store::payments::insert_session(
-        &mut tx,
-        principal.app.uuid,
-        principal.account_uuid,
-        &secret.hash,
-        expires_at,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    let processor = processor_for(&state, &principal.app)
+        .await
+        .map_err(processor_error)?;
+    let session = processor
+        .start_session(principal.account_uuid)
+        .await
+        .map_err(processor_error)?;
     Ok(axum::Json(PaymentSession {
-        client_secret: secret.plain,
-        publishable_key: principal.app.payment_publishable_key.clone(),
-        expires_at: Timestamp(expires_at),
+        client_secret: session.client_secret,
+        publishable_key: session.publishable_key,
+        expires_at: Timestamp(session.expires_at),
     }))
 }
 
@@ -83,6 +98,7 @@ pub async fn create_payment_session(
     responses(
         (status = 200, description = "The account's payment method", body = PaymentMethod),
         (status = 404, description = "No such payment method for this account", body = ErrorEnvelope),
+        (status = 503, description = "The processor cannot be reached now (`service_unavailable`)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
@@ -92,14 +108,12 @@ pub async fn ensure_payment_method_added(
     Json(input): Json<EnsurePaymentMethodIn>,
 ) -> ApiResult<axum::Json<PaymentMethod>> {
     let account = principal.account_uuid;
-    let card = store::payments::processor_payment_method(
-        &state.db,
-        principal.app.uuid,
-        account,
-        input.payment_method_id.trim(),
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found("payment method").with_param("payment_method_id"))?;
+    let card = processor_for(&state, &principal.app)
+        .await
+        .map_err(processor_error)?
+        .read_card(account, input.payment_method_id.trim())
+        .await
+        .map_err(processor_error)?;
     let current = store::payments::current_payment_method(&state.db, account).await?;
     if current.as_ref() == Some(&card) {
         return Ok(axum::Json(render(&card)));

@@ -1,7 +1,7 @@
 //! The built-in test-mode payment processor's public endpoint (outside `/v1`): the browser's
-//! card component posts card data here with the app's publishable key and a payment session's
-//! client secret, and gets a `pm_...` id back. Only brand, last four, expiry, postal code and
-//! a fingerprint are kept.
+//! card component posts card data here with a sandbox app's publishable key and a payment
+//! session's client secret, and gets a `pm_...` id back. Only brand, last four, expiry, postal
+//! code and a fingerprint are kept.
 
 use app::api::{
     ErrorEnvelope, ProcessorCardOut, ProcessorPaymentMethodIn, ProcessorPaymentMethodOut,
@@ -74,8 +74,10 @@ pub async fn create_payment_method(
     Json(input): Json<ProcessorPaymentMethodIn>,
 ) -> ApiResult<axum::Json<ProcessorPaymentMethodOut>> {
     let key = bearer(&headers)?;
+    // Live apps' cards go to the real processor with their own keys, never here.
     let app = store::apps::app_by_publishable_key(&state.db, key)
         .await?
+        .filter(|a| a.environment == app::api::Environment::Sandbox.as_str())
         .ok_or_else(invalid_token)?;
     let now = state.clock.now();
 

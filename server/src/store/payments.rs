@@ -147,3 +147,86 @@ pub async fn attach_payment_method(
         .map(|r| r.rows_affected()))?;
     Ok(())
 }
+
+/// Whether charges of a payment method the built-in processor created for this app fail
+/// (saved from the `0341` test card); `None` when it created no such payment method.
+pub async fn processor_charges_fail(db: &Db, app_uuid: Uuid, id: &str) -> Result<Option<bool>> {
+    let sql = "SELECT charges_fail FROM processor_payment_methods WHERE id = $1 AND app_uuid = $2";
+    on_db!(db, c => sqlx::query_scalar::<_, bool>(sql)
+        .bind(id)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The app's secret key for the real processor, sealed.
+pub async fn app_secret_key_sealed(db: &Db, app_uuid: Uuid) -> Result<Option<Vec<u8>>> {
+    let sql = "SELECT payment_secret_key_sealed FROM apps WHERE uuid = $1";
+    let row = on_db!(db, c => sqlx::query_scalar::<_, Option<Vec<u8>>>(sql)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)?;
+    Ok(row.flatten())
+}
+
+/// Sets an app's processor keys (the secret one sealed); false when there is no such app.
+pub async fn set_app_payment_keys(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    publishable_key: &str,
+    secret_key_sealed: &[u8],
+) -> Result<bool> {
+    let sql = "UPDATE apps SET payment_publishable_key = $1, payment_secret_key_sealed = $2 \
+        WHERE uuid = $3";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(publishable_key)
+        .bind(secret_key_sealed)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// The processor's customer of an account of this app.
+pub async fn processor_customer(
+    db: &Db,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+) -> Result<Option<String>> {
+    let sql = "SELECT customer_id FROM processor_customers \
+        WHERE app_uuid = $1 AND account_uuid = $2";
+    on_db!(db, c => sqlx::query_scalar::<_, String>(sql)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// Records the processor's customer of an account unless one is recorded already; answers
+/// the one that is recorded afterwards (the first writer wins a race).
+pub async fn insert_processor_customer(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    customer_id: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let insert = "INSERT INTO processor_customers (app_uuid, account_uuid, customer_id, \
+        created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (app_uuid, account_uuid) DO NOTHING";
+    on_tx!(tx, c => sqlx::query(insert)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .bind(customer_id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    let select = "SELECT customer_id FROM processor_customers \
+        WHERE app_uuid = $1 AND account_uuid = $2";
+    on_tx!(tx, c => sqlx::query_scalar::<_, String>(select)
+        .bind(app_uuid)
+        .bind(account_uuid)
+        .fetch_one(c)
+        .await)
+}

@@ -180,3 +180,65 @@ fn first_start_creates_a_sandbox_app_logs_no_secrets_and_shuts_down_gracefully()
         "a date of birth reached the logs"
     );
 }
+
+#[test]
+fn a_live_app_gets_its_payment_keys_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cli.db").display());
+    let secret = "sk_live_cliSECRET0123456789";
+    let out = switchboard(
+        &db,
+        &[
+            "apps",
+            "create",
+            "--name",
+            "Live",
+            "--environment",
+            "live",
+            "--json",
+        ],
+    );
+    let created: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let app_uuid = created["app_uuid"].as_str().unwrap();
+
+    let set = |pk: &str| {
+        Command::new(BIN)
+            .args([
+                "apps",
+                "set-payment-keys",
+                "--app",
+                app_uuid,
+                "--publishable-key",
+                pk,
+            ])
+            .env("DATABASE_URL", &db)
+            .env("SWITCHBOARD_PAYMENT_SECRET_KEY", secret)
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap()
+    };
+    let ok = set("pk_live_cliPUBLIC0123456789");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&ok.stdout),
+        String::from_utf8_lossy(&ok.stderr),
+    );
+    assert!(ok.status.success(), "{stderr}");
+    assert!(stdout.contains("Payment keys set"), "{stdout}");
+    let refused = set("pk_test_cliPUBLIC0123456789");
+    assert!(!refused.status.success());
+    let refused_err = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused_err.contains("same mode"), "{refused_err}");
+    for text in [&stdout, &stderr, &refused_err] {
+        assert!(
+            !text.contains("cliSECRET"),
+            "the secret key is never printed"
+        );
+    }
+    for file in ["cli.db", "cli.db-wal"] {
+        let bytes = std::fs::read(dir.path().join(file)).unwrap_or_default();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "stored sealed"
+        );
+    }
+}
