@@ -108,6 +108,7 @@ pub const SIMULATED_EVENTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simulation {
     Credit(CreditSimulation),
+    Enrollment(super::enrollment::EnrollmentSimulation),
     /// A known event whose feature does not exist yet.
     Unavailable,
     Unknown,
@@ -120,6 +121,15 @@ pub fn parse_simulation(event: &str) -> Simulation {
         "credit_declined" => Simulation::Credit(CreditSimulation::Declined),
         "credit_not_found" => Simulation::Credit(CreditSimulation::NotFound),
         "credit_check_error" => Simulation::Credit(CreditSimulation::Error),
+        e => match super::enrollment::EnrollmentSimulation::parse(e) {
+            Some(sim) => Simulation::Enrollment(sim),
+            None => unavailable_or_unknown(e),
+        },
+    }
+}
+
+fn unavailable_or_unknown(event: &str) -> Simulation {
+    match event {
         e if SIMULATED_EVENTS.contains(&e) => Simulation::Unavailable,
         _ => Simulation::Unknown,
     }
@@ -182,7 +192,14 @@ mod tests {
             parse_simulation("credit_check_unfrozen"),
             Simulation::Credit(CreditSimulation::Unfrozen)
         );
-        assert_eq!(parse_simulation("switch_hold"), Simulation::Unavailable);
+        assert_eq!(
+            parse_simulation("switch_hold"),
+            Simulation::Enrollment(super::super::enrollment::EnrollmentSimulation::SwitchHold)
+        );
+        // Every listed name is known.
+        for name in SIMULATED_EVENTS {
+            assert_ne!(parse_simulation(name), Simulation::Unknown, "{name}");
+        }
         assert_eq!(parse_simulation("payment_failed"), Simulation::Unavailable);
         assert_eq!(parse_simulation("credit_frozen"), Simulation::Unknown);
         assert_eq!(SIMULATED_EVENTS.len(), 17);

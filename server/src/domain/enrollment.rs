@@ -216,6 +216,41 @@ pub fn start_of_market_day(date: NaiveDate) -> DateTime<Utc> {
         )
 }
 
+/// An event of the utility or the market that the sandbox can simulate on a finalized
+/// enrollment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnrollmentSimulation {
+    SwitchHold,
+    SwitchHoldLifted,
+    VerificationHold,
+    MeterDeactivated,
+    UtilityBlocked,
+    UtilityAccepted,
+    ServiceActive,
+    ServiceCanceled,
+    CustomerSwitchedAway,
+    UsageHistoryAvailable,
+}
+
+impl EnrollmentSimulation {
+    pub fn parse(event: &str) -> Option<Self> {
+        use EnrollmentSimulation as E;
+        Some(match event {
+            "switch_hold" => E::SwitchHold,
+            "switch_hold_lifted" => E::SwitchHoldLifted,
+            "verification_hold" => E::VerificationHold,
+            "meter_deactivated" => E::MeterDeactivated,
+            "utility_blocked" => E::UtilityBlocked,
+            "utility_accepted" => E::UtilityAccepted,
+            "service_active" => E::ServiceActive,
+            "service_canceled" => E::ServiceCanceled,
+            "customer_switched_away" => E::CustomerSwitchedAway,
+            "usage_history_available" => E::UsageHistoryAvailable,
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod enrollment_rules {
     use super::*;

@@ -124,8 +124,11 @@ async fn aftermath(
 /// submission as the credit bureau would: `credit_check_frozen`, `credit_declined`,
 /// `credit_not_found` and `credit_check_error` (a provider error, then success on retry) run
 /// the check at once; `credit_check_unfrozen` lifts the freeze, and the scheduled retry (every
-/// 6 hours on the account's clock, see advance-clock) then passes. Answers the account and the
-/// events emitted.
+/// 6 hours on the account's clock, see advance-clock) then passes. The utility and market events
+/// (`switch_hold`, `switch_hold_lifted`, `verification_hold`, `meter_deactivated`,
+/// `utility_blocked`, `utility_accepted`, `service_active`, `service_canceled`,
+/// `customer_switched_away`, `usage_history_available`) act on a finalized enrollment. Answers
+/// the account and the events emitted.
 #[utoipa::path(
     post, path = "/v1/account/sandbox/simulate", tag = "sandbox",
     request_body = SimulateIn,
@@ -133,7 +136,7 @@ async fn aftermath(
         (status = 200, description = "The account after the event and the events emitted", body = SimulateOut),
         (status = 400, description = "Not an event name (`parameter_invalid`)", body = ErrorEnvelope),
         (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
-        (status = 409, description = "No credit check submitted yet (`enrollment_incomplete`)", body = ErrorEnvelope),
+        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`)", body = ErrorEnvelope),
         (status = 422, description = "An event of a feature not available yet (`simulation_unavailable`)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
@@ -146,6 +149,36 @@ pub async fn simulate(
     require_sandbox(&principal.app)?;
     let event = match parse_simulation(&input.event) {
         Simulation::Credit(event) => event,
+        Simulation::Enrollment(sim) => {
+            let account_uuid = principal.account_uuid;
+            let clock = state.clock.for_account(&state.db, account_uuid).await?;
+            let before = clock.now();
+            let mut tx = state.db.begin().await?;
+            let applied = crate::jobs::enrollment::simulate(
+                &mut tx,
+                principal.app.uuid,
+                account_uuid,
+                &clock,
+                sim,
+            )
+            .await?;
+            if applied.is_err() {
+                return Err(ApiError::new(
+                    ErrorCode::EnrollmentIncomplete,
+                    "Finalize the enrollment before simulating the utility's answers",
+                )
+                .with_detail("missing", serde_json::json!(["finalize"])));
+            }
+            tx.commit().await?;
+            advance_account(&state, account_uuid, clock.now()).await?;
+            let (account, clock, events) = aftermath(&state, &principal, before).await?;
+            return Ok(axum::Json(SimulateOut {
+                event: input.event,
+                account,
+                clock,
+                events,
+            }));
+        }
         Simulation::Unavailable => {
             return Err(ApiError::new(
                 ErrorCode::SimulationUnavailable,

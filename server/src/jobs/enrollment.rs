@@ -12,7 +12,7 @@ use crate::{
     domain::{
         enrollment::{
             add_business_hours, sandbox_utility_answer, start_of_market_day, utility_answer_hours,
-            UtilityAnswer,
+            EnrollmentSimulation, UtilityAnswer,
         },
         market::BusinessCalendar,
         status::{Cancellation, CreditState, UtilityState, VerificationState},
@@ -254,4 +254,113 @@ pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
     store::enrollment::set_contract_status(&mut tx, account, "pending", "active").await?;
     store::status::refresh_status(&mut tx, app, account, now).await?;
     finish(ctx, tx, account).await
+}
+
+/// Why a simulated event could not apply.
+pub enum SimulationRefused {
+    /// The enrollment is not finalized (or has no location) yet.
+    NotFinalized,
+}
+
+/// Applies a simulated utility or market event to the account's enrollment, in `tx`; jobs it
+/// schedules run when the caller advances the account's clock to now.
+pub async fn simulate(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+    clock: &AccountClock,
+    event: EnrollmentSimulation,
+) -> store::Result<Result<(), SimulationRefused>> {
+    use EnrollmentSimulation as E;
+    let now = clock.now();
+    store::accounts::account_of_app_for_update(tx, app, account).await?;
+    let Some(mut e) = store::enrollment::enrollment_tx(tx, account).await? else {
+        return Ok(Err(SimulationRefused::NotFinalized));
+    };
+    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let Some(location) = locations.first_mut() else {
+        return Ok(Err(SimulationRefused::NotFinalized));
+    };
+    e.updated_at = now;
+    location.updated_at = now;
+    match event {
+        E::SwitchHold => e.utility = UtilityState::SwitchHold.as_str().to_owned(),
+        E::MeterDeactivated => e.utility = UtilityState::Deactivated.as_str().to_owned(),
+        E::UtilityBlocked => e.utility = UtilityState::Rejected.as_str().to_owned(),
+        E::VerificationHold => e.verification = VerificationState::Hold.as_str().to_owned(),
+        E::SwitchHoldLifted => {
+            if e.utility == UtilityState::SwitchHold.as_str() {
+                e.utility = UtilityState::NotSubmitted.as_str().to_owned();
+                schedule(tx, clock, JobKind::UtilitySubmit, app, account, now).await?;
+            }
+        }
+        E::UtilityAccepted | E::ServiceActive => {
+            e.verification = VerificationState::Passed.as_str().to_owned();
+            e.utility = UtilityState::Accepted.as_str().to_owned();
+            let start = match event {
+                E::ServiceActive => clock.today(),
+                _ => contracts
+                    .iter()
+                    .find(|c| c.status == "pending")
+                    .map_or_else(|| clock.today(), |c| c.start_date),
+            };
+            location.service_start_date = Some(start);
+            store::enrollment::update_location(tx, location).await?;
+            let at = start_of_market_day(start).max(now);
+            schedule(tx, clock, JobKind::ServiceStart, app, account, at).await?;
+        }
+        E::ServiceCanceled | E::CustomerSwitchedAway => {
+            let started = location.is_service_active;
+            e.cancellation = Some(
+                if started {
+                    Cancellation::PostStart
+                } else {
+                    Cancellation::PreStart
+                }
+                .as_str()
+                .to_owned(),
+            );
+            location.is_service_active = false;
+            location.status = "cancelled".to_owned();
+            location.final_service_date = Some(clock.today());
+            store::enrollment::update_location(tx, location).await?;
+            store::enrollment::set_contract_status(tx, account, "active", "ended").await?;
+            store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
+            store::events::insert_event(
+                tx,
+                &NewEvent {
+                    app_uuid: app,
+                    account_uuid: Some(account),
+                    kind: "location.service_canceled",
+                    data: serde_json::json!({
+                        "account_uuid": account,
+                        "location_uuid": location.uuid,
+                        "final_service_date": location.final_service_date,
+                        "reason": if event == E::CustomerSwitchedAway { "switched_away" } else { "canceled" },
+                    }),
+                    created_at: now,
+                },
+            )
+            .await?;
+        }
+        E::UsageHistoryAvailable => {
+            location.has_usage_history = true;
+            store::enrollment::update_location(tx, location).await?;
+            store::events::insert_event(
+                tx,
+                &NewEvent {
+                    app_uuid: app,
+                    account_uuid: Some(account),
+                    kind: "location.usage_history_available",
+                    data: serde_json::json!({"account_uuid": account, "location_uuid": location.uuid}),
+                    created_at: now,
+                },
+            )
+            .await?;
+        }
+    }
+    store::enrollment::update_enrollment(tx, &e).await?;
+    store::status::refresh_status(tx, app, account, now).await?;
+    Ok(Ok(()))
 }

@@ -394,4 +394,54 @@ both_engines! {
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "account.billing_address_updated"));
         assert_eq!(app.get("/v1/account", &token).await.body["enrollment"]["is_billing_address_confirmed"], true);
     }
+
+    async fn the_sandbox_simulates_the_utility_and_the_market(app) {
+        with_meters(&app).await;
+        let simulate = |token: String, event: &'static str| {
+            let app = &app;
+            async move {
+                let r = app.post("/v1/account/sandbox/simulate", &token, &json!({"event": event})).await;
+                assert_eq!(r.status, StatusCode::OK, "{event}: {}", r.text);
+                status(&r.body["account"])
+            }
+        };
+        // Before finalize there is nothing for the utility to answer.
+        let (_, token) = customer(&app, "sim0@example.com").await;
+        let r = app.post("/v1/account/sandbox/simulate", &token, &json!({"event": "switch_hold"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"));
+
+        let finalized = |email: &'static str| {
+            let app = &app;
+            async move {
+                let (uuid, token) = customer(app, email).await;
+                ready_to_finalize(app, &token, HOUSE).await;
+                let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+                assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+                (uuid, token)
+            }
+        };
+        let (_, t) = finalized("sim1@example.com").await;
+        assert_eq!(simulate(t.clone(), "verification_hold").await, pair("needs_attention", "enrollment_blocked_verification_hold"));
+        let (_, t) = finalized("sim2@example.com").await;
+        assert_eq!(simulate(t.clone(), "switch_hold").await, pair("needs_attention", "enrollment_blocked_switch_hold"));
+        let lifted = simulate(t.clone(), "switch_hold_lifted").await;
+        assert_eq!(lifted.0, "reviewing", "{lifted:?}");
+        let (_, t) = finalized("sim3@example.com").await;
+        assert_eq!(simulate(t.clone(), "meter_deactivated").await, pair("needs_attention", "enrollment_blocked_deactivated"));
+        let (_, t) = finalized("sim4@example.com").await;
+        assert_eq!(simulate(t.clone(), "utility_blocked").await, pair("needs_attention", "utility_blocked"));
+        let (_, t) = finalized("sim5@example.com").await;
+        assert_eq!(simulate(t.clone(), "utility_accepted").await, pair("ready", "service_pending"));
+        assert_eq!(simulate(t.clone(), "service_canceled").await, pair("cancelled", "cancelled_pre_start"));
+        let (uuid, t) = finalized("sim6@example.com").await;
+        simulate(t.clone(), "service_active").await;
+        settles_at(&app, &t, pair("active", "active")).await;
+        simulate(t.clone(), "usage_history_available").await;
+        assert_eq!(simulate(t.clone(), "customer_switched_away").await, pair("cancelled", "cancelled_post_start"));
+        let me = app.get("/v1/account", &t).await.body;
+        assert_eq!(me["locations"][0]["is_service_active"], false);
+        assert!(me["locations"][0]["final_service_date"].is_string());
+        let types = event_types(&app, &uuid).await;
+        assert!(types.iter().any(|t| t == "location.service_canceled"), "{types:?}");
+    }
 }
