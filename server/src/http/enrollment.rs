@@ -33,6 +33,11 @@ use crate::{
         FieldError,
     },
     jobs::{self, clock::AccountClock, JobKind, NewJob},
+    mail::{
+        self,
+        templates::{Brand, LetterOfAuthorization, Template},
+        NewEmail,
+    },
     store::{
         self,
         enrollment::{
@@ -385,6 +390,47 @@ pub async fn accept_plan(
         },
     )
     .await?;
+    if enroller == Enroller::ClientAgent {
+        // The Letter of Authorization: the customer's record that the partner accepted for them.
+        let profile = account.profile().map_err(ApiError::internal)?;
+        let letter = LetterOfAuthorization {
+            first_name: profile.first_name,
+            last_name: profile.last_name,
+            service_address: format!(
+                "{}{}, {}, {} {}",
+                location.address_1,
+                location
+                    .address_2
+                    .as_deref()
+                    .map(|a| format!(" {a}"))
+                    .unwrap_or_default(),
+                location.city,
+                location.state,
+                location.postal_code
+            ),
+            esi_id: location.esi_id.clone(),
+            plan_name: plan.name.clone(),
+            energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+            term_months: plan.term_months,
+            start_date: start,
+            authorized_at: account.client_agent_accepted_at.unwrap_or(now),
+            accepted_at: now,
+        };
+        mail::enqueue(
+            &mut tx,
+            &clock,
+            &NewEmail {
+                app_uuid: principal.app.uuid,
+                account_uuid: Some(account_uuid),
+                to: &profile.email,
+                template: &Template::LetterOfAuthorization(letter),
+                brand: &Brand::of_app(&principal.app),
+                send_at: None,
+                event_on_send: None,
+            },
+        )
+        .await?;
+    }
     store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(axum::Json(AcceptPlanOut {

@@ -47,6 +47,24 @@ pub enum Template {
         /// No credit file was found (rather than declined).
         not_found: bool,
     },
+    /// The record that the partner accepted a plan on the customer's behalf (client agent
+    /// enrollment), with how to cancel.
+    LetterOfAuthorization(LetterOfAuthorization),
+}
+
+/// What a Letter of Authorization states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LetterOfAuthorization {
+    pub first_name: String,
+    pub last_name: String,
+    pub service_address: String,
+    pub esi_id: String,
+    pub plan_name: String,
+    pub energy_cents_per_kwh: String,
+    pub term_months: i64,
+    pub start_date: chrono::NaiveDate,
+    pub authorized_at: chrono::DateTime<chrono::Utc>,
+    pub accepted_at: chrono::DateTime<chrono::Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,11 +87,40 @@ impl Template {
             Template::CreditNotApproved {
                 not_found: true, ..
             } => "credit_not_found",
+            Template::LetterOfAuthorization(_) => "letter_of_authorization",
         }
     }
 
     pub fn render(&self, brand: &Brand) -> Rendered {
         match self {
+            Template::LetterOfAuthorization(l) => layout(
+                brand,
+                "Your Letter of Authorization",
+                &l.first_name,
+                &[
+                    format!(
+                        "On {}, {} accepted an electricity plan on your behalf, under the \
+                         limited power of attorney you granted on {}.",
+                        l.accepted_at.format("%B %-d, %Y"),
+                        brand.display_name,
+                        l.authorized_at.format("%B %-d, %Y")
+                    ),
+                    format!("Customer: {} {}", l.first_name, l.last_name),
+                    format!(
+                        "Service address: {} (ESI ID {})",
+                        l.service_address, l.esi_id
+                    ),
+                    format!(
+                        "Plan: {}, {} months at {}¢ per kWh for energy",
+                        l.plan_name, l.term_months, l.energy_cents_per_kwh
+                    ),
+                    format!("Service starts on {}.", l.start_date.format("%B %-d, %Y")),
+                    "If you did not agree to this, or changed your mind, reply to this e-mail \
+                     or contact support before the start date to cancel at no cost."
+                        .to_owned(),
+                ],
+                None,
+            ),
             Template::Notice {
                 subject,
                 first_name,

@@ -364,6 +364,20 @@ both_engines! {
         let r = accept(&app, &token, &plan, HOUSE, &(today + chrono::Duration::days(10)).to_string()).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["contract"]["accepted_by"], "client_agent");
+        // The customer receives the Letter of Authorization.
+        let mails = app.get(&format!("/v1/app/sandbox/emails?account_uuid={uuid}"), &app.app_token).await;
+        let letter = mails.body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["template"] == "letter_of_authorization")
+            .unwrap_or_else(|| panic!("no letter in {}", mails.text))
+            .clone();
+        let text = letter["text"].as_str().unwrap();
+        for fact in [HOUSE, "100 ELM ST", "Ana Díaz", plan["name"].as_str().unwrap(), "cancel"] {
+            assert!(text.contains(fact), "{fact} in {text}");
+        }
+        assert_eq!(letter["to"], "agent@example.com");
         let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["status"], "reviewing");
