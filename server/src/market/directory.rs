@@ -12,7 +12,11 @@ use fst::{automaton::Levenshtein, Automaton, IntoStreamer, Set, Streamer};
 
 use crate::{
     domain::address::{normalize_prefix, partial_unit_prefix, search_text, suffix_completion},
-    store::{self, market::ServiceAddressRow, Db},
+    store::{
+        self,
+        market::{SearchEntry, ServiceAddressRow},
+        Db,
+    },
 };
 
 /// Separates the parts of a key; below every character of a normalized text.
@@ -109,6 +113,14 @@ impl FstIndex {
             &search_text(&row.address_1, row.address_2.as_deref()),
             &row.postal_code,
             &row.esi_id,
+        )
+    }
+
+    fn search_entry_key((esi_id, address_1, address_2, postal_code): &SearchEntry) -> Vec<u8> {
+        key(
+            &search_text(address_1, address_2.as_deref()),
+            postal_code,
+            esi_id,
         )
     }
 
@@ -272,10 +284,10 @@ pub async fn build_from_db(db: &Db) -> anyhow::Result<FstIndex> {
     let mut keys = Vec::new();
     let mut after = String::new();
     loop {
-        let page = store::market::service_addresses_after(db, &after, BUILD_PAGE).await?;
+        let page = store::market::search_entries_after(db, &after, BUILD_PAGE).await?;
         let Some(last) = page.last() else { break };
-        after.clone_from(&last.esi_id);
-        keys.extend(page.iter().map(FstIndex::entry_key));
+        after.clone_from(&last.0);
+        keys.extend(page.iter().map(FstIndex::search_entry_key));
         if page.len() < BUILD_PAGE as usize {
             break;
         }
