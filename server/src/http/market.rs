@@ -966,8 +966,14 @@ pub async fn account_request_plans(
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
             .ok_or_else(|| ApiError::not_found("account"))?;
-    // Until addresses can be confirmed, the ESI ID is required.
-    let esi = input.esi_id.ok_or_else(|| FieldError::missing("esi_id"))?;
+    // Without an ESI ID, the confirmed service address's.
+    let esi = match input.esi_id {
+        Some(esi) => esi,
+        None => store::enrollment::confirmed_address(&state.db, principal.account_uuid)
+            .await?
+            .map(|a| a.esi_id)
+            .ok_or_else(|| FieldError::missing("esi_id"))?,
+    };
     let target = target_of_esi_id(&state, &esi).await?;
     let plans = request_plans(
         &state,

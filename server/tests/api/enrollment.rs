@@ -176,9 +176,15 @@ both_engines! {
         let me = app.get("/v1/account", &token).await;
         assert_eq!(me.body["enrollment"]["missing"], json!(["address", "plan", "credit_check", "payment_method"]));
 
+        let r = app.post("/v1/account/enroll/plans/request", &token, &json!({})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"), "no ESI ID known yet");
         let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
         assert_eq!(status(&r.body), pair("not_enrolled", "plan_not_accepted"));
         assert_eq!(r.body["enrollment"]["has_confirmed_address"], true);
+        // Plans default to the confirmed address's meter.
+        let r = app.post("/v1/account/enroll/plans/request", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(!r.body["plans"].as_array().unwrap().is_empty());
 
         let plan = first_plan(&app, &token, HOUSE).await;
         let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
