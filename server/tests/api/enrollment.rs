@@ -239,7 +239,7 @@ both_engines! {
         }
         let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
         let reasons: Vec<_> = history.iter().map(|h| h.status_reason.as_str()).collect();
-        for expected in ["verification_pending", "utility_submitted", "service_pending", "active"] {
+        for expected in ["verification_pending", "credit_check_pending", "utility_submitted", "service_pending", "active"] {
             assert!(reasons.contains(&expected), "{expected} in {reasons:?}");
         }
     }
@@ -387,6 +387,9 @@ both_engines! {
         let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["status"], "reviewing");
+        // The credit check already ran; the utility and the start date follow.
+        advance(&app, &token, 31).await;
+        settles_at(&app, &token, pair("active", "active")).await;
 
         // Recorded after the plan was accepted: finalize as client agent is refused.
         let (uuid, token) = customer(&app, "late-agent@example.com").await;
