@@ -38,6 +38,7 @@ for engine in sqlite postgres; do
       psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name"
       export DATABASE_URL="${PG_ADMIN%/*}/$name" ;;
   esac
+  SWITCHBOARD_PII_KEY=$(head -c 32 /dev/urandom | base64) SWITCHBOARD_MARKET__DEFAULT_DIRECTORY_SIZE=0 \
   SWITCHBOARD_ADDR=127.0.0.1:$PORT SWITCHBOARD_RATE_LIMITS__ENABLED=false SWITCHBOARD_BENCH_ROUTES=true \
     RUST_LOG=warn "$BIN" serve >"$WORK/server.log" 2>&1 &
   SERVER=$!

@@ -96,7 +96,17 @@ pub fn issue_publishable_key(environment: Environment) -> String {
 }
 
 pub fn hash_token(plain: &str) -> String {
-    format!("{:x}", Sha256::digest(plain.as_bytes()))
+    hex_of(&token_digest(plain))
+}
+
+/// The raw SHA-256 of a token (what the in-memory caches key on, without formatting it).
+pub fn token_digest(plain: &str) -> [u8; 32] {
+    Sha256::digest(plain.as_bytes()).into()
+}
+
+/// The stored form of a digest: lowercase hex.
+pub fn hex_of(digest: &[u8; 32]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What a well-formed bearer token claims to be; `None` for anything malformed.
@@ -162,6 +172,7 @@ mod tests {
     fn hashes_are_stable_and_hide_the_token() {
         let t = issue_account_token();
         assert_eq!(t.hash, hash_token(&t.plain));
+        assert_eq!(t.hash, hex_of(&token_digest(&t.plain)));
         assert_eq!(t.hash.len(), 64);
         assert!(!t.hash.contains(&t.plain[9..]));
         assert!(t.plain.starts_with(&t.prefix));

@@ -86,13 +86,13 @@ pub enum Principal {
 async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Principal> {
     let token = bearer(headers)?;
     let kind = tokens::classify(token).ok_or_else(invalid_token)?;
-    let hash = tokens::hash_token(token);
+    let digest = tokens::token_digest(token);
     let now = state.clock.now();
-    let principal = match state.caches.principals.get(&hash, now) {
+    let principal = match state.caches.principals.get(&digest, now) {
         Some(p) => p,
         None => {
-            let p = lookup(state, kind, &hash).await?;
-            state.caches.principals.insert(hash, p.clone(), now);
+            let p = lookup(state, kind, &tokens::hex_of(&digest)).await?;
+            state.caches.principals.insert(digest, p.clone(), now);
             p
         }
     };

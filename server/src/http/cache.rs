@@ -58,8 +58,8 @@ where
 /// The caches of one server instance.
 #[derive(Clone)]
 pub struct Caches {
-    /// Token hash to its principal.
-    pub principals: Arc<TtlCache<String, Principal>>,
+    /// Token digest to its principal.
+    pub principals: Arc<TtlCache<[u8; 32], Principal>>,
     /// Rendered one-account reads.
     pub accounts: Arc<TtlCache<Uuid, Arc<AccountView>>>,
 }
