@@ -386,6 +386,23 @@ impl TestApp {
             .unwrap();
     }
 
+    /// Asserts that `needle` appears nowhere in this (SQLite) app's database files.
+    pub fn assert_not_stored(&self, needle: &[u8], what: &str) {
+        let url = self
+            .config
+            .database_url
+            .expose()
+            .trim_start_matches("sqlite:")
+            .to_owned();
+        for file in [url.clone(), format!("{url}-wal")] {
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            assert!(
+                !bytes.windows(needle.len()).any(|w| w == needle),
+                "{file} holds {what}"
+            );
+        }
+    }
+
     /// A second app on the same server, with its own token.
     pub async fn other_app(&self) -> (Uuid, String) {
         let created = admin::create_app(
