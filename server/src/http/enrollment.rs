@@ -22,7 +22,7 @@ use super::{
     accounts,
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
-    extract::Json,
+    extract::{Json, Path},
     AppState,
 };
 use crate::{
@@ -57,6 +57,65 @@ pub fn router() -> Router<AppState> {
             "/billing/address",
             get(get_billing_address).put(put_billing_address),
         )
+        .route("/locations/{location_uuid}", get(get_location))
+        .route(
+            "/locations/{location_uuid}/support-info",
+            get(location_support_info),
+        )
+}
+
+/// The account's location, or 404 `resource_missing` (another account's location included).
+async fn location_row(
+    state: &AppState,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+) -> ApiResult<LocationRow> {
+    store::enrollment::location_of_account(&state.db, account_uuid, location_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("location"))
+}
+
+/// One location of this account, with the plan of its contract in force.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The location", body = Location),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn get_location(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<Location>> {
+    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
+    let contracts =
+        store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
+    Ok(axum::Json(render_location(&row, &contracts)))
+}
+
+/// Whom to call about this location: the utility (TDU) for outages and meters, the partner for
+/// everything else.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}/support-info", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The utility's and the partner's contacts", body = app::api::market::SupportInfo),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn location_support_info(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<app::api::market::SupportInfo>> {
+    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
+    Ok(axum::Json(
+        super::market::support_info(&state, &principal.app, &row.tdu).await?,
+    ))
 }
 
 /// The locations of an account as partners see them.

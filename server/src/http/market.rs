@@ -631,8 +631,15 @@ fn start_out_of_range(earliest: NaiveDate, latest: NaiveDate) -> ApiError {
 /// Prices the plans of a request, stores them and (for an account) emits
 /// `enrollment.plan_requested`, all in one transaction.
 async fn request_plans(state: &AppState, req: PlanRequest<'_>) -> ApiResult<Vec<Plan>> {
-    let now = state.clock.now();
-    let today = state.clock.today();
+    // An account's plans are priced on the account's clock (a sandbox account lives in its own
+    // time), so that accepting them, which reads that clock, sees the same day.
+    let (now, today) = match req.account {
+        Some(a) => {
+            let clock = state.clock.for_account(&state.db, a.uuid).await?;
+            (clock.now(), clock.today())
+        }
+        None => (state.clock.now(), state.clock.today()),
+    };
     let cal = calendar(state).await?;
     let enroller = match req.account {
         Some(a) if a.client_agent_accepted_at.is_some() => Enroller::ClientAgent,

@@ -340,3 +340,57 @@ pub async fn billing_address(db: &Db, account_uuid: Uuid) -> Result<Option<Billi
         .fetch_optional(c)
         .await)
 }
+
+/// One location of an account (`None` when it is another account's, or does not exist).
+pub async fn location_of_account(
+    db: &Db,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+) -> Result<Option<LocationRow>> {
+    let sql =
+        format!("SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 AND uuid = $2");
+    on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql)
+        .bind(account_uuid)
+        .bind(location_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The job kinds of the enrollment pipeline that a sandbox reset drops while still pending.
+pub const ENROLLMENT_JOB_KINDS: [&str; 4] = [
+    "enrollment.verify",
+    "utility.submit",
+    "utility.answer",
+    "service.start",
+];
+
+/// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
+/// addresses, and its enrollment pipeline jobs still pending. The one place rows are deleted.
+pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
+    for sql in [
+        "DELETE FROM contracts WHERE account_uuid = $1",
+        "DELETE FROM locations WHERE account_uuid = $1",
+        "DELETE FROM enrollments WHERE account_uuid = $1",
+        "DELETE FROM confirmed_addresses WHERE account_uuid = $1",
+        "DELETE FROM billing_addresses WHERE account_uuid = $1",
+    ] {
+        on_tx!(tx, c => sqlx::query(sql)
+            .bind(account_uuid)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+    }
+    let jobs = "DELETE FROM jobs WHERE account_uuid = $1 AND state = 'queued' \
+        AND kind IN ($2, $3, $4, $5)";
+    let [k1, k2, k3, k4] = ENROLLMENT_JOB_KINDS;
+    on_tx!(tx, c => sqlx::query(jobs)
+        .bind(account_uuid)
+        .bind(k1)
+        .bind(k2)
+        .bind(k3)
+        .bind(k4)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}

@@ -459,3 +459,86 @@ both_engines! {
         assert!(types.iter().any(|t| t == "location.service_canceled"), "{types:?}");
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn a_location_and_its_support_info_belong_to_its_account(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "loc@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let me = app.get("/v1/account", &token).await.body;
+        let location = me["locations"][0]["uuid"].as_str().unwrap().to_owned();
+
+        let r = app.get(&format!("/v1/account/locations/{location}"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body, me["locations"][0]);
+        assert_eq!(r.body["esi_id"], HOUSE);
+
+        let r = app.get(&format!("/v1/account/locations/{location}/support-info"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let oncor = server::store::market::tdus(&app.state.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|t| t.name == "ONCOR")
+            .unwrap();
+        assert_eq!(r.body["tdu_name"], oncor.display_name.as_str());
+        assert_eq!(r.body["tdu_phone"], oncor.phone.as_str());
+        assert_eq!(r.body["tdu_outage_phone"], json!(oncor.outage_phone));
+        assert!(r.body["partner_support"].is_object(), "{}", r.text);
+
+        // Another account of the same app sees neither.
+        let (_, other) = customer(&app, "other@example.com").await;
+        for path in [format!("/v1/account/locations/{location}"), format!("/v1/account/locations/{location}/support-info")] {
+            let r = app.get(&path, &other).await;
+            assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{path}");
+        }
+        let r = app.get("/v1/account/locations/not-a-uuid", &token).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn delete_enrollment_after_active_lets_the_account_enroll_again(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "again@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 1).await;
+        advance(&app, &token, 6).await;
+        app.eventually("the utility accepts", || async {
+            let (s, _) = status(&app.get("/v1/account", &token).await.body);
+            s == "ready" || s == "active"
+        })
+        .await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // The credit check and the card stay: only the address is missing again.
+        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        assert_eq!(r.body["locations"], json!([]));
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], false, "{}", r.text);
+        assert_eq!(r.body["is_service_active"], false);
+        let id = uuid.parse().unwrap();
+        assert!(server::store::enrollment::contracts_of_account(&app.state.db, id).await.unwrap().is_empty());
+        assert!(server::store::enrollment::enrollment(&app.state.db, id).await.unwrap().is_none());
+        assert!(server::store::enrollment::billing_address(&app.state.db, id).await.unwrap().is_none());
+        let history = server::store::accounts::status_history(&app.state.db, id).await.unwrap();
+        let reasons: Vec<_> = history.iter().map(|h| h.status_reason.as_str()).collect();
+        assert!(reasons.contains(&"active"), "{reasons:?}");
+        assert_eq!(reasons.last(), Some(&"missing_address"), "{reasons:?}");
+        assert!(event_types(&app, &uuid).await.iter().filter(|t| *t == "account.status_updated").count() >= 2);
+
+        // The same home (or another) can be enrolled again, to active.
+        ready_to_finalize(&app, &token, OTHER_HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["locations"].as_array().unwrap().len(), 1);
+        assert_eq!(r.body["locations"][0]["esi_id"], OTHER_HOUSE);
+        advance(&app, &token, 1).await;
+        advance(&app, &token, 6).await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+    }
+}

@@ -241,6 +241,8 @@ both_engines! {
         let token = t.body["token"].as_str().unwrap().to_owned();
         let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 1})).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
         let r = app.get("/v1/app/sandbox/emails", &live).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
     }
