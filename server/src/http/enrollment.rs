@@ -4,8 +4,8 @@
 
 use app::api::{
     enrollment::{
-        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, ConfirmAddressIn,
-        Contract, FinalizeIn,
+        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, CancelServiceIn,
+        ConfirmAddressIn, Contract, FinalizeIn,
     },
     market::PlanRatesOut,
     Account, ErrorEnvelope, Location, Timestamp,
@@ -28,7 +28,10 @@ use super::{
 use crate::{
     domain::{
         account::parse_postal_address,
-        enrollment::{check_start_date, missing_steps, EnrollmentFacts, EnrollmentType},
+        enrollment::{
+            check_cancellation, check_start_date, missing_steps, start_of_market_day,
+            EnrollmentFacts, EnrollmentType,
+        },
         market::{BusinessCalendar, Enroller, EsiId},
         FieldError,
     },
@@ -61,6 +64,10 @@ pub fn router() -> Router<AppState> {
         .route(
             "/locations/{location_uuid}/support-info",
             get(location_support_info),
+        )
+        .route(
+            "/locations/{location_uuid}/cancel-service",
+            post(cancel_service),
         )
 }
 
@@ -116,6 +123,100 @@ pub async fn location_support_info(
     Ok(axum::Json(
         super::market::support_info(&state, &principal.app, &row.tdu).await?,
     ))
+}
+
+/// Cancel service at this location. Before service started it cancels at once (contract
+/// cancelled, location cancelled, account `cancelled/cancelled_pre_start`, event
+/// `location.service_canceled`), and the final service date is today. After service started it
+/// schedules the end on the account's clock: on `final_service_date` the contract ends, the
+/// location is deactivated and the account moves to `cancelled/cancelled_post_start` with
+/// `location.service_canceled`. Answers the Location (with its `final_service_date`).
+#[utoipa::path(
+    post, path = "/v1/account/locations/{location_uuid}/cancel-service", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    request_body = CancelServiceIn,
+    responses(
+        (status = 200, description = "The location, cancelled or with its cancellation scheduled", body = Location),
+        (status = 400, description = "final_service_date not a date, in the past or more than 90 days out; reason not moving, switching or other (`parameter_invalid`)", body = ErrorEnvelope),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+        (status = 409, description = "Not finalized yet (`enrollment_incomplete`), or already cancelled or its cancellation already scheduled (`service_not_active`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn cancel_service(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+    Json(input): Json<CancelServiceIn>,
+) -> ApiResult<axum::Json<Location>> {
+    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
+    let clock = account_clock(&state, account_uuid).await?;
+    let (final_date, reason) =
+        check_cancellation(&input.final_service_date, &input.reason, clock.today())?;
+    let now = clock.now();
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let mut location = store::enrollment::locations_of_account_tx(&mut tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == location_uuid)
+        .ok_or_else(|| ApiError::not_found("location"))?;
+    let Some(mut e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? else {
+        return Err(ApiError::new(
+            ErrorCode::EnrollmentIncomplete,
+            "This enrollment is not finalized; there is no service to cancel",
+        )
+        .with_detail("missing", serde_json::json!(["finalize"])));
+    };
+    if e.cancellation.is_some()
+        || location.status == "cancelled"
+        || location.final_service_date.is_some()
+    {
+        return Err(ApiError::new(
+            ErrorCode::ServiceNotActive,
+            "Service at this location is already cancelled or its cancellation is scheduled",
+        ));
+    }
+    if location.is_service_active {
+        location.final_service_date = Some(final_date);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, &location).await?;
+        jobs::enqueue(
+            &mut tx,
+            &clock,
+            &NewJob {
+                kind: JobKind::ServiceEnd,
+                payload: &serde_json::json!({
+                    "app_uuid": app_uuid,
+                    "location_uuid": location.uuid,
+                    "reason": reason.as_str(),
+                }),
+                account_uuid: Some(account_uuid),
+                run_at: start_of_market_day(final_date).max(now),
+                max_attempts: 20,
+            },
+        )
+        .await?;
+    } else {
+        jobs::enrollment::cancel_location(
+            &mut tx,
+            app_uuid,
+            &mut e,
+            &mut location,
+            clock.today(),
+            reason.as_str(),
+            now,
+        )
+        .await?;
+        store::enrollment::update_enrollment(&mut tx, &e).await?;
+        store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+    }
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
+    Ok(axum::Json(render_location(&location, &contracts)))
 }
 
 /// The locations of an account as partners see them.

@@ -36,6 +36,7 @@ use super::{
         enrollment::put_billing_address,
         enrollment::get_location,
         enrollment::location_support_info,
+        enrollment::cancel_service,
         identity::update_identity,
         identity::submit_credit_check,
         billing::create_payment_session,

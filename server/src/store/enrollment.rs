@@ -357,11 +357,12 @@ pub async fn location_of_account(
 }
 
 /// The job kinds of the enrollment pipeline that a sandbox reset drops while still pending.
-pub const ENROLLMENT_JOB_KINDS: [&str; 4] = [
+pub const ENROLLMENT_JOB_KINDS: [&str; 5] = [
     "enrollment.verify",
     "utility.submit",
     "utility.answer",
     "service.start",
+    "service.end",
 ];
 
 /// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
@@ -381,14 +382,15 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
             .map(|r| r.rows_affected()))?;
     }
     let jobs = "DELETE FROM jobs WHERE account_uuid = $1 AND state = 'queued' \
-        AND kind IN ($2, $3, $4, $5)";
-    let [k1, k2, k3, k4] = ENROLLMENT_JOB_KINDS;
+        AND kind IN ($2, $3, $4, $5, $6)";
+    let [k1, k2, k3, k4, k5] = ENROLLMENT_JOB_KINDS;
     on_tx!(tx, c => sqlx::query(jobs)
         .bind(account_uuid)
         .bind(k1)
         .bind(k2)
         .bind(k3)
         .bind(k4)
+        .bind(k5)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
