@@ -668,3 +668,22 @@ both_engines! {
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn delete_enrollment_mid_pipeline_drops_its_pending_jobs(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "midway@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        // Verification, submission and service start no longer run.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("not_enrolled", "missing_address")).await;
+        let types = event_types(&app, &uuid).await;
+        assert!(!types.iter().any(|t| t == "location.service_active"), "{types:?}");
+    }
+}
