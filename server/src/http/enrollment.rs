@@ -33,6 +33,7 @@ use crate::{
             EnrollmentFacts, EnrollmentType,
         },
         market::{BusinessCalendar, Enroller, EsiId},
+        status::{CreditState, UtilityState, VerificationState},
         FieldError,
     },
     jobs::{self, clock::AccountClock, JobKind, NewJob},
@@ -368,6 +369,67 @@ fn contract_end(start: NaiveDate, term_months: u32, plan_type: &str) -> Option<N
         .and_then(|d| d.pred_opt())
 }
 
+/// The Location and the pending Contract a plan acceptance creates.
+#[allow(clippy::too_many_arguments)]
+pub fn new_location_and_contract(
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    address: store::market::ServiceAddressRow,
+    plan: &store::market::PlanRow,
+    start: NaiveDate,
+    enrollment_type: EnrollmentType,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<(LocationRow, ContractRow)> {
+    let location = LocationRow {
+        uuid: Uuid::new_v4(),
+        app_uuid,
+        account_uuid,
+        esi_id: address.esi_id.clone(),
+        address_1: address.address_1,
+        address_2: address.address_2,
+        city: address.city,
+        state: address.state,
+        postal_code: address.postal_code,
+        tdu: address.tdu,
+        enrollment_type: enrollment_type.as_str().to_owned(),
+        status: "pending".to_owned(),
+        service_start_date: None,
+        final_service_date: None,
+        is_service_active: false,
+        has_usage_history: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
+    let rates = PlanRatesOut {
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        base_charge_cents_per_month: plan.base_charge_cents_per_month,
+        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
+        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
+        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
+        early_termination_fee_cents: plan.early_termination_fee_cents,
+    };
+    let contract = ContractRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        account_uuid,
+        plan_uuid: plan.uuid,
+        plan_name: plan.name.clone(),
+        plan_type: plan.plan_type.clone(),
+        term_months: plan.term_months,
+        start_date: start,
+        end_date: contract_end(start, term_months, &plan.plan_type),
+        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
+        tos_version: plan.tos_version.clone(),
+        status: "pending".to_owned(),
+        accepted_at: now,
+        accepted_by: accepted_by.to_owned(),
+        created_at: now,
+    };
+    Ok((location, contract))
+}
+
 /// Accept a plan for a meter: creates the Location and its Contract.
 #[utoipa::path(
     post, path = "/v1/account/enroll/plans/accept", tag = "enrollment",
@@ -480,56 +542,19 @@ pub async fn accept_plan(
             "A plan is already accepted for this account's location",
         ));
     }
-    let location = LocationRow {
-        uuid: Uuid::new_v4(),
-        app_uuid: principal.app.uuid,
+    let (location, contract) = new_location_and_contract(
+        principal.app.uuid,
         account_uuid,
-        esi_id: address.esi_id.clone(),
-        address_1: address.address_1,
-        address_2: address.address_2,
-        city: address.city,
-        state: address.state,
-        postal_code: address.postal_code,
-        tdu: address.tdu,
-        enrollment_type: enrollment_type.as_str().to_owned(),
-        status: "pending".to_owned(),
-        service_start_date: None,
-        final_service_date: None,
-        is_service_active: false,
-        has_usage_history: false,
-        created_at: now,
-        updated_at: now,
-    };
-    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
-    let rates = PlanRatesOut {
-        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-        base_charge_cents_per_month: plan.base_charge_cents_per_month,
-        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
-        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
-        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
-        early_termination_fee_cents: plan.early_termination_fee_cents,
-    };
-    let contract = ContractRow {
-        uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
-        account_uuid,
-        plan_uuid: plan.uuid,
-        plan_name: plan.name.clone(),
-        plan_type: plan.plan_type.clone(),
-        term_months: plan.term_months,
-        start_date: start,
-        end_date: contract_end(start, term_months, &plan.plan_type),
-        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
-        tos_version: plan.tos_version.clone(),
-        status: "pending".to_owned(),
-        accepted_at: now,
-        accepted_by: match enroller {
+        address,
+        &plan,
+        start,
+        enrollment_type,
+        match enroller {
             Enroller::ClientAgent => "client_agent",
             Enroller::Customer => "customer",
-        }
-        .to_owned(),
-        created_at: now,
-    };
+        },
+        now,
+    )?;
     store::enrollment::insert_location(&mut tx, &location).await?;
     store::enrollment::insert_contract(&mut tx, &contract).await?;
     store::events::insert_event(
@@ -846,4 +871,233 @@ pub async fn put_billing_address(
     tx.commit().await?;
     state.caches.accounts.invalidate(&principal.account_uuid);
     Ok(axum::Json(render_billing(&row, service.as_ref())))
+}
+
+/// Sandbox demo data: finalizes the utility side at once. Without a location, confirms the
+/// account's confirmed address (else the first directory address) and accepts the first plan
+/// priced for it, starting today; fills a missing phone, date of birth, passed credit check and
+/// test card; marks verification passed, the utility accepted and service active now, with
+/// `location.service_active` and `location.usage_history_available`.
+pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiResult<()> {
+    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
+    let clock = account_clock(state, account_uuid).await?;
+    let account = store::accounts::account_of_app(&state.db, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let incomplete = |what: &str, message: &str| {
+        ApiError::new(ErrorCode::EnrollmentIncomplete, message.to_owned())
+            .with_detail("missing", serde_json::json!([what]))
+    };
+    let has_location = !store::enrollment::locations_of_account(&state.db, account_uuid)
+        .await?
+        .is_empty();
+    // Without a location: the address and the plan to accept, priced before the transaction.
+    let mut new_location = None;
+    if !has_location {
+        let address = match store::enrollment::confirmed_address(&state.db, account_uuid).await? {
+            Some(a) => service_address(state, &parse_esi_id(&a.esi_id)?).await?,
+            None => store::market::service_addresses_after(&state.db, "", 1)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| incomplete("address", "The address directory is empty"))?,
+        };
+        let plans =
+            super::market::price_account_plans(state, &principal.app, &account, &address.esi_id)
+                .await?;
+        let plan_uuid = plans
+            .first()
+            .map(|p| p.plan_uuid)
+            .ok_or_else(|| incomplete("plan", "The app has no plan to offer at this address"))?;
+        let plan = store::market::plan_by_uuid(&state.db, plan_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("plan"))?;
+        new_location = Some((address, plan));
+    }
+    let now = clock.now();
+    let today = clock.today();
+    let mut tx = state.db.begin().await?;
+    let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
+        app_uuid,
+        account_uuid: Some(account_uuid),
+        kind,
+        data,
+        created_at: now,
+    };
+    if let Some(e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+        if e.cancellation.is_some() {
+            return Err(ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
+            ));
+        }
+    }
+    // Identity facts.
+    let mut profile = account.profile().map_err(ApiError::internal)?;
+    if !profile.is_identity_complete() {
+        profile
+            .phone
+            .get_or_insert_with(|| "+15125550100".to_owned());
+        profile
+            .date_of_birth
+            .get_or_insert_with(|| NaiveDate::from_ymd_opt(1980, 1, 1).unwrap_or_default());
+        account.set_profile(&profile).map_err(ApiError::internal)?;
+        account.updated_at = now;
+        store::accounts::update_account(&mut tx, &account).await?;
+    }
+    // A passed credit check.
+    let credit = store::credit::latest_credit_check(&mut tx, account_uuid).await?;
+    if credit.is_none_or(|c| c.status != CreditState::Passed.as_str()) {
+        let sealed = state.pii.seal(b"123456789");
+        store::credit::insert_credit_check(
+            &mut tx,
+            &store::credit::NewCreditCheck {
+                account_uuid,
+                ssn_ciphertext: &sealed,
+                ssn_last4: "6789",
+                consented_at: now,
+                status: CreditState::Passed.as_str(),
+            },
+        )
+        .await?;
+    }
+    // A test card.
+    if !account.has_payment_method {
+        let card = store::payments::CardRow {
+            id: crate::domain::tokens::payment_method_id(),
+            brand: "visa".to_owned(),
+            last4: "4242".to_owned(),
+            exp_month: 12,
+            exp_year: 2099,
+            postal_code: None,
+            fingerprint: format!("demo-{account_uuid}"),
+        };
+        store::payments::insert_processor_payment_method(
+            &mut tx,
+            app_uuid,
+            account_uuid,
+            &card,
+            false,
+            now,
+        )
+        .await?;
+        store::payments::attach_payment_method(&mut tx, account_uuid, &card, now).await?;
+        store::events::insert_event(
+            &mut tx,
+            &event(
+                "account.payment_method_added",
+                serde_json::json!({
+                    "account_uuid": account_uuid,
+                    "card_brand": card.brand,
+                    "card_last4": card.last4,
+                }),
+            ),
+        )
+        .await?;
+    }
+    // The location and its contract, starting today.
+    if let Some((address, plan)) = new_location {
+        if store::enrollment::confirmed_address_tx(&mut tx, account_uuid)
+            .await?
+            .is_none()
+        {
+            let confirmed = ConfirmedAddressRow {
+                esi_id: address.esi_id.clone(),
+                address_1: address.address_1.clone(),
+                address_2: address.address_2.clone(),
+                city: address.city.clone(),
+                state: address.state.clone(),
+                postal_code: address.postal_code.clone(),
+                tdu: address.tdu.clone(),
+            };
+            store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
+                .await?;
+        }
+        let (location, contract) = new_location_and_contract(
+            app_uuid,
+            account_uuid,
+            address,
+            &plan,
+            today,
+            EnrollmentType::MoveIn,
+            "customer",
+            now,
+        )?;
+        store::enrollment::insert_location(&mut tx, &location).await?;
+        store::enrollment::insert_contract(&mut tx, &contract).await?;
+        store::events::insert_event(
+            &mut tx,
+            &event(
+                "enrollment.plan_accepted",
+                serde_json::json!({
+                    "account_uuid": account_uuid,
+                    "location_uuid": location.uuid,
+                    "plan_uuid": plan.uuid,
+                    "contract_uuid": contract.uuid,
+                    "service_start_date": today,
+                    "accepted_by": contract.accepted_by,
+                }),
+            ),
+        )
+        .await?;
+    }
+    // Finalized, verified, accepted by the utility.
+    match store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+        Some(mut e) => {
+            e.verification = VerificationState::Passed.as_str().to_owned();
+            e.utility = UtilityState::Accepted.as_str().to_owned();
+            e.updated_at = now;
+            store::enrollment::update_enrollment(&mut tx, &e).await?;
+        }
+        None => {
+            store::enrollment::insert_enrollment(
+                &mut tx,
+                &EnrollmentRow {
+                    account_uuid,
+                    finalized_at: now,
+                    is_client_agent: account.client_agent_accepted_at.is_some(),
+                    verification: VerificationState::Passed.as_str().to_owned(),
+                    utility: UtilityState::Accepted.as_str().to_owned(),
+                    cancellation: None,
+                    updated_at: now,
+                },
+            )
+            .await?;
+        }
+    }
+    // Service active now.
+    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account_uuid).await?;
+    for location in locations.iter_mut().filter(|l| !l.is_service_active) {
+        location.is_service_active = true;
+        location.has_usage_history = true;
+        location.status = "active".to_owned();
+        location.service_start_date = Some(today);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, location).await?;
+        let started = serde_json::json!({
+            "account_uuid": account_uuid,
+            "location_uuid": location.uuid,
+            "service_start_date": location.service_start_date,
+        });
+        let usage =
+            serde_json::json!({"account_uuid": account_uuid, "location_uuid": location.uuid});
+        store::events::insert_event(&mut tx, &event("location.service_active", started)).await?;
+        store::events::insert_event(&mut tx, &event("location.usage_history_available", usage))
+            .await?;
+    }
+    store::enrollment::set_contract_status(&mut tx, account_uuid, "pending", "active").await?;
+    // The pipeline's own steps, if it was running, have nothing left to do.
+    store::enrollment::drop_pending_jobs(
+        &mut tx,
+        account_uuid,
+        &store::enrollment::PIPELINE_JOB_KINDS,
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    Ok(())
 }

@@ -58,6 +58,7 @@ use super::{
         sandbox::advance_clock,
         sandbox::simulate,
         sandbox::delete_enrollment,
+        sandbox::seed_demo_data,
         sandbox::list_emails,
         market::list_plan_groups,
         market::app_eligibility,

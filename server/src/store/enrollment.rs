@@ -356,14 +356,16 @@ pub async fn location_of_account(
         .await)
 }
 
-/// The job kinds of the enrollment pipeline that a sandbox reset drops while still pending.
-pub const ENROLLMENT_JOB_KINDS: [&str; 5] = [
+/// The job kinds of the enrollment pipeline up to service start.
+pub const PIPELINE_JOB_KINDS: [&str; 4] = [
     "enrollment.verify",
     "utility.submit",
     "utility.answer",
     "service.start",
-    "service.end",
 ];
+
+/// The job that ends service on a scheduled final service date.
+pub const SERVICE_END_JOB_KIND: &str = "service.end";
 
 /// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
 /// addresses, and its enrollment pipeline jobs still pending. The one place rows are deleted.
@@ -381,18 +383,20 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
             .await
             .map(|r| r.rows_affected()))?;
     }
-    let jobs = "DELETE FROM jobs WHERE account_uuid = $1 AND state = 'queued' \
-        AND kind IN ($2, $3, $4, $5, $6)";
-    let [k1, k2, k3, k4, k5] = ENROLLMENT_JOB_KINDS;
-    on_tx!(tx, c => sqlx::query(jobs)
-        .bind(account_uuid)
-        .bind(k1)
-        .bind(k2)
-        .bind(k3)
-        .bind(k4)
-        .bind(k5)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+    drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await?;
+    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND]).await
+}
+
+/// Drops the account's queued jobs of these kinds.
+pub async fn drop_pending_jobs(tx: &mut Tx, account_uuid: Uuid, kinds: &[&str]) -> Result<()> {
+    let sql = "DELETE FROM jobs WHERE account_uuid = $1 AND state = 'queued' AND kind = $2";
+    for kind in kinds {
+        on_tx!(tx, c => sqlx::query(sql)
+            .bind(account_uuid)
+            .bind(*kind)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+    }
     Ok(())
 }

@@ -687,3 +687,71 @@ both_engines! {
         assert!(!types.iter().any(|t| t == "location.service_active"), "{types:?}");
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn seed_demo_data_reaches_active_in_one_call(app) {
+        // An empty directory: nothing to seed, nothing changes.
+        let (uuid, token) = customer(&app, "demo@example.com").await;
+        let before = app.get("/v1/account", &token).await.body;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"), "{}", r.text);
+        assert_eq!(app.get("/v1/account", &token).await.body, before);
+
+        with_meters(&app).await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("active", "active"));
+        assert_eq!(r.body["is_service_active"], true);
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], true);
+        let location = &r.body["locations"][0];
+        assert_eq!(location["status"], "active");
+        assert_eq!(location["is_service_active"], true);
+        assert_eq!(location["has_usage_history"], true);
+        assert!(location["plan_uuid"].is_string(), "{}", r.text);
+        assert_eq!(location["service_start_date"], location["contract_start"]);
+        let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(contracts.len() == 1 && contracts[0].status == "active", "{contracts:?}");
+        let types = event_types(&app, &uuid).await;
+        for expected in ["enrollment.plan_accepted", "account.payment_method_added", "location.service_active", "location.usage_history_available"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+        let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert_eq!(history.last().unwrap().status_reason, "active");
+        // Nothing undoes it as time goes by; it can be reset and seeded again.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(status(&r.body), pair("active", "active"), "{}", r.text);
+    }
+
+    async fn seed_demo_data_finishes_a_finalized_enrollment(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "demo-finalized@example.com").await;
+        ready_to_finalize(&app, &token, SWITCH_HOLD).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("active", "active"));
+        assert_eq!(r.body["locations"].as_array().unwrap().len(), 1);
+        assert_eq!(r.body["locations"][0]["esi_id"], SWITCH_HOLD);
+        // The pipeline's pending steps (a switch hold for this meter) no longer run.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let types = event_types(&app, &uuid).await;
+        assert_eq!(types.iter().filter(|t| *t == "location.service_active").count(), 1, "{types:?}");
+
+        // A cancelled enrollment is not revived.
+        let location = r.body["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let today = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let r = app.post(&format!("/v1/account/locations/{location}/cancel-service"), &token, &json!({"final_service_date": days_after(&today, 5), "reason": "other"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 10).await;
+        settles_at(&app, &token, pair("cancelled", "cancelled_post_start")).await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+    }
+}
