@@ -96,3 +96,13 @@ pub struct BillingAddressOut {
     pub state: Option<String>,
     pub postal_code: Option<String>,
 }
+
+/// `POST /v1/account/locations/{location_uuid}/cancel-service`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct CancelServiceIn {
+    /// `YYYY-MM-DD`: the last day of service, from today to 90 days out (on the account's clock).
+    pub final_service_date: String,
+    /// `moving`, `switching` or `other`.
+    pub reason: String,
+}

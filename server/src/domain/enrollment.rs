@@ -385,3 +385,98 @@ mod enrollment_rules {
         );
     }
 }
+
+/// How far out a cancellation's final service date may be.
+pub const MAX_FINAL_SERVICE_DAYS: i64 = 90;
+
+/// Why a customer cancels service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelReason {
+    Moving,
+    Switching,
+    Other,
+}
+
+impl CancelReason {
+    pub fn parse(s: &str) -> Option<CancelReason> {
+        match s {
+            "moving" => Some(CancelReason::Moving),
+            "switching" => Some(CancelReason::Switching),
+            "other" => Some(CancelReason::Other),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CancelReason::Moving => "moving",
+            CancelReason::Switching => "switching",
+            CancelReason::Other => "other",
+        }
+    }
+}
+
+/// A cancellation request checked: its final service date (a `YYYY-MM-DD` from `today` to
+/// [`MAX_FINAL_SERVICE_DAYS`] days out) and its reason.
+pub fn check_cancellation(
+    final_service_date: &str,
+    reason: &str,
+    today: NaiveDate,
+) -> Result<(NaiveDate, CancelReason), super::FieldError> {
+    use super::FieldError;
+    let date = NaiveDate::parse_from_str(final_service_date, "%Y-%m-%d")
+        .map_err(|_| FieldError::invalid("final_service_date", "must be a YYYY-MM-DD date"))?;
+    if date < today {
+        return Err(FieldError::invalid(
+            "final_service_date",
+            "must not be in the past",
+        ));
+    }
+    if date > today + Duration::days(MAX_FINAL_SERVICE_DAYS) {
+        return Err(FieldError::invalid(
+            "final_service_date",
+            format!("must be at most {MAX_FINAL_SERVICE_DAYS} days out"),
+        ));
+    }
+    let reason = CancelReason::parse(reason)
+        .ok_or_else(|| FieldError::invalid("reason", "must be one of moving, switching, other"))?;
+    Ok((date, reason))
+}
+
+#[cfg(test)]
+mod cancellation_tests {
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn a_final_service_date_runs_from_today_to_90_days_out() {
+        let today = day("2026-03-10");
+        assert_eq!(
+            check_cancellation("2026-03-10", "moving", today),
+            Ok((today, CancelReason::Moving))
+        );
+        assert_eq!(
+            check_cancellation("2026-06-08", "switching", today),
+            Ok((day("2026-06-08"), CancelReason::Switching))
+        );
+        for bad in ["2026-03-09", "2026-06-09", "2026-02-30", "tomorrow", ""] {
+            let e = check_cancellation(bad, "other", today).unwrap_err();
+            assert_eq!(e.param, "final_service_date", "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_reason_is_one_of_three() {
+        let today = day("2026-03-10");
+        for r in ["moving", "switching", "other"] {
+            assert_eq!(CancelReason::parse(r).unwrap().as_str(), r);
+        }
+        for bad in ["Moving", "", "price"] {
+            let e = check_cancellation("2026-03-11", bad, today).unwrap_err();
+            assert_eq!(e.param, "reason", "{bad}");
+        }
+    }
+}

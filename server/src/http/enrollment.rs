@@ -4,8 +4,8 @@
 
 use app::api::{
     enrollment::{
-        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, ConfirmAddressIn,
-        Contract, FinalizeIn,
+        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, CancelServiceIn,
+        ConfirmAddressIn, Contract, FinalizeIn,
     },
     market::PlanRatesOut,
     Account, ErrorEnvelope, Location, Timestamp,
@@ -22,14 +22,18 @@ use super::{
     accounts,
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
-    extract::Json,
+    extract::{Json, Path},
     AppState,
 };
 use crate::{
     domain::{
         account::parse_postal_address,
-        enrollment::{check_start_date, missing_steps, EnrollmentFacts, EnrollmentType},
+        enrollment::{
+            check_cancellation, check_start_date, missing_steps, start_of_market_day,
+            EnrollmentFacts, EnrollmentType,
+        },
         market::{BusinessCalendar, Enroller, EsiId},
+        status::{CreditState, UtilityState, VerificationState},
         FieldError,
     },
     jobs::{self, clock::AccountClock, JobKind, NewJob},
@@ -57,6 +61,163 @@ pub fn router() -> Router<AppState> {
             "/billing/address",
             get(get_billing_address).put(put_billing_address),
         )
+        .route("/locations/{location_uuid}", get(get_location))
+        .route(
+            "/locations/{location_uuid}/support-info",
+            get(location_support_info),
+        )
+        .route(
+            "/locations/{location_uuid}/cancel-service",
+            post(cancel_service),
+        )
+}
+
+/// The account's location, or 404 `resource_missing` (another account's location included).
+async fn location_row(
+    state: &AppState,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+) -> ApiResult<LocationRow> {
+    store::enrollment::location_of_account(&state.db, account_uuid, location_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("location"))
+}
+
+/// One location of this account, with the plan of its contract in force.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The location", body = Location),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn get_location(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<Location>> {
+    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
+    let contracts =
+        store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
+    Ok(axum::Json(render_location(&row, &contracts)))
+}
+
+/// Whom to call about this location: the utility (TDU) for outages and meters, the partner for
+/// everything else.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}/support-info", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The utility's and the partner's contacts", body = app::api::market::SupportInfo),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn location_support_info(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<app::api::market::SupportInfo>> {
+    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
+    Ok(axum::Json(
+        super::market::support_info(&state, &principal.app, &row.tdu).await?,
+    ))
+}
+
+/// Cancel service at this location. Before service started it cancels at once (contract
+/// cancelled, location cancelled, account `cancelled/cancelled_pre_start`, event
+/// `location.service_canceled`), and the final service date is today. After service started it
+/// schedules the end on the account's clock: on `final_service_date` the contract ends, the
+/// location is deactivated and the account moves to `cancelled/cancelled_post_start` with
+/// `location.service_canceled`. Answers the Location (with its `final_service_date`).
+#[utoipa::path(
+    post, path = "/v1/account/locations/{location_uuid}/cancel-service", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    request_body = CancelServiceIn,
+    responses(
+        (status = 200, description = "The location, cancelled or with its cancellation scheduled", body = Location),
+        (status = 400, description = "final_service_date not a date, in the past or more than 90 days out; reason not moving, switching or other (`parameter_invalid`)", body = ErrorEnvelope),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+        (status = 409, description = "Not finalized yet (`enrollment_incomplete`), or already cancelled or its cancellation already scheduled (`service_not_active`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn cancel_service(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+    Json(input): Json<CancelServiceIn>,
+) -> ApiResult<axum::Json<Location>> {
+    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
+    let clock = account_clock(&state, account_uuid).await?;
+    let (final_date, reason) =
+        check_cancellation(&input.final_service_date, &input.reason, clock.today())?;
+    let now = clock.now();
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let mut location = store::enrollment::locations_of_account_tx(&mut tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == location_uuid)
+        .ok_or_else(|| ApiError::not_found("location"))?;
+    let Some(mut e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? else {
+        return Err(ApiError::new(
+            ErrorCode::EnrollmentIncomplete,
+            "This enrollment is not finalized; there is no service to cancel",
+        )
+        .with_detail("missing", serde_json::json!(["finalize"])));
+    };
+    if e.cancellation.is_some()
+        || location.status == "cancelled"
+        || location.final_service_date.is_some()
+    {
+        return Err(ApiError::new(
+            ErrorCode::ServiceNotActive,
+            "Service at this location is already cancelled or its cancellation is scheduled",
+        ));
+    }
+    if location.is_service_active {
+        location.final_service_date = Some(final_date);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, &location).await?;
+        jobs::enqueue(
+            &mut tx,
+            &clock,
+            &NewJob {
+                kind: JobKind::ServiceEnd,
+                payload: &serde_json::json!({
+                    "app_uuid": app_uuid,
+                    "location_uuid": location.uuid,
+                    "reason": reason.as_str(),
+                }),
+                account_uuid: Some(account_uuid),
+                run_at: start_of_market_day(final_date).max(now),
+                max_attempts: 20,
+            },
+        )
+        .await?;
+    } else {
+        jobs::enrollment::cancel_location(
+            &mut tx,
+            app_uuid,
+            &mut e,
+            &mut location,
+            clock.today(),
+            reason.as_str(),
+            now,
+        )
+        .await?;
+        store::enrollment::update_enrollment(&mut tx, &e).await?;
+        store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+    }
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
+    Ok(axum::Json(render_location(&location, &contracts)))
 }
 
 /// The locations of an account as partners see them.
@@ -208,6 +369,67 @@ fn contract_end(start: NaiveDate, term_months: u32, plan_type: &str) -> Option<N
         .and_then(|d| d.pred_opt())
 }
 
+/// The Location and the pending Contract a plan acceptance creates.
+#[allow(clippy::too_many_arguments)]
+pub fn new_location_and_contract(
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    address: store::market::ServiceAddressRow,
+    plan: &store::market::PlanRow,
+    start: NaiveDate,
+    enrollment_type: EnrollmentType,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<(LocationRow, ContractRow)> {
+    let location = LocationRow {
+        uuid: Uuid::new_v4(),
+        app_uuid,
+        account_uuid,
+        esi_id: address.esi_id.clone(),
+        address_1: address.address_1,
+        address_2: address.address_2,
+        city: address.city,
+        state: address.state,
+        postal_code: address.postal_code,
+        tdu: address.tdu,
+        enrollment_type: enrollment_type.as_str().to_owned(),
+        status: "pending".to_owned(),
+        service_start_date: None,
+        final_service_date: None,
+        is_service_active: false,
+        has_usage_history: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
+    let rates = PlanRatesOut {
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        base_charge_cents_per_month: plan.base_charge_cents_per_month,
+        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
+        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
+        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
+        early_termination_fee_cents: plan.early_termination_fee_cents,
+    };
+    let contract = ContractRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        account_uuid,
+        plan_uuid: plan.uuid,
+        plan_name: plan.name.clone(),
+        plan_type: plan.plan_type.clone(),
+        term_months: plan.term_months,
+        start_date: start,
+        end_date: contract_end(start, term_months, &plan.plan_type),
+        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
+        tos_version: plan.tos_version.clone(),
+        status: "pending".to_owned(),
+        accepted_at: now,
+        accepted_by: accepted_by.to_owned(),
+        created_at: now,
+    };
+    Ok((location, contract))
+}
+
 /// Accept a plan for a meter: creates the Location and its Contract.
 #[utoipa::path(
     post, path = "/v1/account/enroll/plans/accept", tag = "enrollment",
@@ -320,56 +542,19 @@ pub async fn accept_plan(
             "A plan is already accepted for this account's location",
         ));
     }
-    let location = LocationRow {
-        uuid: Uuid::new_v4(),
-        app_uuid: principal.app.uuid,
+    let (location, contract) = new_location_and_contract(
+        principal.app.uuid,
         account_uuid,
-        esi_id: address.esi_id.clone(),
-        address_1: address.address_1,
-        address_2: address.address_2,
-        city: address.city,
-        state: address.state,
-        postal_code: address.postal_code,
-        tdu: address.tdu,
-        enrollment_type: enrollment_type.as_str().to_owned(),
-        status: "pending".to_owned(),
-        service_start_date: None,
-        final_service_date: None,
-        is_service_active: false,
-        has_usage_history: false,
-        created_at: now,
-        updated_at: now,
-    };
-    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
-    let rates = PlanRatesOut {
-        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-        base_charge_cents_per_month: plan.base_charge_cents_per_month,
-        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
-        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
-        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
-        early_termination_fee_cents: plan.early_termination_fee_cents,
-    };
-    let contract = ContractRow {
-        uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
-        account_uuid,
-        plan_uuid: plan.uuid,
-        plan_name: plan.name.clone(),
-        plan_type: plan.plan_type.clone(),
-        term_months: plan.term_months,
-        start_date: start,
-        end_date: contract_end(start, term_months, &plan.plan_type),
-        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
-        tos_version: plan.tos_version.clone(),
-        status: "pending".to_owned(),
-        accepted_at: now,
-        accepted_by: match enroller {
+        address,
+        &plan,
+        start,
+        enrollment_type,
+        match enroller {
             Enroller::ClientAgent => "client_agent",
             Enroller::Customer => "customer",
-        }
-        .to_owned(),
-        created_at: now,
-    };
+        },
+        now,
+    )?;
     store::enrollment::insert_location(&mut tx, &location).await?;
     store::enrollment::insert_contract(&mut tx, &contract).await?;
     store::events::insert_event(
@@ -686,4 +871,233 @@ pub async fn put_billing_address(
     tx.commit().await?;
     state.caches.accounts.invalidate(&principal.account_uuid);
     Ok(axum::Json(render_billing(&row, service.as_ref())))
+}
+
+/// Sandbox demo data: finalizes the utility side at once. Without a location, confirms the
+/// account's confirmed address (else the first directory address) and accepts the first plan
+/// priced for it, starting today; fills a missing phone, date of birth, passed credit check and
+/// test card; marks verification passed, the utility accepted and service active now, with
+/// `location.service_active` and `location.usage_history_available`.
+pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiResult<()> {
+    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
+    let clock = account_clock(state, account_uuid).await?;
+    let account = store::accounts::account_of_app(&state.db, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let incomplete = |what: &str, message: &str| {
+        ApiError::new(ErrorCode::EnrollmentIncomplete, message.to_owned())
+            .with_detail("missing", serde_json::json!([what]))
+    };
+    let has_location = !store::enrollment::locations_of_account(&state.db, account_uuid)
+        .await?
+        .is_empty();
+    // Without a location: the address and the plan to accept, priced before the transaction.
+    let mut new_location = None;
+    if !has_location {
+        let address = match store::enrollment::confirmed_address(&state.db, account_uuid).await? {
+            Some(a) => service_address(state, &parse_esi_id(&a.esi_id)?).await?,
+            None => store::market::service_addresses_after(&state.db, "", 1)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| incomplete("address", "The address directory is empty"))?,
+        };
+        let plans =
+            super::market::price_account_plans(state, &principal.app, &account, &address.esi_id)
+                .await?;
+        let plan_uuid = plans
+            .first()
+            .map(|p| p.plan_uuid)
+            .ok_or_else(|| incomplete("plan", "The app has no plan to offer at this address"))?;
+        let plan = store::market::plan_by_uuid(&state.db, plan_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("plan"))?;
+        new_location = Some((address, plan));
+    }
+    let now = clock.now();
+    let today = clock.today();
+    let mut tx = state.db.begin().await?;
+    let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
+        app_uuid,
+        account_uuid: Some(account_uuid),
+        kind,
+        data,
+        created_at: now,
+    };
+    if let Some(e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+        if e.cancellation.is_some() {
+            return Err(ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
+            ));
+        }
+    }
+    // Identity facts.
+    let mut profile = account.profile().map_err(ApiError::internal)?;
+    if !profile.is_identity_complete() {
+        profile
+            .phone
+            .get_or_insert_with(|| "+15125550100".to_owned());
+        profile
+            .date_of_birth
+            .get_or_insert_with(|| NaiveDate::from_ymd_opt(1980, 1, 1).unwrap_or_default());
+        account.set_profile(&profile).map_err(ApiError::internal)?;
+        account.updated_at = now;
+        store::accounts::update_account(&mut tx, &account).await?;
+    }
+    // A passed credit check.
+    let credit = store::credit::latest_credit_check(&mut tx, account_uuid).await?;
+    if credit.is_none_or(|c| c.status != CreditState::Passed.as_str()) {
+        let sealed = state.pii.seal(b"123456789");
+        store::credit::insert_credit_check(
+            &mut tx,
+            &store::credit::NewCreditCheck {
+                account_uuid,
+                ssn_ciphertext: &sealed,
+                ssn_last4: "6789",
+                consented_at: now,
+                status: CreditState::Passed.as_str(),
+            },
+        )
+        .await?;
+    }
+    // A test card.
+    if !account.has_payment_method {
+        let card = store::payments::CardRow {
+            id: crate::domain::tokens::payment_method_id(),
+            brand: "visa".to_owned(),
+            last4: "4242".to_owned(),
+            exp_month: 12,
+            exp_year: 2099,
+            postal_code: None,
+            fingerprint: format!("demo-{account_uuid}"),
+        };
+        store::payments::insert_processor_payment_method(
+            &mut tx,
+            app_uuid,
+            account_uuid,
+            &card,
+            false,
+            now,
+        )
+        .await?;
+        store::payments::attach_payment_method(&mut tx, account_uuid, &card, now).await?;
+        store::events::insert_event(
+            &mut tx,
+            &event(
+                "account.payment_method_added",
+                serde_json::json!({
+                    "account_uuid": account_uuid,
+                    "card_brand": card.brand,
+                    "card_last4": card.last4,
+                }),
+            ),
+        )
+        .await?;
+    }
+    // The location and its contract, starting today.
+    if let Some((address, plan)) = new_location {
+        if store::enrollment::confirmed_address_tx(&mut tx, account_uuid)
+            .await?
+            .is_none()
+        {
+            let confirmed = ConfirmedAddressRow {
+                esi_id: address.esi_id.clone(),
+                address_1: address.address_1.clone(),
+                address_2: address.address_2.clone(),
+                city: address.city.clone(),
+                state: address.state.clone(),
+                postal_code: address.postal_code.clone(),
+                tdu: address.tdu.clone(),
+            };
+            store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
+                .await?;
+        }
+        let (location, contract) = new_location_and_contract(
+            app_uuid,
+            account_uuid,
+            address,
+            &plan,
+            today,
+            EnrollmentType::MoveIn,
+            "customer",
+            now,
+        )?;
+        store::enrollment::insert_location(&mut tx, &location).await?;
+        store::enrollment::insert_contract(&mut tx, &contract).await?;
+        store::events::insert_event(
+            &mut tx,
+            &event(
+                "enrollment.plan_accepted",
+                serde_json::json!({
+                    "account_uuid": account_uuid,
+                    "location_uuid": location.uuid,
+                    "plan_uuid": plan.uuid,
+                    "contract_uuid": contract.uuid,
+                    "service_start_date": today,
+                    "accepted_by": contract.accepted_by,
+                }),
+            ),
+        )
+        .await?;
+    }
+    // Finalized, verified, accepted by the utility.
+    match store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+        Some(mut e) => {
+            e.verification = VerificationState::Passed.as_str().to_owned();
+            e.utility = UtilityState::Accepted.as_str().to_owned();
+            e.updated_at = now;
+            store::enrollment::update_enrollment(&mut tx, &e).await?;
+        }
+        None => {
+            store::enrollment::insert_enrollment(
+                &mut tx,
+                &EnrollmentRow {
+                    account_uuid,
+                    finalized_at: now,
+                    is_client_agent: account.client_agent_accepted_at.is_some(),
+                    verification: VerificationState::Passed.as_str().to_owned(),
+                    utility: UtilityState::Accepted.as_str().to_owned(),
+                    cancellation: None,
+                    updated_at: now,
+                },
+            )
+            .await?;
+        }
+    }
+    // Service active now.
+    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account_uuid).await?;
+    for location in locations.iter_mut().filter(|l| !l.is_service_active) {
+        location.is_service_active = true;
+        location.has_usage_history = true;
+        location.status = "active".to_owned();
+        location.service_start_date = Some(today);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, location).await?;
+        let started = serde_json::json!({
+            "account_uuid": account_uuid,
+            "location_uuid": location.uuid,
+            "service_start_date": location.service_start_date,
+        });
+        let usage =
+            serde_json::json!({"account_uuid": account_uuid, "location_uuid": location.uuid});
+        store::events::insert_event(&mut tx, &event("location.service_active", started)).await?;
+        store::events::insert_event(&mut tx, &event("location.usage_history_available", usage))
+            .await?;
+    }
+    store::enrollment::set_contract_status(&mut tx, account_uuid, "pending", "active").await?;
+    // The pipeline's own steps, if it was running, have nothing left to do.
+    store::enrollment::drop_pending_jobs(
+        &mut tx,
+        account_uuid,
+        &store::enrollment::PIPELINE_JOB_KINDS,
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    Ok(())
 }

@@ -628,11 +628,41 @@ fn start_out_of_range(earliest: NaiveDate, latest: NaiveDate) -> ApiError {
     .with_detail("latest_start_date", latest.to_string())
 }
 
+/// Prices and stores the app's plans for an account's meter, as `plans/request` does with no
+/// start date (sandbox demo data picks one of them).
+pub async fn price_account_plans(
+    state: &AppState,
+    app: &AppRow,
+    account: &AccountRow,
+    esi_id: &str,
+) -> ApiResult<Vec<Plan>> {
+    let target = target_of_esi_id(state, esi_id).await?;
+    request_plans(
+        state,
+        PlanRequest {
+            app,
+            account: Some(account),
+            target,
+            group: None,
+            overrides: Overrides::default(),
+            start: None,
+        },
+    )
+    .await
+}
+
 /// Prices the plans of a request, stores them and (for an account) emits
 /// `enrollment.plan_requested`, all in one transaction.
 async fn request_plans(state: &AppState, req: PlanRequest<'_>) -> ApiResult<Vec<Plan>> {
-    let now = state.clock.now();
-    let today = state.clock.today();
+    // An account's plans are priced on the account's clock (a sandbox account lives in its own
+    // time), so that accepting them, which reads that clock, sees the same day.
+    let (now, today) = match req.account {
+        Some(a) => {
+            let clock = state.clock.for_account(&state.db, a.uuid).await?;
+            (clock.now(), clock.today())
+        }
+        None => (state.clock.now(), state.clock.today()),
+    };
     let cal = calendar(state).await?;
     let enroller = match req.account {
         Some(a) if a.client_agent_accepted_at.is_some() => Enroller::ClientAgent,

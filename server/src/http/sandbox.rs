@@ -37,6 +37,8 @@ pub fn account_router() -> Router<AppState> {
     Router::new()
         .route("/sandbox/advance-clock", post(advance_clock))
         .route("/sandbox/simulate", post(simulate))
+        .route("/sandbox/delete-enrollment", post(delete_enrollment))
+        .route("/sandbox/seed-demo-data", post(seed_demo_data))
 }
 
 pub fn app_router() -> Router<AppState> {
@@ -86,6 +88,70 @@ pub async fn advance_clock(
         clock,
         events,
     }))
+}
+
+/// Sandbox reset: removes the account's locations, contracts, enrollment, confirmed and billing
+/// addresses (and the enrollment jobs still pending), so the account can enroll again. The
+/// account's status is derived anew and historized: `not_enrolled/unresolved` when no identity
+/// check or payment method remains, else the next step (`missing_address`). Its status history,
+/// events, credit checks and payment methods stay. Answers the account.
+#[utoipa::path(
+    post, path = "/v1/account/sandbox/delete-enrollment", tag = "sandbox",
+    responses(
+        (status = 200, description = "The account after the reset", body = app::api::Account),
+        (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn delete_enrollment(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+) -> ApiResult<axum::Json<app::api::Account>> {
+    require_sandbox(&principal.app)?;
+    let account_uuid = principal.account_uuid;
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
+    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&account_uuid);
+    let (account, _, _) = aftermath(&state, &principal, clock.now()).await?;
+    Ok(axum::Json(account))
+}
+
+/// Demo data: finalizes the utility side at once. Without a location yet, confirms the first
+/// address of the directory (the account's confirmed address when it has one) and accepts the
+/// first plan priced for it, starting today (outside the usual start-date window); fills a
+/// missing phone, date of birth, credit check (passed) and payment method (a test card); marks
+/// verification and credit passed, the utility accepted and service active now, with the events
+/// `location.service_active` and `location.usage_history_available`: the account is
+/// `active/active`. Usage and invoices are not generated here: they come with billing later.
+/// Answers the account.
+#[utoipa::path(
+    post, path = "/v1/account/sandbox/seed-demo-data", tag = "sandbox",
+    responses(
+        (status = 200, description = "The account, active", body = app::api::Account),
+        (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
+        (status = 409, description = "The address directory is empty or the app has no plan (`enrollment_incomplete`), or the enrollment is cancelled (`service_not_active`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn seed_demo_data(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+) -> ApiResult<axum::Json<app::api::Account>> {
+    require_sandbox(&principal.app)?;
+    let before = state
+        .clock
+        .for_account(&state.db, principal.account_uuid)
+        .await?
+        .now();
+    super::enrollment::seed_demo(&state, &principal).await?;
+    let (account, _, _) = aftermath(&state, &principal, before).await?;
+    Ok(axum::Json(account))
 }
 
 /// What a sandbox call answers: the account as it is now, its clock, and the events emitted on

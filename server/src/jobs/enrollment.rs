@@ -18,7 +18,12 @@ use crate::{
         status::{Cancellation, CreditState, UtilityState, VerificationState},
     },
     http::enrollment::schedule,
-    store::{self, enrollment::EnrollmentRow, events::NewEvent, Tx},
+    store::{
+        self,
+        enrollment::{EnrollmentRow, LocationRow},
+        events::NewEvent,
+        Tx,
+    },
 };
 
 #[derive(serde::Deserialize)]
@@ -311,38 +316,12 @@ pub async fn simulate(
             schedule(tx, clock, JobKind::ServiceStart, app, account, at).await?;
         }
         E::ServiceCanceled | E::CustomerSwitchedAway => {
-            let started = location.is_service_active;
-            e.cancellation = Some(
-                if started {
-                    Cancellation::PostStart
-                } else {
-                    Cancellation::PreStart
-                }
-                .as_str()
-                .to_owned(),
-            );
-            location.is_service_active = false;
-            location.status = "cancelled".to_owned();
-            location.final_service_date = Some(clock.today());
-            store::enrollment::update_location(tx, location).await?;
-            store::enrollment::set_contract_status(tx, account, "active", "ended").await?;
-            store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
-            store::events::insert_event(
-                tx,
-                &NewEvent {
-                    app_uuid: app,
-                    account_uuid: Some(account),
-                    kind: "location.service_canceled",
-                    data: serde_json::json!({
-                        "account_uuid": account,
-                        "location_uuid": location.uuid,
-                        "final_service_date": location.final_service_date,
-                        "reason": if event == E::CustomerSwitchedAway { "switched_away" } else { "canceled" },
-                    }),
-                    created_at: now,
-                },
-            )
-            .await?;
+            let reason = if event == E::CustomerSwitchedAway {
+                "switched_away"
+            } else {
+                "canceled"
+            };
+            cancel_location(tx, app, &mut e, location, clock.today(), reason, now).await?;
         }
         E::UsageHistoryAvailable => {
             location.has_usage_history = true;
@@ -363,4 +342,94 @@ pub async fn simulate(
     store::enrollment::update_enrollment(tx, &e).await?;
     store::status::refresh_status(tx, app, account, now).await?;
     Ok(Ok(()))
+}
+
+/// Ends a location's service (or cancels it before it started) in `tx`: the enrollment's
+/// cancellation (`post_start` when service had started, else `pre_start`), the location
+/// cancelled with its final service date, its contracts ended or cancelled, and the event
+/// `location.service_canceled`. The caller writes the enrollment and refreshes the status.
+pub async fn cancel_location(
+    tx: &mut Tx,
+    app: Uuid,
+    e: &mut EnrollmentRow,
+    location: &mut LocationRow,
+    final_service_date: chrono::NaiveDate,
+    reason: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<()> {
+    let account = location.account_uuid;
+    let started = location.is_service_active;
+    e.cancellation = Some(
+        if started {
+            Cancellation::PostStart
+        } else {
+            Cancellation::PreStart
+        }
+        .as_str()
+        .to_owned(),
+    );
+    e.updated_at = now;
+    location.is_service_active = false;
+    location.status = "cancelled".to_owned();
+    location.final_service_date = Some(final_service_date);
+    location.updated_at = now;
+    store::enrollment::update_location(tx, location).await?;
+    store::enrollment::set_contract_status(tx, account, "active", "ended").await?;
+    store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid: app,
+            account_uuid: Some(account),
+            kind: "location.service_canceled",
+            data: serde_json::json!({
+                "account_uuid": account,
+                "location_uuid": location.uuid,
+                "final_service_date": location.final_service_date,
+                "reason": reason,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct EndPayload {
+    location_uuid: Uuid,
+    reason: String,
+}
+
+/// A scheduled cancellation falls due on its final service date: the contract ends, the
+/// location is deactivated and the account moves to `cancelled/cancelled_post_start`.
+pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx)?;
+    let payload: EndPayload = serde_json::from_str(&ctx.job.payload)?;
+    let now = ctx.now();
+    let mut tx = ctx.state.db.begin().await?;
+    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
+        return finish(ctx, tx, account).await;
+    };
+    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
+    let Some(mut location) = locations
+        .into_iter()
+        .find(|l| l.uuid == payload.location_uuid && l.status != "cancelled")
+    else {
+        return finish(ctx, tx, account).await;
+    };
+    let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
+    cancel_location(
+        &mut tx,
+        app,
+        &mut e,
+        &mut location,
+        final_date,
+        &payload.reason,
+        now,
+    )
+    .await?;
+    store::enrollment::update_enrollment(&mut tx, &e).await?;
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
 }

@@ -39,6 +39,8 @@ pub enum JobKind {
     UtilityAnswer,
     /// Service starts on the start date.
     ServiceStart,
+    /// A scheduled cancellation ends service on its final service date.
+    ServiceEnd,
 }
 
 impl JobKind {
@@ -50,6 +52,7 @@ impl JobKind {
         JobKind::UtilitySubmit,
         JobKind::UtilityAnswer,
         JobKind::ServiceStart,
+        JobKind::ServiceEnd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +64,7 @@ impl JobKind {
             JobKind::UtilitySubmit => "utility.submit",
             JobKind::UtilityAnswer => "utility.answer",
             JobKind::ServiceStart => "service.start",
+            JobKind::ServiceEnd => "service.end",
         }
     }
 
@@ -175,6 +179,7 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::UtilitySubmit => enrollment::submit_to_utility(ctx).await,
         JobKind::UtilityAnswer => enrollment::utility_answer(ctx).await,
         JobKind::ServiceStart => enrollment::start_service(ctx).await,
+        JobKind::ServiceEnd => enrollment::end_service(ctx).await,
     }
 }
 

@@ -340,3 +340,63 @@ pub async fn billing_address(db: &Db, account_uuid: Uuid) -> Result<Option<Billi
         .fetch_optional(c)
         .await)
 }
+
+/// One location of an account (`None` when it is another account's, or does not exist).
+pub async fn location_of_account(
+    db: &Db,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+) -> Result<Option<LocationRow>> {
+    let sql =
+        format!("SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 AND uuid = $2");
+    on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql)
+        .bind(account_uuid)
+        .bind(location_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The job kinds of the enrollment pipeline up to service start.
+pub const PIPELINE_JOB_KINDS: [&str; 4] = [
+    "enrollment.verify",
+    "utility.submit",
+    "utility.answer",
+    "service.start",
+];
+
+/// The job that ends service on a scheduled final service date.
+pub const SERVICE_END_JOB_KIND: &str = "service.end";
+
+/// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
+/// addresses, and its enrollment pipeline jobs still pending. The one place rows are deleted.
+pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
+    for sql in [
+        "DELETE FROM contracts WHERE account_uuid = $1",
+        "DELETE FROM locations WHERE account_uuid = $1",
+        "DELETE FROM enrollments WHERE account_uuid = $1",
+        "DELETE FROM confirmed_addresses WHERE account_uuid = $1",
+        "DELETE FROM billing_addresses WHERE account_uuid = $1",
+    ] {
+        on_tx!(tx, c => sqlx::query(sql)
+            .bind(account_uuid)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+    }
+    drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await?;
+    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND]).await
+}
+
+/// Drops the account's queued jobs of these kinds.
+pub async fn drop_pending_jobs(tx: &mut Tx, account_uuid: Uuid, kinds: &[&str]) -> Result<()> {
+    let sql = "DELETE FROM jobs WHERE account_uuid = $1 AND state = 'queued' AND kind = $2";
+    for kind in kinds {
+        on_tx!(tx, c => sqlx::query(sql)
+            .bind(account_uuid)
+            .bind(*kind)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+    }
+    Ok(())
+}

@@ -468,3 +468,299 @@ both_engines! {
         assert!(types.iter().any(|t| t == "location.service_canceled"), "{types:?}");
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn a_location_and_its_support_info_belong_to_its_account(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "loc@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let me = app.get("/v1/account", &token).await.body;
+        let location = me["locations"][0]["uuid"].as_str().unwrap().to_owned();
+
+        let r = app.get(&format!("/v1/account/locations/{location}"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body, me["locations"][0]);
+        assert_eq!(r.body["esi_id"], HOUSE);
+
+        let r = app.get(&format!("/v1/account/locations/{location}/support-info"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let oncor = server::store::market::tdus(&app.state.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|t| t.name == "ONCOR")
+            .unwrap();
+        assert_eq!(r.body["tdu_name"], oncor.display_name.as_str());
+        assert_eq!(r.body["tdu_phone"], oncor.phone.as_str());
+        assert_eq!(r.body["tdu_outage_phone"], json!(oncor.outage_phone));
+        assert!(r.body["partner_support"].is_object(), "{}", r.text);
+
+        // Another account of the same app sees neither.
+        let (_, other) = customer(&app, "other@example.com").await;
+        for path in [format!("/v1/account/locations/{location}"), format!("/v1/account/locations/{location}/support-info")] {
+            let r = app.get(&path, &other).await;
+            assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{path}");
+        }
+        let r = app.get("/v1/account/locations/not-a-uuid", &token).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn delete_enrollment_after_active_lets_the_account_enroll_again(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "again@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 1).await;
+        advance(&app, &token, 6).await;
+        app.eventually("the utility accepts", || async {
+            let (s, _) = status(&app.get("/v1/account", &token).await.body);
+            s == "ready" || s == "active"
+        })
+        .await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // The credit check and the card stay: only the address is missing again.
+        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        assert_eq!(r.body["locations"], json!([]));
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], false, "{}", r.text);
+        assert_eq!(r.body["is_service_active"], false);
+        let id = uuid.parse().unwrap();
+        assert!(server::store::enrollment::contracts_of_account(&app.state.db, id).await.unwrap().is_empty());
+        assert!(server::store::enrollment::enrollment(&app.state.db, id).await.unwrap().is_none());
+        assert!(server::store::enrollment::billing_address(&app.state.db, id).await.unwrap().is_none());
+        let history = server::store::accounts::status_history(&app.state.db, id).await.unwrap();
+        let reasons: Vec<_> = history.iter().map(|h| h.status_reason.as_str()).collect();
+        assert!(reasons.contains(&"active"), "{reasons:?}");
+        assert_eq!(reasons.last(), Some(&"missing_address"), "{reasons:?}");
+        assert!(event_types(&app, &uuid).await.iter().filter(|t| *t == "account.status_updated").count() >= 2);
+
+        // The same home (or another) can be enrolled again, to active.
+        ready_to_finalize(&app, &token, OTHER_HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["locations"].as_array().unwrap().len(), 1);
+        assert_eq!(r.body["locations"][0]["esi_id"], OTHER_HOUSE);
+        advance(&app, &token, 1).await;
+        advance(&app, &token, 6).await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+    }
+}
+
+/// Finalizes and walks the pipeline to `active/active`; returns the service start date.
+async fn walk_to_active(app: &TestApp, token: &str, esi: &str) -> String {
+    let start = ready_to_finalize(app, token, esi).await;
+    let r = app
+        .post("/v1/account/enroll/finalize", token, &json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    advance(app, token, 1).await;
+    advance(app, token, 6).await;
+    app.eventually("the utility accepts", || async {
+        let (s, _) = status(&app.get("/v1/account", token).await.body);
+        s == "ready" || s == "active"
+    })
+    .await;
+    advance(app, token, 14).await;
+    settles_at(app, token, pair("active", "active")).await;
+    start
+}
+
+fn days_after(date: &str, days: i64) -> String {
+    (chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap() + chrono::Duration::days(days))
+        .to_string()
+}
+
+both_engines! {
+    with relaxed;
+    async fn cancel_service_before_start_cancels_at_once(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "cancel-early@example.com").await;
+        let start = ready_to_finalize(&app, &token, HOUSE).await;
+        let me = app.get("/v1/account", &token).await.body;
+        let location = me["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let path = format!("/v1/account/locations/{location}/cancel-service");
+        let ok = json!({"final_service_date": start, "reason": "moving"});
+
+        // Not finalized: nothing to cancel yet.
+        let r = app.post(&path, &token, &ok).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"), "{}", r.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let before = app.get("/v1/account", &token).await.body;
+
+        // Bad dates and reasons are 400 and change nothing.
+        for (body, param) in [
+            (json!({"final_service_date": "2001-01-01", "reason": "moving"}), "final_service_date"),
+            (json!({"final_service_date": days_after(&start, 120), "reason": "moving"}), "final_service_date"),
+            (json!({"final_service_date": "next week", "reason": "moving"}), "final_service_date"),
+            (json!({"final_service_date": start, "reason": "price"}), "reason"),
+        ] {
+            let r = app.post(&path, &token, &body).await;
+            assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"), "{body}: {}", r.text);
+            assert_eq!(r.body["error"]["param"], param, "{}", r.text);
+        }
+        let r = app.post(&path, &token, &json!({"reason": "moving"})).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+        let (_, other) = customer(&app, "cancel-other@example.com").await;
+        let r = app.post(&path, &other, &ok).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+        assert_eq!(app.get("/v1/account", &token).await.body, before);
+        assert!(!event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
+
+        let r = app.post(&path, &token, &ok).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["uuid"], location.as_str());
+        assert_eq!(r.body["status"], "cancelled");
+        assert_eq!(r.body["is_service_active"], false);
+        assert!(r.body["final_service_date"].is_string(), "{}", r.text);
+        let me = app.get("/v1/account", &token).await.body;
+        assert_eq!(status(&me), pair("cancelled", "cancelled_pre_start"));
+        assert_eq!(me["locations"][0], r.body);
+        let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(contracts.iter().all(|c| c.status == "cancelled"), "{contracts:?}");
+        assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
+        let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert_eq!(history.last().unwrap().status_reason, "cancelled_pre_start");
+
+        let r = app.post(&path, &token, &ok).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+        // Nothing runs later on the cancelled enrollment.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("cancelled", "cancelled_pre_start")).await;
+    }
+
+    async fn cancel_service_after_start_ends_on_the_final_service_date(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "cancel-late@example.com").await;
+        let start = walk_to_active(&app, &token, HOUSE).await;
+        let me = app.get("/v1/account", &token).await.body;
+        let location = me["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let path = format!("/v1/account/locations/{location}/cancel-service");
+        let last_day = days_after(&start, 40);
+
+        let r = app.post(&path, &token, &json!({"final_service_date": days_after(&start, 200), "reason": "switching"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"), "{}", r.text);
+        assert_eq!(app.get("/v1/account", &token).await.body, me);
+
+        let r = app.post(&path, &token, &json!({"final_service_date": last_day, "reason": "switching"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["final_service_date"], last_day.as_str());
+        assert_eq!(r.body["is_service_active"], true);
+        assert_eq!(r.body["status"], "active");
+        assert_eq!(status(&app.get("/v1/account", &token).await.body), pair("active", "active"));
+        let r = app.post(&path, &token, &json!({"final_service_date": last_day, "reason": "other"})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+
+        // Up to the day before, service goes on; on the final service date it ends.
+        let to_eve = advance(&app, &token, 1).await;
+        let today = to_eve["clock"].as_str().unwrap()[..10].to_owned();
+        let days_left = (chrono::NaiveDate::parse_from_str(&last_day, "%Y-%m-%d").unwrap()
+            - chrono::NaiveDate::parse_from_str(&today, "%Y-%m-%d").unwrap())
+        .num_days();
+        advance(&app, &token, days_left - 2).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        assert!(!event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
+        advance(&app, &token, 3).await;
+        settles_at(&app, &token, pair("cancelled", "cancelled_post_start")).await;
+        let l = app.get(&format!("/v1/account/locations/{location}"), &token).await.body;
+        assert_eq!(l["status"], "cancelled");
+        assert_eq!(l["is_service_active"], false);
+        assert_eq!(l["final_service_date"], last_day.as_str());
+        let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(contracts.iter().all(|c| c.status == "ended"), "{contracts:?}");
+        assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
+    }
+}
+
+both_engines! {
+    with relaxed;
+    async fn delete_enrollment_mid_pipeline_drops_its_pending_jobs(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "midway@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        // Verification, submission and service start no longer run.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("not_enrolled", "missing_address")).await;
+        let types = event_types(&app, &uuid).await;
+        assert!(!types.iter().any(|t| t == "location.service_active"), "{types:?}");
+    }
+}
+
+both_engines! {
+    with relaxed;
+    async fn seed_demo_data_reaches_active_in_one_call(app) {
+        // An empty directory: nothing to seed, nothing changes.
+        let (uuid, token) = customer(&app, "demo@example.com").await;
+        let before = app.get("/v1/account", &token).await.body;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "enrollment_incomplete"), "{}", r.text);
+        assert_eq!(app.get("/v1/account", &token).await.body, before);
+
+        with_meters(&app).await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("active", "active"));
+        assert_eq!(r.body["is_service_active"], true);
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], true);
+        let location = &r.body["locations"][0];
+        assert_eq!(location["status"], "active");
+        assert_eq!(location["is_service_active"], true);
+        assert_eq!(location["has_usage_history"], true);
+        assert!(location["plan_uuid"].is_string(), "{}", r.text);
+        assert_eq!(location["service_start_date"], location["contract_start"]);
+        let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(contracts.len() == 1 && contracts[0].status == "active", "{contracts:?}");
+        let types = event_types(&app, &uuid).await;
+        for expected in ["enrollment.plan_accepted", "account.payment_method_added", "location.service_active", "location.usage_history_available"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+        let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert_eq!(history.last().unwrap().status_reason, "active");
+        // Nothing undoes it as time goes by; it can be reset and seeded again.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(status(&r.body), pair("active", "active"), "{}", r.text);
+    }
+
+    async fn seed_demo_data_finishes_a_finalized_enrollment(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "demo-finalized@example.com").await;
+        ready_to_finalize(&app, &token, SWITCH_HOLD).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("active", "active"));
+        assert_eq!(r.body["locations"].as_array().unwrap().len(), 1);
+        assert_eq!(r.body["locations"][0]["esi_id"], SWITCH_HOLD);
+        // The pipeline's pending steps (a switch hold for this meter) no longer run.
+        advance(&app, &token, 30).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let types = event_types(&app, &uuid).await;
+        assert_eq!(types.iter().filter(|t| *t == "location.service_active").count(), 1, "{types:?}");
+
+        // A cancelled enrollment is not revived.
+        let location = r.body["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let today = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let r = app.post(&format!("/v1/account/locations/{location}/cancel-service"), &token, &json!({"final_service_date": days_after(&today, 5), "reason": "other"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 10).await;
+        settles_at(&app, &token, pair("cancelled", "cancelled_post_start")).await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+    }
+}

@@ -241,6 +241,13 @@ both_engines! {
         let token = t.body["token"].as_str().unwrap().to_owned();
         let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 1})).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["status"], "not_enrolled", "{}", me.text);
+        assert_eq!(me.body["locations"], json!([]));
         let r = app.get("/v1/app/sandbox/emails", &live).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "sandbox_only"));
     }
