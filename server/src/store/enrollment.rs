@@ -368,7 +368,9 @@ pub const PIPELINE_JOB_KINDS: [&str; 4] = [
 pub const SERVICE_END_JOB_KIND: &str = "service.end";
 
 /// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
-/// addresses, and its enrollment pipeline jobs still pending. The one place rows are deleted.
+/// addresses, credit-check submissions and attached payment methods, and its enrollment
+/// pipeline and credit jobs still pending, so that the account starts over from
+/// `not_enrolled/unresolved`. The one place rows are deleted.
 pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     for sql in [
         "DELETE FROM contracts WHERE account_uuid = $1",
@@ -376,6 +378,10 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
         "DELETE FROM enrollments WHERE account_uuid = $1",
         "DELETE FROM confirmed_addresses WHERE account_uuid = $1",
         "DELETE FROM billing_addresses WHERE account_uuid = $1",
+        "DELETE FROM sandbox_credit_files WHERE credit_check_uuid IN \
+            (SELECT uuid FROM credit_checks WHERE account_uuid = $1)",
+        "DELETE FROM credit_checks WHERE account_uuid = $1",
+        "DELETE FROM account_payment_methods WHERE account_uuid = $1",
     ] {
         on_tx!(tx, c => sqlx::query(sql)
             .bind(account_uuid)
@@ -384,7 +390,7 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
             .map(|r| r.rows_affected()))?;
     }
     drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await?;
-    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND]).await
+    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND, "credit.check"]).await
 }
 
 /// Drops the account's queued jobs of these kinds.

@@ -524,8 +524,10 @@ both_engines! {
 
         let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-        // The credit check and the card stay: only the address is missing again.
-        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        // Back to the start: nothing of the enrollment is left.
+        assert_eq!(status(&r.body), pair("not_enrolled", "unresolved"));
+        assert_eq!(r.body["enrollment"]["has_credit_check"], false);
+        assert_eq!(r.body["enrollment"]["has_payment_method"], false);
         assert_eq!(r.body["locations"], json!([]));
         assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], false, "{}", r.text);
         assert_eq!(r.body["is_service_active"], false);
@@ -536,7 +538,7 @@ both_engines! {
         let history = server::store::accounts::status_history(&app.state.db, id).await.unwrap();
         let reasons: Vec<_> = history.iter().map(|h| h.status_reason.as_str()).collect();
         assert!(reasons.contains(&"active"), "{reasons:?}");
-        assert_eq!(reasons.last(), Some(&"missing_address"), "{reasons:?}");
+        assert_eq!(reasons.last(), Some(&"unresolved"), "{reasons:?}");
         assert!(event_types(&app, &uuid).await.iter().filter(|t| *t == "account.status_updated").count() >= 2);
 
         // The same home (or another) can be enrolled again, to active.
@@ -688,10 +690,10 @@ both_engines! {
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-        assert_eq!(status(&r.body), pair("not_enrolled", "missing_address"));
+        assert_eq!(status(&r.body), pair("not_enrolled", "unresolved"));
         // Verification, submission and service start no longer run.
         advance(&app, &token, 30).await;
-        settles_at(&app, &token, pair("not_enrolled", "missing_address")).await;
+        settles_at(&app, &token, pair("not_enrolled", "unresolved")).await;
         let types = event_types(&app, &uuid).await;
         assert!(!types.iter().any(|t| t == "location.service_active"), "{types:?}");
     }
