@@ -48,7 +48,7 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
     let pii = Arc::new(pii_key(&config)?);
     let market = market::Market::default();
     market::setup::prepare_directory(&db, &config.market, &market).await?;
-    Ok(AppState {
+    Ok(AppState::new(http::Services {
         db,
         webhooks,
         mailer,
@@ -62,7 +62,7 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         ))),
         leptos: leptos_options(),
         metrics: metrics_handle(),
-    })
+    }))
 }
 
 /// The key sealing personal data: configured, or kept beside a SQLite database.

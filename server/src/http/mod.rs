@@ -47,9 +47,26 @@ use crate::{config::Config, jobs::clock::Clock, store::Db};
 use error::{ApiError, ErrorCode, REQUEST_ID};
 use ratelimit::RateLimiter;
 
-/// What every handler can reach.
+/// What every handler can reach. Cheap to clone (extractors clone it per request): one `Arc`.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+impl AppState {
+    pub fn new(services: Services) -> Self {
+        AppState(Arc::new(services))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.0
+    }
+}
+
+/// The services behind `AppState`.
+pub struct Services {
     pub db: Db,
     /// HTTP clients of webhook deliveries.
     pub webhooks: crate::webhooks::Sender,
