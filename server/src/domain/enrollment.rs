@@ -159,6 +159,15 @@ pub fn check_start_date(
     Ok(kind)
 }
 
+/// The last day of a fixed contract (none for month-to-month): the day before the term's
+/// months have passed.
+pub fn contract_end(start: NaiveDate, term_months: u32, plan_type: &str) -> Option<NaiveDate> {
+    (plan_type == "fixed")
+        .then(|| start.checked_add_months(chrono::Months::new(term_months)))
+        .flatten()
+        .and_then(|d| d.pred_opt())
+}
+
 /// What the utility answers to an enrollment, by the sandbox's magic ESI ID endings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UtilityAnswer {
@@ -340,6 +349,19 @@ mod enrollment_rules {
                 latest: day("2026-12-23")
             }
         );
+    }
+
+    #[test]
+    fn fixed_contracts_end_the_day_before_their_term_is_up() {
+        assert_eq!(
+            contract_end(day("2026-12-01"), 12, "fixed"),
+            Some(day("2027-11-30"))
+        );
+        assert_eq!(
+            contract_end(day("2027-01-31"), 1, "fixed"),
+            Some(day("2027-02-27"))
+        );
+        assert_eq!(contract_end(day("2026-12-01"), 1, "month_to_month"), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use axum::{
     routing::{get, post},
     Router,
 };
-use chrono::{Months, NaiveDate};
+use chrono::NaiveDate;
 use uuid::Uuid;
 
 use super::{
@@ -29,7 +29,7 @@ use crate::{
     domain::{
         account::parse_postal_address,
         enrollment::{
-            check_cancellation, check_start_date, missing_steps, start_of_market_day,
+            check_cancellation, check_start_date, contract_end, missing_steps, start_of_market_day,
             EnrollmentFacts, EnrollmentType,
         },
         market::{BusinessCalendar, Enroller, EsiId},
@@ -359,14 +359,6 @@ fn parse_start_date(raw: &str) -> ApiResult<NaiveDate> {
         )
         .into()
     })
-}
-
-/// The day a fixed contract's last day falls on.
-fn contract_end(start: NaiveDate, term_months: u32, plan_type: &str) -> Option<NaiveDate> {
-    (plan_type == "fixed")
-        .then(|| start.checked_add_months(Months::new(term_months)))
-        .flatten()
-        .and_then(|d| d.pred_opt())
 }
 
 /// The Location and the pending Contract a plan acceptance creates.

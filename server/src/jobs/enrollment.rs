@@ -55,17 +55,29 @@ async fn enrollment(
     app: Uuid,
     account: Uuid,
 ) -> anyhow::Result<Option<EnrollmentRow>> {
-    store::accounts::account_of_app_for_update(tx, app, account).await?;
+    Ok(locked(tx, app, account).await?.map(|(_, e)| e))
+}
+
+/// The locked account and its enrollment (unless cancelled).
+async fn locked(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+) -> anyhow::Result<Option<(store::accounts::AccountRow, EnrollmentRow)>> {
+    let Some(row) = store::accounts::account_of_app_for_update(tx, app, account).await? else {
+        return Ok(None);
+    };
     Ok(store::enrollment::enrollment_tx(tx, account)
         .await?
-        .filter(|e| e.cancellation.is_none()))
+        .filter(|e| e.cancellation.is_none())
+        .map(|e| (row, e)))
 }
 
 pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
     let (app, account) = account_of(ctx)?;
     let now = ctx.now();
     let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
+    let Some((row, mut e)) = locked(&mut tx, app, account).await? else {
         return finish(ctx, tx, account).await;
     };
     if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
@@ -100,9 +112,7 @@ pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
                 now,
             )
             .await?;
-        } else if let Some(row) =
-            store::accounts::account_of_app_for_update(&mut tx, app, account).await?
-        {
+        } else {
             super::credit::schedule_credit_check(&mut tx, &row, &ctx.clock).await?;
         }
     }

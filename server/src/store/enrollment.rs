@@ -139,17 +139,20 @@ pub async fn update_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
     Ok(())
 }
 
-pub async fn locations_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
-    let sql = format!(
+fn locations_of_account_sql() -> String {
+    format!(
         "SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 ORDER BY created_at, uuid"
-    );
+    )
+}
+
+pub async fn locations_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
+    let sql = locations_of_account_sql();
     on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
+/// `locations_of_account` inside a transaction that is about to change them.
 pub async fn locations_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
-    let sql = format!(
-        "SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 ORDER BY created_at, uuid"
-    );
+    let sql = locations_of_account_sql();
     on_tx!(tx, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
@@ -222,17 +225,20 @@ pub async fn set_contract_status(
     Ok(())
 }
 
-pub async fn contracts_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
-    let sql = format!(
+fn contracts_of_account_sql() -> String {
+    format!(
         "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE account_uuid = $1 ORDER BY start_date, uuid"
-    );
+    )
+}
+
+pub async fn contracts_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
+    let sql = contracts_of_account_sql();
     on_db!(db, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
+/// `contracts_of_account` inside a transaction that is about to change them.
 pub async fn contracts_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
-    let sql = format!(
-        "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE account_uuid = $1 ORDER BY start_date, uuid"
-    );
+    let sql = contracts_of_account_sql();
     on_tx!(tx, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
