@@ -8,16 +8,24 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{
-    api::Account,
-    client::{ApiClient, ClientError},
-};
+use crate::client::{ApiClient, ClientError};
+
+mod address;
+mod card;
+mod enrollment;
+mod format;
+mod forms;
+mod plans;
+mod steps;
+
+use enrollment::{EnrollmentFlow, Flow};
 
 /// What a flow page shows of the partner app it runs for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowBranding {
     pub display_name: String,
-    pub primary_color: Option<String>,
+    /// A checked `#rgb`/`#rrggbb` colour, and the text colour that reads on it.
+    pub primary_color: Option<(String, String)>,
     pub logo_url: Option<String>,
     /// Where `service-flow-close` messages go (the partner's registered origin, or `*` for a
     /// sandbox app with none); `None` when no host may be told.
@@ -93,6 +101,19 @@ mod browser {
     }
 }
 
+/// Where the page stands before a step can show.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// Server rendering, and the moment before the page has read its session.
+    Starting,
+    /// Opened without a session (not through a flow link).
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    NoSession,
+    /// The first read of the account failed.
+    Failed(ClientError),
+    Ready,
+}
+
 #[component]
 pub fn FlowShell() -> impl IntoView {
     let params = use_params_map();
@@ -110,24 +131,10 @@ pub fn FlowShell() -> impl IntoView {
             None => None,
         }
     });
-    let (started, set_started) = signal(false);
-    // Effects run only in the browser: this marks the page as hydrated (tests wait for it).
-    let (hydrated, set_hydrated) = signal(false);
-    let (account, set_account) = signal(None::<Result<Account, ClientError>>);
-    let (closed, set_closed) = signal(false);
-    Effect::new(move |_| {
-        set_hydrated.set(true);
-        #[cfg(feature = "hydrate")]
-        if let Some(token) = browser::take_session_from_fragment() {
-            leptos::task::spawn_local(async move {
-                set_account.set(Some(ApiClient::new(token).account().await));
-            });
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (set_account, ApiClient::new);
-    });
-    let close = move |reason: &'static str| {
-        set_closed.set(true);
+    let phase = RwSignal::new(Phase::Starting);
+    let closed = RwSignal::new(false);
+    let close = Callback::new(move |reason: &'static str| {
+        closed.set(true);
         #[cfg(feature = "hydrate")]
         {
             let origin = branding
@@ -138,45 +145,127 @@ pub fn FlowShell() -> impl IntoView {
         }
         #[cfg(not(feature = "hydrate"))]
         let _ = reason;
+    });
+    let flow = Flow::new(close);
+    let first = enrollment::Task::new();
+    let load = move || {
+        phase.set(Phase::Starting);
+        flow.call(
+            first,
+            async |c| c.account().await,
+            move |a| {
+                flow.advance(a);
+                phase.set(Phase::Ready);
+            },
+        );
+    };
+    // Effects run only in the browser: take the session from the address, read the account.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| {
+        hydrated.set(true);
+        #[cfg(feature = "hydrate")]
+        match browser::take_session_from_fragment() {
+            Some(token) => {
+                flow.start(ApiClient::new(token));
+                load();
+            }
+            None => phase.set(Phase::NoSession),
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (ApiClient::new, load);
+    });
+    Effect::new(move |_| {
+        if let Some(e) = first.error.get() {
+            phase.set(Phase::Failed(e));
+        }
+    });
+    let finished = move || {
+        flow.step.get() == steps::Step::Done
+            || flow.account.with(|a| {
+                a.as_ref()
+                    .is_some_and(|a| a.enrollment.is_enrollment_finalized)
+            })
     };
 
     view! {
-        <main class="flow" data-scope=scope data-hydrated=move || hydrated.get().to_string()>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || {
-                    branding
-                        .get()
-                        .map(|b| {
-                            let name = b
-                                .map(|b| b.display_name)
-                                .unwrap_or_else(|| "Switchboard".to_owned());
-                            view! { <h1 data-testid="app-name">{name}</h1> }
-                        })
-                }}
-            </Suspense>
-            {move || match account.get() {
-                Some(Ok(a)) => {
-                    view! { <p data-testid="greeting">"Hi " {a.first_name} "."</p> }.into_any()
-                }
-                Some(Err(e)) => {
-                    view! { <p role="alert" class="error" data-testid="flow-error">{e.message}</p> }
-                        .into_any()
-                }
-                None => ().into_any(),
+        <Suspense fallback=|| view! { <main class="flow"><p class="muted">"Loading…"</p></main> }>
+            {move || {
+                branding
+                    .get()
+                    .map(|b| {
+                        let name = b
+                            .as_ref()
+                            .map(|b| b.display_name.clone())
+                            .unwrap_or_else(|| "Switchboard".to_owned());
+                        let logo = b.as_ref().and_then(|b| b.logo_url.clone());
+                        let style = b
+                            .and_then(|b| b.primary_color)
+                            .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}"));
+                        view! {
+                            <main
+                                class="flow"
+                                style=style
+                                data-scope=scope
+                                data-hydrated=move || hydrated.get().to_string()
+                            >
+                                <header class="flow-header">
+                                    {logo.map(|src| view! { <img class="logo" src=src alt=""/> })}
+                                    <span class="brand" data-testid="app-name">{name}</span>
+                                    <button
+                                        type="button"
+                                        class="link close"
+                                        data-testid="close"
+                                        on:click=move |_| close.run(if finished() { "completed" } else { "exited" })
+                                    >
+                                        "Close"
+                                    </button>
+                                </header>
+                                {move || {
+                                    if closed.get() {
+                                        return view! {
+                                            <p role="status" data-testid="closed">"You can close this window."</p>
+                                        }
+                                            .into_any();
+                                    }
+                                    match phase.get() {
+                                        Phase::Starting => {
+                                            view! { <p class="muted" role="status">"Loading your details…"</p> }.into_any()
+                                        }
+                                        Phase::NoSession => {
+                                            view! {
+                                                <div class="notice" data-testid="no-session">
+                                                    <p>"This page opens from your app. Close it and start again from there."</p>
+                                                </div>
+                                            }
+                                                .into_any()
+                                        }
+                                        Phase::Failed(e) => {
+                                            let expired = e.code.starts_with("token_");
+                                            view! {
+                                                <div class="notice error" role="alert" data-testid="flow-error">
+                                                    <p>{e.message}</p>
+                                                    <Show when=move || !expired>
+                                                        <button type="button" class="secondary" on:click=move |_| load()>
+                                                            "Try again"
+                                                        </button>
+                                                    </Show>
+                                                </div>
+                                            }
+                                                .into_any()
+                                        }
+                                        Phase::Ready if scope() == "enrollment" => {
+                                            view! { <EnrollmentFlow flow/> }.into_any()
+                                        }
+                                        Phase::Ready => {
+                                            view! { <p data-testid="unavailable">"This part of the service is not available here yet."</p> }
+                                                .into_any()
+                                        }
+                                    }
+                                }}
+                            </main>
+                        }
+                    })
             }}
-            <p>"Electricity for your home, in a few minutes."</p>
-            <button type="button" class="primary" data-testid="start" on:click=move |_| set_started.set(true)>
-                "Get started"
-            </button>
-            <Show when=move || started.get()>
-                <p data-testid="started" role="status">"Let's find your home."</p>
-            </Show>
-            <button type="button" class="link" data-testid="close" on:click=move |_| close("exited")>
-                "Close"
-            </button>
-            <Show when=move || closed.get()>
-                <p role="status" data-testid="closed">"You can close this window."</p>
-            </Show>
-        </main>
+        </Suspense>
     }
 }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{
     crypto::PiiKey,
     domain::{
-        apps::{check_payment_keys, slug},
+        apps::{brand_color, check_payment_keys, slug},
         pricing, tokens,
     },
     jobs::clock::Clock,
@@ -143,6 +143,49 @@ pub async fn set_payment_keys(
     let mut tx = db.begin().await?;
     let set =
         store::payments::set_app_payment_keys(&mut tx, app_uuid, publishable_key, &sealed).await?;
+    tx.commit().await?;
+    anyhow::ensure!(set, "no app {app_uuid}");
+    Ok(())
+}
+
+/// What an operator may set of an app's brand until the dashboard does it.
+#[derive(Debug, Default)]
+pub struct BrandingChange<'a> {
+    pub display_name: Option<&'a str>,
+    pub primary_color: Option<&'a str>,
+    pub logo_url: Option<&'a str>,
+}
+
+/// Sets an app's display name, colour (`#rgb`/`#rrggbb`) and logo (an https URL).
+pub async fn set_branding(
+    db: &Db,
+    app_uuid: Uuid,
+    change: &BrandingChange<'_>,
+) -> anyhow::Result<()> {
+    let name = change.display_name.map(str::trim);
+    if let Some(name) = name {
+        anyhow::ensure!(
+            !name.is_empty() && name.chars().count() <= 100,
+            "the display name must have 1 to 100 characters"
+        );
+    }
+    let color = change
+        .primary_color
+        .map(|c| {
+            brand_color(c.trim())
+                .ok_or_else(|| anyhow::anyhow!("the colour must look like #1b4d3e"))
+        })
+        .transpose()?;
+    if let Some(logo) = change.logo_url {
+        let url = url::Url::parse(logo).map_err(|_| anyhow::anyhow!("the logo must be a URL"))?;
+        let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1"));
+        anyhow::ensure!(
+            url.scheme() == "https" || (url.scheme() == "http" && local),
+            "the logo must be an https URL"
+        );
+    }
+    let mut tx = db.begin().await?;
+    let set = store::apps::update_branding(&mut tx, app_uuid, name, color, change.logo_url).await?;
     tx.commit().await?;
     anyhow::ensure!(set, "no app {app_uuid}");
     Ok(())

@@ -99,6 +99,19 @@ pub enum AppsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Set what flows and e-mails show of an app: display name, colour, logo
+    SetBranding {
+        #[arg(long)]
+        app: Uuid,
+        #[arg(long)]
+        display_name: Option<String>,
+        /// A hex colour such as #1b4d3e
+        #[arg(long)]
+        primary_color: Option<String>,
+        /// An https URL of the logo
+        #[arg(long)]
+        logo_url: Option<String>,
+    },
     /// Set a live app's keys for the card processor (the secret key is stored sealed)
     SetPaymentKeys {
         #[arg(long)]
@@ -221,6 +234,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pii = crate::pii_key(&config)?;
             admin::set_payment_keys(&db, &pii, app, &publishable_key, secret_key.expose()).await?;
             println!("Payment keys set for app {app}.");
+            db.close().await;
+            Ok(())
+        }
+        Command::Apps {
+            command:
+                AppsCommand::SetBranding {
+                    app,
+                    display_name,
+                    primary_color,
+                    logo_url,
+                },
+        } => {
+            let db = connect(&config).await?;
+            let change = admin::BrandingChange {
+                display_name: display_name.as_deref(),
+                primary_color: primary_color.as_deref(),
+                logo_url: logo_url.as_deref(),
+            };
+            admin::set_branding(&db, app, &change).await?;
+            println!("Branding set for app {app}.");
             db.close().await;
             Ok(())
         }

@@ -22,8 +22,10 @@ pub struct ConfirmAddressIn {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct AcceptPlanIn {
     pub plan_uuid: Uuid,
-    /// The meter the plan is for; creates the Location.
-    pub esi_id: String,
+    /// The meter the plan is for; creates the Location. Defaults to the meter the plan was
+    /// priced for, else the confirmed service address.
+    #[serde(default)]
+    pub esi_id: Option<String>,
     /// `YYYY-MM-DD`, between the plan's `earliest_start_date` and `latest_start_date`.
     #[serde(default)]
     pub service_start_date: Option<String>,

@@ -1,4 +1,5 @@
-//! Apps: how their public slugs are made, and which processor keys a live app accepts.
+//! Apps: how their public slugs are made, which processor keys a live app accepts, and how
+//! their brand colour is used on pages and e-mails.
 
 /// A URL-safe slug from an app's name, with a random suffix so that names may repeat.
 pub fn slug(name: &str, suffix: &str) -> String {
@@ -44,6 +45,39 @@ pub fn check_payment_keys(publishable: &str, secret: &str) -> Result<(), &'stati
     Ok(())
 }
 
+/// A brand colour as pages and e-mails may use it: a plain `#rgb` or `#rrggbb` hex colour,
+/// never anything that could escape a style attribute.
+pub fn brand_color(c: &str) -> Option<&str> {
+    let hex = c.strip_prefix('#')?;
+    (matches!(hex.len(), 3 | 6) && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(c)
+}
+
+/// Black or white, whichever reads better on a brand colour (WCAG relative luminance).
+pub fn text_on(color: &str) -> &'static str {
+    let hex = color.trim_start_matches('#');
+    let channel = |i: usize| -> f64 {
+        let v = if hex.len() == 3 {
+            u8::from_str_radix(&hex[i..i + 1].repeat(2), 16)
+        } else {
+            u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("00"), 16)
+        }
+        .unwrap_or(0);
+        let c = f64::from(v) / 255.0;
+        if c <= 0.03928 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let luminance = 0.2126 * channel(0) + 0.7152 * channel(1) + 0.0722 * channel(2);
+    // Contrast with white is 1.05/(L+0.05) and with black (L+0.05)/0.05: equal at L ≈ 0.179.
+    if luminance > 0.179 {
+        "#000000"
+    } else {
+        "#ffffff"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +100,18 @@ mod tests {
         assert!(check_payment_keys("pk_live_abcdefgh12", "sk_live_with space1").is_err());
         let err = check_payment_keys("pk_live_abcdefgh12", "xx_live_SECRETVALUE").unwrap_err();
         assert!(!err.contains("SECRETVALUE"));
+    }
+
+    #[test]
+    fn brand_colours_are_checked_and_get_readable_text() {
+        assert_eq!(brand_color("#1b4d3e"), Some("#1b4d3e"));
+        assert_eq!(brand_color("#fc0"), Some("#fc0"));
+        assert_eq!(brand_color("red;background:url(x)"), None);
+        assert_eq!(brand_color("#12345"), None);
+        assert_eq!(brand_color("#ggg"), None);
+        assert_eq!(text_on("#1b4d3e"), "#ffffff");
+        assert_eq!(text_on("#ffcc00"), "#000000");
+        assert_eq!(text_on("#fc0"), "#000000");
+        assert_eq!(text_on("#000"), "#ffffff");
     }
 }

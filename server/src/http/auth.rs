@@ -44,6 +44,8 @@ pub struct AccountPrincipal {
     pub account_uuid: Uuid,
     /// Set for flow sessions: the only endpoints they may call.
     pub scope: Option<FlowScope>,
+    /// The plan group a flow link was made for: its plans are the only ones offered.
+    pub plan_group: Option<Uuid>,
 }
 
 pub(crate) fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
@@ -119,7 +121,14 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             let row = store::accounts::account_token(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
-            account_principal(state, row.app_uuid, row.account_uuid, None, row.expires_at).await
+            account_principal(
+                state,
+                (row.app_uuid, row.account_uuid),
+                None,
+                None,
+                row.expires_at,
+            )
+            .await
         }
         TokenKind::Flow => {
             let row = store::flows::flow_session(&state.db, hash)
@@ -128,9 +137,9 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             let scope = FlowScope::parse(&row.scope).ok_or_else(invalid_token)?;
             account_principal(
                 state,
-                row.app_uuid,
-                row.account_uuid,
+                (row.app_uuid, row.account_uuid),
                 Some(scope),
+                row.plan_group_uuid,
                 row.expires_at,
             )
             .await
@@ -140,9 +149,9 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
 
 async fn account_principal(
     state: &AppState,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
+    (app_uuid, account_uuid): (Uuid, Uuid),
     scope: Option<FlowScope>,
+    plan_group: Option<Uuid>,
     expires_at: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<Principal> {
     let app = store::apps::app_by_uuid(&state.db, app_uuid)
@@ -153,6 +162,7 @@ async fn account_principal(
             app: Arc::new(app),
             account_uuid,
             scope,
+            plan_group,
         },
         expires_at,
     })

@@ -468,13 +468,26 @@ pub async fn accept_plan(
             })
         })
         .transpose()?;
-    let esi = parse_esi_id(&input.esi_id)?;
+    let given_esi = input.esi_id.as_deref().map(parse_esi_id).transpose()?;
     let account_uuid = principal.account_uuid;
     let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
         .await?
         .filter(|p| p.app_uuid == principal.app.uuid)
         .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
         .ok_or_else(|| ApiError::not_found("plan").with_param("plan_uuid"))?;
+    // Without an ESI ID: the meter the plan was priced for, else the confirmed address's.
+    let esi = match given_esi {
+        Some(esi) => esi,
+        None => {
+            let fallback = match plan.esi_id.clone() {
+                Some(esi) => Some(esi),
+                None => store::enrollment::confirmed_address(&state.db, account_uuid)
+                    .await?
+                    .map(|a| a.esi_id),
+            };
+            parse_esi_id(&fallback.ok_or_else(|| FieldError::missing("esi_id"))?)?
+        }
+    };
     let address = service_address(&state, &esi).await?;
     if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
         return Err(ApiError::new(

@@ -23,7 +23,7 @@ use uuid::Uuid;
 
 use super::AppState;
 use crate::{
-    domain::flows,
+    domain::{apps, flows},
     store::{self, apps::AppRow, Db},
 };
 
@@ -48,7 +48,11 @@ impl FlowBackend for StoreFlowBackend {
                 FlowBranding {
                     post_message_origin: flows::post_message_origin(environment(&a), &origins),
                     display_name: a.display_name,
-                    primary_color: a.primary_color,
+                    primary_color: a
+                        .primary_color
+                        .as_deref()
+                        .and_then(apps::brand_color)
+                        .map(|c| (c.to_owned(), apps::text_on(c).to_owned())),
                     logo_url: a.logo_url,
                 }
             }))

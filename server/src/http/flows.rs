@@ -55,7 +55,7 @@ pub struct ScopeQuery {
     responses(
         (status = 200, description = "The link", body = FlowLoginOut),
         (status = 400, description = "Missing or unknown scope", body = ErrorEnvelope),
-        (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+        (status = 404, description = "No such account, or no such plan group, in this app", body = ErrorEnvelope),
     ),
     security(("app_token" = []))
 )]
@@ -79,6 +79,12 @@ pub async fn create_flow_login(
     store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
+    if let Some(group) = input.plan_group_uuid {
+        let groups = store::market::plan_groups_of_app(&state.db, principal.app.uuid).await?;
+        if !groups.iter().any(|g| g.uuid == group) {
+            return Err(ApiError::not_found("plan group").with_param("plan_group_uuid"));
+        }
+    }
     let now = state.clock.now();
     let expires_at = now + LOGIN_TTL;
     let token = tokens::issue_flow_login_token();

@@ -1011,7 +1011,7 @@ pub async fn account_request_plans(
             app: &principal.app,
             account: Some(&account),
             target,
-            group: None,
+            group: principal.plan_group,
             overrides: Overrides::default(),
             start: None,
         },

@@ -238,8 +238,9 @@ fn layout(
     let color = brand
         .primary_color
         .as_deref()
-        .filter(|c| is_hex_color(c))
+        .and_then(crate::domain::apps::brand_color)
         .unwrap_or("#1f5fbf");
+    let on_color = crate::domain::apps::text_on(color);
     let mut html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title></head>\
          <body style=\"font-family: sans-serif; color: #1a1a1a; max-width: 560px; margin: 0 auto;\">\
@@ -253,7 +254,7 @@ fn layout(
     }
     if let Some(a) = action {
         html.push_str(&format!(
-            "<p><a href=\"{}\" style=\"background: {color}; color: #fff; padding: 10px 16px; \
+            "<p><a href=\"{}\" style=\"background: {color}; color: {on_color}; padding: 10px 16px; \
              border-radius: 4px; text-decoration: none; display: inline-block;\">{}</a></p>",
             escape(&a.url),
             escape(&a.label)
@@ -272,10 +273,6 @@ fn layout(
         text,
         html,
     }
-}
-
-fn is_hex_color(c: &str) -> bool {
-    c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|ch| ch.is_ascii_hexdigit())
 }
 
 /// Escapes text for HTML content and quoted attributes.

@@ -100,6 +100,28 @@ pub async fn insert_app_token(
     Ok(())
 }
 
+/// Sets what flows and e-mails show of the app; `None` leaves a field as it is.
+pub async fn update_branding(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    display_name: Option<&str>,
+    primary_color: Option<&str>,
+    logo_url: Option<&str>,
+) -> Result<bool> {
+    let sql = "UPDATE apps SET display_name = COALESCE($1, display_name), \
+        primary_color = COALESCE($2, primary_color), logo_url = COALESCE($3, logo_url) \
+        WHERE uuid = $4";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(display_name)
+        .bind(primary_color)
+        .bind(logo_url)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
 /// Replaces the origins allowed to embed the app's flows (a JSON array).
 pub async fn update_allowed_origins(tx: &mut Tx, app_uuid: Uuid, origins: &[String]) -> Result<()> {
     let json = serde_json::to_string(origins).unwrap_or_else(|_| "[]".to_owned());

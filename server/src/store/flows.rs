@@ -83,11 +83,12 @@ pub struct FlowSessionRow {
     pub account_uuid: Uuid,
     pub app_uuid: Uuid,
     pub scope: String,
+    pub plan_group_uuid: Option<Uuid>,
     pub expires_at: DateTime<Utc>,
 }
 
 pub async fn flow_session(db: &Db, token_hash: &str) -> Result<Option<FlowSessionRow>> {
-    let sql = "SELECT s.account_uuid, a.app_uuid, s.scope, s.expires_at FROM flow_sessions s \
+    let sql = "SELECT s.account_uuid, a.app_uuid, s.scope, s.plan_group_uuid, s.expires_at FROM flow_sessions s \
         JOIN accounts a ON a.uuid = s.account_uuid WHERE s.token_hash = $1";
     on_db!(db, c => sqlx::query_as::<_, FlowSessionRow>(sql).bind(token_hash).fetch_optional(c).await)
 }

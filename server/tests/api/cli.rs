@@ -242,3 +242,66 @@ fn a_live_app_gets_its_payment_keys_from_the_command_line() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_operator_sets_an_apps_branding_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cli.db").display());
+    let out = switchboard(
+        &db,
+        &[
+            "apps",
+            "create",
+            "--name",
+            "Brand",
+            "--environment",
+            "sandbox",
+            "--json",
+        ],
+    );
+    let created: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let app_uuid = created["app_uuid"].as_str().unwrap();
+    let brand = |extra: &[&str]| {
+        let mut args = vec!["apps", "set-branding", "--app", app_uuid];
+        args.extend_from_slice(extra);
+        switchboard(&db, &args)
+    };
+    for bad in [
+        &["--primary-color", "red;x"][..],
+        &["--logo-url", "http://example.com/logo.png"][..],
+        &["--display-name", " "][..],
+    ] {
+        let out = brand(bad);
+        assert!(!out.status.success(), "{bad:?} was accepted");
+    }
+    let out = brand(&[
+        "--display-name",
+        "Bright Home",
+        "--primary-color",
+        "#7a2e8e",
+        "--logo-url",
+        "https://example.com/logo.svg",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A later change of one field leaves the others.
+    assert!(brand(&["--primary-color", "#fc0"]).status.success());
+    let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+    let row: (String, String, String) =
+        sqlx::query_as("SELECT display_name, primary_color, logo_url FROM apps WHERE uuid = ?")
+            .bind(uuid::Uuid::parse_str(app_uuid).unwrap())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        row,
+        (
+            "Bright Home".to_owned(),
+            "#fc0".to_owned(),
+            "https://example.com/logo.svg".to_owned()
+        )
+    );
+}

@@ -174,12 +174,11 @@ both_engines! {
         assert_eq!(emails(&app, &uuid).await.len(), 1);
 
         // The customer lifts the freeze; the next scheduled retry passes, no partner action.
+        // (A retry falling due on the account's running clock may already be under way.)
         let answer = simulate(&app, &token, "credit_check_unfrozen").await;
-        assert_eq!(answer["account"]["status_reason"], "credit_check_frozen");
-        let answer = advance(&app, &token, 1).await;
-        assert_eq!(answer["account"]["status"], "not_enrolled");
-        assert_eq!(answer["account"]["status_reason"], "missing_address");
-        assert_eq!(emitted_reasons(&answer), ["missing_address"]);
+        assert!(emitted_reasons(&answer).is_empty(), "unfreezing alone changes nothing: {answer}");
+        advance(&app, &token, 1).await;
+        wait_reason(&app, &uuid, "not_enrolled/missing_address").await;
         assert_eq!(check_status(&app, &uuid).await, "passed");
         assert_eq!(
             announced(&app, &uuid).await,

@@ -303,6 +303,28 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_expired"));
     }
 
+    async fn plan_acceptance_defaults_to_the_plans_meter(app) {
+        with_meters(&app).await;
+        // Priced by postal code, the plan has no meter: without a confirmed address the
+        // ESI ID must be given.
+        let (uuid, token) = customer(&app, "default-esi@example.com").await;
+        let r = app.post("/v1/app/accounts/enroll/plans/request", &app.app_token, &json!({"postal_code": "75201"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let by_zip = r.body["plans"][0].clone();
+        let terms = |plan: &Value| json!({"plan_uuid": plan["plan_uuid"], "service_start_date": plan["earliest_switch_start_date"], "terms_accepted": true});
+        let r = app.post("/v1/account/enroll/plans/accept", &token, &terms(&by_zip)).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
+        assert_eq!(r.body["error"]["param"], "esi_id");
+        let me = app.get(&format!("/v1/app/accounts/{uuid}"), &app.app_token).await;
+        assert_eq!(me.body["enrollment"]["has_accepted_plan"], false);
+
+        // Priced for a meter, the plan is accepted for that meter.
+        let plan = first_plan(&app, &token, OTHER_HOUSE).await;
+        let r = app.post("/v1/account/enroll/plans/accept", &token, &terms(&plan)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["location"]["esi_id"], OTHER_HOUSE);
+    }
+
     async fn finalize_lists_what_is_missing(app) {
         with_meters(&app).await;
         let (_, token) = customer(&app, "incomplete@example.com").await;

@@ -111,4 +111,45 @@ both_engines! {
         let r = app.get("/v1/account", &session).await;
         assert_eq!((r.status, r.code()), (StatusCode::UNAUTHORIZED, "token_expired"));
     }
+
+    async fn a_flow_link_can_offer_one_plan_group(app) {
+        app.add_addresses(&[server::store::market::ServiceAddressRow {
+            esi_id: "10443720000300001".into(),
+            address_1: "300 PECAN ST".into(),
+            address_2: None,
+            city: "DALLAS".into(),
+            state: "TX".into(),
+            postal_code: "75201".into(),
+            tdu: "ONCOR".into(),
+            premise_type: "residential".into(),
+            status: "active".into(),
+        }])
+        .await;
+        let a = app.create_simple_account("group@example.com").await;
+        let account = a["uuid"].as_str().unwrap();
+        let groups = app.get("/v1/app/plan-groups", &app.app_token).await;
+        let groups = groups.body["data"].as_array().cloned().unwrap_or_else(|| groups.body.as_array().unwrap().clone());
+        assert!(groups.len() > 1);
+        let wanted = groups[1]["uuid"].as_str().unwrap();
+
+        let r = app.post(&format!("/v1/app/accounts/{account}/flow-login"), &app.app_token, &json!({"scope": "enrollment", "plan_group_uuid": uuid::Uuid::new_v4()})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+        assert_eq!(r.body["error"]["param"], "plan_group_uuid");
+
+        let r = app.post(&format!("/v1/app/accounts/{account}/flow-login"), &app.app_token, &json!({"scope": "enrollment", "plan_group_uuid": wanted})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let session = open_link(&app, r.body["login_link"].as_str().unwrap()).await.unwrap();
+        let r = app.post("/v1/account/enroll/confirm-address", &session, &json!({"esi_id": "10443720000300001"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/enroll/plans/request", &session, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let plans = r.body["plans"].as_array().unwrap();
+        assert!(!plans.is_empty());
+        assert!(plans.iter().all(|p| p["plan_group_uuid"] == wanted), "{plans:?}");
+
+        // The account's own token still sees every group.
+        let token = app.account_token(account).await;
+        let r = app.post("/v1/account/enroll/plans/request", &token, &json!({})).await;
+        assert!(r.body["plans"].as_array().unwrap().iter().any(|p| p["plan_group_uuid"] != wanted));
+    }
 }

@@ -19,7 +19,10 @@ async fn the_flow_shell_renders_the_app_name() {
     assert_eq!(r.status, StatusCode::OK);
     assert!(r.header("content-type").starts_with("text/html"));
     assert!(r.text.contains("Sunny Homes"), "{}", r.text);
-    assert!(r.text.contains("Get started"));
+    assert!(
+        r.text.contains("Close"),
+        "the host can always be told to close the flow"
+    );
     assert!(
         r.text.contains("/pkg/switchboard"),
         "the page loads the hydration bundle"

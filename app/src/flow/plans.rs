@@ -1,0 +1,258 @@
+//! Choosing a plan: the app's plans priced for the confirmed meter (rates, the EFL's average
+//! prices, the documents), then the start date within the plan's range and acceptance of its
+//! terms. An expired price is re-requested in place.
+
+use leptos::prelude::*;
+
+use super::{
+    enrollment::{ErrorNotice, Flow, Submit, Task},
+    format::{average, cents, dollars, long_date},
+    steps::Step,
+};
+use crate::api::market::Plan;
+
+#[component]
+pub fn PlanStep(flow: Flow) -> impl IntoView {
+    let plans = RwSignal::new(None::<Vec<Plan>>);
+    let chosen = RwSignal::new(None::<Plan>);
+    let load = Task::new();
+    let request = move || {
+        chosen.set(None);
+        flow.call(load, async |c| c.plans().await, move |p| plans.set(Some(p)));
+    };
+    request();
+
+    view! {
+        {move || match chosen.get() {
+            Some(plan) => view! { <Accept flow plan chosen reprice=Callback::new(move |_| request())/> }.into_any(),
+            None => {
+                view! {
+                    <p>"Prices include delivery charges from your utility. Your rate stays the same for the whole term."</p>
+                    <ErrorNotice task=load retry=move |_| request()/>
+                    <Show when=move || load.pending.get()>
+                        <p class="muted" role="status">"Finding plans for your home…"</p>
+                    </Show>
+                    <div class="plans" data-testid="plans">
+                        <For
+                            each=move || plans.get().unwrap_or_default()
+                            key=|p| p.plan_uuid
+                            let:plan
+                        >
+                            <PlanCard plan chosen/>
+                        </For>
+                    </div>
+                    <Show when=move || plans.with(|p| p.as_ref().is_some_and(Vec::is_empty))>
+                        <p>"No plans are offered for this home right now."</p>
+                    </Show>
+                    <button type="button" class="link" on:click=move |_| flow.step.set(Step::Address)>
+                        "Change address"
+                    </button>
+                }
+                    .into_any()
+            }
+        }}
+    }
+}
+
+#[component]
+fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
+    let id = format!("plan-{}", plan.plan_uuid);
+    let kind = if plan.plan_type == "month_to_month" {
+        "Month-to-month".to_owned()
+    } else {
+        format!("{}-month fixed rate", plan.term_months)
+    };
+    let r = &plan.rates;
+    let avg = &plan.average_price_cents_per_kwh;
+    let rows = [
+        ("500 kWh", avg.kwh_500.clone()),
+        ("1,000 kWh", avg.kwh_1000.clone()),
+        ("2,000 kWh", avg.kwh_2000.clone()),
+    ];
+    let details = [
+        (
+            "Energy charge",
+            format!("{} per kWh", cents(&r.energy_cents_per_kwh)),
+        ),
+        (
+            "Base charge",
+            format!("{} per month", dollars(r.base_charge_cents_per_month)),
+        ),
+        (
+            "Utility delivery",
+            format!(
+                "{} per month + {} per kWh",
+                dollars(r.tdu_fixed_cents_per_month),
+                cents(&r.tdu_cents_per_kwh)
+            ),
+        ),
+        (
+            "Early cancellation fee",
+            dollars(r.early_termination_fee_cents),
+        ),
+        ("Renewable energy", format!("{}%", plan.renewable_percent)),
+    ];
+    let docs = plan.documents.clone();
+    let name = plan.name.clone();
+    let pick = plan.clone();
+    let heading = id.clone();
+    view! {
+        <article class="card plan" aria-labelledby=id data-testid="plan">
+            <h3 id=heading>{name.clone()}</h3>
+            <p class="muted">{kind}</p>
+            <p class="price">
+                <strong>{average(&avg.kwh_1000)}</strong>
+                " per kWh average at 1,000 kWh a month"
+            </p>
+            <table class="averages">
+                <caption>"Average price per kWh by monthly use"</caption>
+                <tbody>
+                    {rows
+                        .into_iter()
+                        .map(|(usage, price)| view! { <tr><th scope="row">{usage}</th><td>{average(&price)}</td></tr> })
+                        .collect_view()}
+                </tbody>
+            </table>
+            <dl class="facts">
+                {details
+                    .into_iter()
+                    .map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> })
+                    .collect_view()}
+            </dl>
+            <p class="documents">
+                <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
+                <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
+                <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+            </p>
+            <button type="button" class="primary" data-testid="choose-plan" on:click=move |_| chosen.set(Some(pick.clone()))>
+                "Choose " {name}
+            </button>
+        </article>
+    }
+}
+
+/// Start date and acceptance of the chosen plan.
+#[component]
+fn Accept(
+    flow: Flow,
+    plan: Plan,
+    chosen: RwSignal<Option<Plan>>,
+    reprice: Callback<()>,
+) -> impl IntoView {
+    let task = Task::new();
+    let moving = RwSignal::new(false);
+    let start = RwSignal::new(plan.earliest_switch_start_date.to_string());
+    let terms = RwSignal::new(false);
+    let (move_in_from, switch_from, latest) = (
+        plan.earliest_start_date,
+        plan.earliest_switch_start_date,
+        plan.latest_start_date,
+    );
+    let earliest = move || {
+        if moving.get() {
+            move_in_from
+        } else {
+            switch_from
+        }
+    };
+    // Moving the window keeps the chosen date when it still fits, else takes the earliest.
+    Effect::new(move |_| {
+        let from = earliest();
+        let fits = start
+            .get_untracked()
+            .parse::<chrono::NaiveDate>()
+            .is_ok_and(|d| d >= from && d <= latest);
+        if !fits {
+            start.set(from.to_string());
+        }
+    });
+    let plan_uuid = plan.plan_uuid;
+    let accept = move || {
+        if !terms.get_untracked() {
+            task.fail(
+                "Please accept the plan's terms to continue.",
+                Some("terms_accepted"),
+            );
+            return;
+        }
+        let date = start.get_untracked();
+        let kind = if moving.get_untracked() {
+            "move_in"
+        } else {
+            "switch"
+        };
+        flow.call(
+            task,
+            async move |c| c.accept_plan(plan_uuid, &date, kind).await,
+            move |out| flow.advance(out.account),
+        );
+    };
+    let expired = move || {
+        task.error
+            .with(|e| e.as_ref().is_some_and(|e| e.code == "plan_expired"))
+    };
+    let docs = plan.documents.clone();
+    view! {
+        <form class="stack" on:submit=move |ev| {
+            ev.prevent_default();
+            accept();
+        }>
+            <p>
+                <strong>{plan.name.clone()}</strong>
+                {format!(" · {} per kWh at 1,000 kWh", average(&plan.average_price_cents_per_kwh.kwh_1000))}
+            </p>
+            <fieldset>
+                <legend>"Why do you need service?"</legend>
+                <label class="option">
+                    <input type="radio" name="enrollment_type" value="switch"
+                        prop:checked=move || !moving.get()
+                        on:change=move |_| moving.set(false)/>
+                    "I'm switching providers at my current home"
+                </label>
+                <label class="option">
+                    <input type="radio" name="enrollment_type" value="move_in"
+                        prop:checked=move || moving.get()
+                        on:change=move |_| moving.set(true)/>
+                    "I'm moving into this home"
+                </label>
+            </fieldset>
+            <label for="start-date">"Start date"</label>
+            <p class="hint" id="start-hint">
+                {move || format!("Between {} and {}.", long_date(earliest()), long_date(latest))}
+            </p>
+            <input
+                id="start-date"
+                type="date"
+                name="service_start_date"
+                aria-describedby="start-hint"
+                aria-invalid=task.about("service_start_date")
+                min=move || earliest().to_string()
+                max=latest.to_string()
+                bind:value=start
+            />
+            <label class="option">
+                <input type="checkbox" name="terms_accepted" data-testid="terms"
+                    aria-invalid=task.about("terms_accepted") bind:checked=terms/>
+                <span>
+                    "I have read and accept the "
+                    <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
+                    ", the "
+                    <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
+                    " and "
+                    <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+                    "."
+                </span>
+            </label>
+            <ErrorNotice task retry=move |_| accept()/>
+            <Show when=expired>
+                <button type="button" class="secondary" data-testid="reprice" on:click=move |_| reprice.run(())>
+                    "See today's prices"
+                </button>
+            </Show>
+            <Submit task label="Accept plan" testid="accept-plan"/>
+            <button type="button" class="link" on:click=move |_| chosen.set(None)>
+                "Back to plans"
+            </button>
+        </form>
+    }
+}
