@@ -333,9 +333,16 @@ pub async fn update_account(
     row.set_profile(&profile).map_err(ApiError::internal)?;
     row.updated_at = state.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
-    if store::status::refresh_status(&mut tx, principal.app.uuid, row.uuid, row.updated_at)
-        .await?
-        .is_some()
+    if crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        row.uuid,
+        row.updated_at,
+    )
+    .await?
+    .is_some()
     {
         // The status changed: answer with the stored one.
         row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, row.uuid)
@@ -379,7 +386,15 @@ pub async fn record_client_agent(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        account_uuid,
+        now,
+    )
+    .await?;
     let row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;

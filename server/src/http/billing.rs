@@ -136,7 +136,15 @@ pub async fn ensure_payment_method_added(
         },
     )
     .await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account, now).await?;
+    crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        account,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     state.caches.accounts.invalidate(&account);
     Ok(axum::Json(render(&card)))

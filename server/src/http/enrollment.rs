@@ -346,7 +346,16 @@ pub async fn confirm_address(
         now,
     )
     .await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, principal.account_uuid, now).await?;
+    // Confirming the address may be the last prerequisite of a client agent enrollment.
+    crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        principal.account_uuid,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
 }

@@ -23,7 +23,6 @@ use crate::{
         account::{parse_ssn, ParseContext},
         status::CreditState,
     },
-    jobs::credit::schedule_credit_check,
     store::{self, credit::NewCreditCheck, events::NewEvent},
 };
 
@@ -90,7 +89,15 @@ pub async fn update_identity(
             },
         )
         .await?;
-        store::status::refresh_status(&mut tx, app.uuid, row.uuid, now).await?;
+        crate::jobs::credit::refresh_status(
+            &mut tx,
+            &state.clock,
+            &state.db,
+            app.uuid,
+            row.uuid,
+            now,
+        )
+        .await?;
     }
     tx.commit().await?;
     state.caches.accounts.invalidate(&row.uuid);
@@ -132,13 +139,9 @@ pub async fn submit_credit_check(
     let now = state.clock.now();
     let sealed = state.pii.seal(ssn.digits().as_bytes());
     let mut tx = state.db.begin().await?;
-    let account = store::accounts::account_of_app_for_update(
-        &mut tx,
-        principal.app.uuid,
-        principal.account_uuid,
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found("account"))?;
+    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, principal.account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
     store::credit::insert_credit_check(
         &mut tx,
         &NewCreditCheck {
@@ -150,13 +153,17 @@ pub async fn submit_credit_check(
         },
     )
     .await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, principal.account_uuid, now).await?;
-    // Client agent enrollments run the check at once (standard ones at finalize). When address
-    // confirmation exists, this trigger moves to "every client agent prerequisite met".
-    if account.client_agent_accepted_at.is_some() {
-        let clock = state.clock.for_account(&state.db, account.uuid).await?;
-        schedule_credit_check(&mut tx, &account, &clock).await?;
-    }
+    // A client agent enrollment runs the check once every prerequisite is met (standard ones
+    // after finalize).
+    crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        principal.account_uuid,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     state.caches.accounts.invalidate(&principal.account_uuid);
     Ok((

@@ -4,15 +4,20 @@
 //! answer calls for it, and retries frozen files and bureau errors (`domain::credit`), all in one
 //! transaction.
 //!
-//! Triggers: client agent enrollments run the check as soon as the SSN is submitted
-//! (`enroll/credit-check`); when address confirmation exists, that trigger moves to "all client
-//! agent prerequisites met". Standard enrollments will call `schedule_credit_check` at finalize.
+//! Triggers: a client agent enrollment runs the check as soon as its last prerequisite
+//! (address, identity, credit submission, payment method) is met, which `refresh_status` sees
+//! as the move to `enrollment_pending_client_agent`; standard enrollments run it after
+//! finalize, once verification passed.
 
 use anyhow::Context;
+use app::api::{AccountStatus, StatusReason};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
+use super::{
+    clock::{AccountClock, Clock},
+    JobContext, JobKind, NewJob, Outcome,
+};
 use crate::{
     domain::{
         credit::{next_attempt_in, notice_for, should_run, CreditNotice},
@@ -31,6 +36,29 @@ const MAX_ATTEMPTS: i32 = 1_000;
 struct Payload {
     app_uuid: Uuid,
     credit_check_uuid: Uuid,
+}
+
+/// Refreshes the account's status (`store::status::refresh_status`); when that completes a
+/// client agent enrollment's prerequisites, the credit check runs at once, in the same
+/// transaction. Every request that may complete a prerequisite calls this.
+pub async fn refresh_status(
+    tx: &mut Tx,
+    clock: &Clock,
+    db: &store::Db,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<Option<(AccountStatus, StatusReason)>> {
+    let changed = store::status::refresh_status(tx, app_uuid, account_uuid, now).await?;
+    if let Some((_, StatusReason::EnrollmentPendingClientAgent)) = changed {
+        if let Some(row) =
+            store::accounts::account_of_app_for_update(tx, app_uuid, account_uuid).await?
+        {
+            let clock = clock.for_account(db, account_uuid).await?;
+            schedule_credit_check(tx, &row, &clock).await?;
+        }
+    }
+    Ok(changed)
 }
 
 /// Schedules the soft check of the account's latest submission, due at once on `clock`, unless

@@ -1,16 +1,68 @@
-//! The credit check pipeline: client agent enrollments run the soft check as soon as the SSN is
-//! submitted; the sandbox bureau's magic SSNs, the e-mails, the retries on the account's clock,
-//! and `sandbox/simulate`.
+//! The credit check pipeline: client agent enrollments run the soft check as soon as every
+//! prerequisite is met (here the SSN comes last); the sandbox bureau's magic SSNs, the e-mails,
+//! the retries on the account's clock, and `sandbox/simulate`.
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{TestApp, TestResponse};
+use crate::{
+    helpers::{TestApp, TestResponse},
+    payments::{post_card, session},
+};
 
 const UNFREEZE_URL: &str = "https://bureau.sandbox.switchboard.example/unfreeze";
 
-/// A client agent account (identity complete) and its AccountToken.
+const METER: &str = "10443720000500001";
+
+/// A meter to confirm, added once per test server.
+async fn with_meter(app: &TestApp) {
+    app.add_addresses(&[server::store::market::ServiceAddressRow {
+        esi_id: METER.into(),
+        address_1: "500 MAIN ST".into(),
+        address_2: None,
+        city: "DALLAS".into(),
+        state: "TX".into(),
+        postal_code: "75201".into(),
+        tdu: "ONCOR".into(),
+        premise_type: "residential".into(),
+        status: "active".into(),
+    }])
+    .await;
+}
+
+/// Confirms the meter's address and adds a card: with identity complete, only the credit
+/// check is left of a client agent enrollment's prerequisites.
+async fn address_and_card(app: &TestApp, token: &str) {
+    let r = account_post(
+        app,
+        "/v1/account/enroll/confirm-address",
+        token,
+        &json!({"esi_id": METER}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let (pk, secret) = session(app, token).await;
+    let pm = post_card(app, &pk, &secret, "4242424242424242").await;
+    let r = account_post(
+        app,
+        "/v1/account/billing/ensure-payment-method-added",
+        token,
+        &json!({"payment_method_id": pm.body["id"]}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
+/// A client agent account with every prerequisite but the credit check, and its AccountToken.
 async fn client_agent_account(app: &TestApp, email: &str) -> (String, String) {
+    let (uuid, token) = client_agent_only(app, email).await;
+    with_meter(app).await;
+    address_and_card(app, &token).await;
+    (uuid, token)
+}
+
+/// A client agent account (identity complete, nothing else) and its AccountToken.
+async fn client_agent_only(app: &TestApp, email: &str) -> (String, String) {
     let a = app
         .create_account(
             json!({"email": email, "first_name": "Ana", "last_name": "Díaz",
@@ -178,11 +230,11 @@ both_engines! {
         let answer = simulate(&app, &token, "credit_check_unfrozen").await;
         assert!(emitted_reasons(&answer).is_empty(), "unfreezing alone changes nothing: {answer}");
         advance(&app, &token, 1).await;
-        wait_reason(&app, &uuid, "not_enrolled/missing_address").await;
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
         assert_eq!(check_status(&app, &uuid).await, "passed");
         assert_eq!(
             announced(&app, &uuid).await,
-            ["missing_address", "credit_check_frozen", "missing_address"]
+            ["missing_identity", "enrollment_pending_client_agent", "credit_check_frozen", "enrollment_pending_client_agent"]
         );
         let events = app.get(&format!("/v1/app/events?account_uuid={uuid}&limit=100"), &app.app_token).await;
         assert!(!events.text.contains("123450001") && !events.text.contains("0001\""));
@@ -202,7 +254,7 @@ both_engines! {
         let answer = advance(&app, &token, 3).await;
         assert_eq!(answer["account"]["status_reason"], "credit_declined");
         assert_eq!(emails(&app, &uuid).await.len(), 1);
-        assert_eq!(announced(&app, &uuid).await, ["missing_address", "credit_declined"]);
+        assert_eq!(announced(&app, &uuid).await, ["missing_identity", "enrollment_pending_client_agent", "credit_declined"]);
     }
 
     async fn a_missing_credit_file_emails_the_customer(app) {
@@ -213,20 +265,19 @@ both_engines! {
             templates(&emails(&app, &uuid).await) == ["credit_not_found"]
         }).await;
         assert_eq!(check_status(&app, &uuid).await, "not_found");
-        assert_eq!(announced(&app, &uuid).await, ["missing_address", "credit_not_found"]);
+        assert_eq!(announced(&app, &uuid).await, ["missing_identity", "enrollment_pending_client_agent", "credit_not_found"]);
     }
 
     async fn a_bureau_error_is_retried_until_it_passes(app) {
         let (uuid, token) = client_agent_account(&app, "error@example.com").await;
         submit(&app, &token, "123-45-0004").await;
         wait_reason(&app, &uuid, "needs_attention/credit_check_error").await;
-        let answer = advance(&app, &token, 1).await;
-        assert_eq!(answer["account"]["status_reason"], "missing_address");
-        assert_eq!(emitted_reasons(&answer), ["missing_address"]);
+        advance(&app, &token, 1).await;
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
         assert_eq!(check_status(&app, &uuid).await, "passed");
         assert_eq!(
             announced(&app, &uuid).await,
-            ["missing_address", "credit_check_error", "missing_address"]
+            ["missing_identity", "enrollment_pending_client_agent", "credit_check_error", "enrollment_pending_client_agent"]
         );
         assert!(emails(&app, &uuid).await.is_empty(), "errors e-mail nobody");
     }
@@ -237,7 +288,7 @@ both_engines! {
         app.eventually("the check passes", || async {
             check_status(&app, &uuid).await == "passed"
         }).await;
-        assert_eq!(reason(&app, &uuid).await, "not_enrolled/missing_address");
+        assert_eq!(reason(&app, &uuid).await, "not_enrolled/enrollment_pending_client_agent");
         assert!(emails(&app, &uuid).await.is_empty());
 
         // Without client agent, the check waits for finalize.
@@ -281,13 +332,13 @@ both_engines! {
             templates(&emails(&app, &uuid).await) == ["credit_frozen", "credit_not_found", "credit_declined"]
         }).await;
         simulate(&app, &token, "credit_check_unfrozen").await;
-        let answer = advance(&app, &token, 1).await;
-        assert_eq!(answer["account"]["status_reason"], "missing_address");
+        advance(&app, &token, 1).await;
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
 
         let answer = simulate(&app, &token, "credit_check_error").await;
         assert_eq!(answer["account"]["status_reason"], "credit_check_error");
-        let answer = advance(&app, &token, 1).await;
-        assert_eq!(answer["account"]["status_reason"], "missing_address");
+        advance(&app, &token, 1).await;
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
     }
 
     async fn a_new_submission_replaces_the_pending_retry(app) {
@@ -297,28 +348,52 @@ both_engines! {
         // The customer gives another SSN: its check runs at once and the frozen one's retry
         // stands down.
         submit(&app, &token, "123-45-6789").await;
-        wait_reason(&app, &uuid, "not_enrolled/missing_address").await;
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
         app.eventually("the new check passes", || async {
             check_status(&app, &uuid).await == "passed"
         }).await;
         let answer = advance(&app, &token, 2).await;
-        assert_eq!(answer["account"]["status_reason"], "missing_address");
+        assert_eq!(answer["account"]["status_reason"], "enrollment_pending_client_agent");
         assert_eq!(emitted_reasons(&answer), Vec::<&str>::new());
     }
 
+    async fn the_check_waits_for_the_last_prerequisite(app) {
+        with_meter(&app).await;
+        let (uuid, token) = client_agent_only(&app, "order@example.com").await;
+        // The SSN first: address and card are still missing, so nothing runs yet.
+        submit(&app, &token, "123-45-6789").await;
+        advance(&app, &token, 1).await;
+        assert_eq!(check_status(&app, &uuid).await, "submitted");
+        assert_eq!(reason(&app, &uuid).await, "not_enrolled/missing_address");
+        // The card comes last: that completes the prerequisites and the check runs at once.
+        address_and_card(&app, &token).await;
+        app.eventually("the check passes", || async {
+            check_status(&app, &uuid).await == "passed"
+        }).await;
+        assert_eq!(reason(&app, &uuid).await, "not_enrolled/enrollment_pending_client_agent");
+    }
+
     async fn live_checks_never_reach_the_sandbox_bureau(app) {
-        let (_, live) = app.live_app().await;
-        let r = app
-            .post("/v1/app/accounts", &live, &json!({"email": "live@example.com", "first_name": "A", "last_name": "B"}))
+        with_meter(&app).await;
+        let (fake, server, _, live) = crate::live_payments::live(&app).await;
+        let r = server
+            .post("/v1/app/accounts", &live, &json!({"email": "live@example.com", "first_name": "A", "last_name": "B",
+                "phone": "512 555 0199", "date_of_birth": "1985-07-04"}))
             .await;
         let uuid = r.body["uuid"].as_str().unwrap().to_owned();
-        let r = app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &live, &json!({})).await;
+        let r = server.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &live, &json!({})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-        let r = app.post(&format!("/v1/app/accounts/{uuid}/token"), &live, &Value::Null).await;
+        let r = server.post(&format!("/v1/app/accounts/{uuid}/token"), &live, &Value::Null).await;
         let token = r.body["token"].as_str().unwrap().to_owned();
+        let r = server.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": METER})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let (_, secret) = session(&server, &token).await;
+        let pm = fake.confirm_card(&secret, "4242424242424242");
+        let r = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         // A magic SSN means nothing in live: without a bureau connection the check waits in
         // credit_check_error and is retried.
-        submit(&app, &token, "123-45-0002").await;
+        submit(&server, &token, "123-45-0002").await;
         app.eventually("the live check is retried", || async {
             check_status(&app, &uuid).await == "error"
         }).await;

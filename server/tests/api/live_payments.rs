@@ -54,7 +54,7 @@ const PUBLISHABLE: &str = "pk_live_fakePUBLIC0123456789";
 
 /// The fake processor and a server of the same database that talks to it, with a live app
 /// whose keys are set.
-async fn live(app: &TestApp) -> (FakeProcessor, TestApp, Uuid, String) {
+pub(crate) async fn live(app: &TestApp) -> (FakeProcessor, TestApp, Uuid, String) {
     let fake = FakeProcessor::start(SECRET).await;
     let base = fake.base.clone();
     let server = app
