@@ -174,7 +174,7 @@ before(async () => {
   await waitForServer();
   app = createApp("Flow Test Energy");
   const bin = process.env.SWITCHBOARD_BIN ?? path.join(root, "target", "debug", "switchboard");
-  execFileSync(bin, ["apps", "set-branding", "--app", app.app_uuid, "--display-name", "Bright Home Energy", "--primary-color", BRAND_COLOR], {
+  execFileSync(bin, ["apps", "set-branding", "--app", app.app_uuid, "--display-name", "Bright Home Energy", "--primary-color", BRAND_COLOR, "--logo-url", `${baseUrl}/favicon.svg`], {
     cwd: root,
   });
   browser = await launchBrowser();
@@ -204,6 +204,9 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
     assert.equal(await flow.locator("[data-testid=app-name]").textContent(), "Bright Home Energy");
     const brand = await flow.locator("main.flow").evaluate((m) => getComputedStyle(m).getPropertyValue("--brand").trim());
     assert.equal(brand, BRAND_COLOR);
+    const logo = flow.locator(".flow-header img.logo");
+    assert.equal(await logo.getAttribute("src"), `${baseUrl}/favicon.svg`);
+    assert.ok(await logo.evaluate((img) => img.complete && img.naturalWidth > 0), "the logo loads");
 
     // The partner's address matched exactly: the search is skipped, confirmation comes first.
     await step(flow, "address");

@@ -196,7 +196,7 @@ pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
         step
     });
     view! {
-        <section class="steps" data-step=move || format!("{:?}", flow.step.get()).to_lowercase()>
+        <section class="steps" data-step=move || flow.step.get().slug()>
             <p class="progress" aria-hidden=move || flow.step.get().number().is_none().to_string()>
                 {move || {
                     flow.step
@@ -257,7 +257,7 @@ fn Review(flow: Flow) -> impl IntoView {
         view! {
             <button type="button" class="link" on:click=move |_| flow.step.set(step)>
                 "Change"
-                <span class="visually-hidden">" " {step.title().to_lowercase()}</span>
+                <span class="visually-hidden">" " {step.title().to_ascii_lowercase()}</span>
             </button>
         }
     };
@@ -363,7 +363,7 @@ fn Review(flow: Flow) -> impl IntoView {
                 .map(|step| {
                     view! {
                         <button type="button" class="secondary" on:click=move |_| flow.step.set(step)>
-                            {format!("Go to {}", step.title().to_lowercase())}
+                            {format!("Go to {}", step.title().to_ascii_lowercase())}
                         </button>
                     }
                 })

@@ -48,12 +48,25 @@ pub fn cents(rate: &str) -> String {
     format!("{trimmed}¢")
 }
 
-/// An average price as an EFL shows it, to a tenth of a cent: "16.6474" → "16.6¢". (Display
-/// only: nothing is computed from it.)
+/// An average price as an EFL shows it, to a tenth of a cent, half up: "16.6474" → "16.6¢".
 pub fn average(rate: &str) -> String {
-    match rate.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => format!("{v:.1}¢"),
-        _ => cents(rate),
+    let (whole, fraction) = rate.trim().split_once('.').unwrap_or((rate.trim(), ""));
+    let digit = |i: usize| {
+        fraction
+            .as_bytes()
+            .get(i)
+            .map_or(Some(0), |b| b.is_ascii_digit().then(|| u64::from(b - b'0')))
+    };
+    let tenths = whole
+        .parse::<u64>()
+        .ok()
+        .zip(digit(0))
+        .zip(digit(1))
+        .filter(|_| fraction.bytes().all(|b| b.is_ascii_digit()))
+        .map(|((w, d1), d2)| w * 10 + d1 + u64::from(d2 >= 5));
+    match tenths {
+        Some(t) => format!("{}.{}¢", t / 10, t % 10),
+        None => cents(rate),
     }
 }
 
@@ -66,7 +79,7 @@ pub fn card_brand(brand: &str) -> String {
             let mut chars = other.chars();
             chars
                 .next()
-                .map(|c| c.to_uppercase().chain(chars).collect())
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
                 .unwrap_or_default()
         }
     }
@@ -137,6 +150,9 @@ mod tests {
         assert_eq!(average("16.6474"), "16.6¢");
         assert_eq!(average("15.8999"), "15.9¢");
         assert_eq!(average("9"), "9.0¢");
+        assert_eq!(average("16.65"), "16.7¢");
+        assert_eq!(average("16.6499"), "16.6¢");
+        assert_eq!(average("9.96"), "10.0¢");
         assert_eq!(average("n/a"), "n/a¢");
     }
 

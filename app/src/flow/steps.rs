@@ -41,6 +41,20 @@ impl Step {
         }
     }
 
+    /// The step's name in the page (`data-step`), for styles and tests.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Step::Address => "address",
+            Step::Plan => "plan",
+            Step::Identity => "identity",
+            Step::Credit => "credit",
+            Step::Payment => "payment",
+            Step::Billing => "billing",
+            Step::Review => "review",
+            Step::Done => "done",
+        }
+    }
+
     /// 1-based position among the steps to fill in, `None` for review and done.
     pub fn number(self) -> Option<usize> {
         Self::FORMS.iter().position(|s| *s == self).map(|i| i + 1)
