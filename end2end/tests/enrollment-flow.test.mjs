@@ -250,7 +250,9 @@ test("the whole flow works at 360 px with third-party cookies blocked, by type-a
     await page.goto(host.url);
     const flow = page.frameLocator("#flow");
     await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
-    // Third-party cookies really are blocked in this run: the flow's frame cannot keep one.
+    // The flow's frame cannot keep a cookie in this run. (Over plain http Chromium refuses a
+    // cross-site frame's SameSite=None cookie anyway; the restriction above is what a browser
+    // blocking third-party cookies does over https.)
     const kept = await flowFrame(page).evaluate(() => {
       document.cookie = "probe=1; SameSite=None; Secure; Path=/";
       return document.cookie.includes("probe=1");
