@@ -114,6 +114,8 @@ enum Phase {
     Ready,
 }
 
+/// The server side of a flow page: the partner's brand, then the flow itself as an island
+/// (only islands ship to the browser and hydrate).
 #[component]
 pub fn FlowShell() -> impl IntoView {
     let params = use_params_map();
@@ -131,20 +133,48 @@ pub fn FlowShell() -> impl IntoView {
             None => None,
         }
     });
+    view! {
+        <Suspense fallback=|| view! { <main class="flow"><p class="muted">"Loading…"</p></main> }>
+            {move || {
+                branding
+                    .get()
+                    .map(|b| {
+                        let name = b
+                            .as_ref()
+                            .map(|b| b.display_name.clone())
+                            .unwrap_or_else(|| "Switchboard".to_owned());
+                        let logo = b.as_ref().and_then(|b| b.logo_url.clone());
+                        let origin = b.as_ref().and_then(|b| b.post_message_origin.clone());
+                        let style = b
+                            .and_then(|b| b.primary_color)
+                            .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}"));
+                        view! { <FlowApp scope=scope() name logo origin style/> }
+                    })
+            }}
+        </Suspense>
+    }
+}
+
+/// Everything of a flow page that runs in the browser: the session, the close message and
+/// the flow of the scope.
+#[island]
+fn FlowApp(
+    scope: String,
+    name: String,
+    logo: Option<String>,
+    /// Where `service-flow-close` goes (see `FlowBranding::post_message_origin`).
+    origin: Option<String>,
+    style: Option<String>,
+) -> impl IntoView {
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
+    let (close_scope, close_origin) = (scope.clone(), origin);
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
         #[cfg(feature = "hydrate")]
-        {
-            let origin = branding
-                .get_untracked()
-                .flatten()
-                .and_then(|b| b.post_message_origin);
-            browser::post_close(reason, &scope(), origin.as_deref());
-        }
+        browser::post_close(reason, &close_scope, close_origin.as_deref());
         #[cfg(not(feature = "hydrate"))]
-        let _ = reason;
+        let _ = (reason, &close_scope, &close_origin);
     });
     let flow = Flow::new(close);
     let first = enrollment::Task::new();
@@ -187,85 +217,66 @@ pub fn FlowShell() -> impl IntoView {
             })
     };
 
+    let enrollment = scope == "enrollment";
     view! {
-        <Suspense fallback=|| view! { <main class="flow"><p class="muted">"Loading…"</p></main> }>
+        <main
+            class="flow"
+            style=style
+            data-scope=scope
+            data-hydrated=move || hydrated.get().to_string()
+        >
+            <header class="flow-header">
+                {logo.map(|src| view! { <img class="logo" src=src alt=""/> })}
+                <span class="brand" data-testid="app-name">{name}</span>
+                <button
+                    type="button"
+                    class="link close"
+                    data-testid="close"
+                    on:click=move |_| close.run(if finished() { "completed" } else { "exited" })
+                >
+                    "Close"
+                </button>
+            </header>
             {move || {
-                branding
-                    .get()
-                    .map(|b| {
-                        let name = b
-                            .as_ref()
-                            .map(|b| b.display_name.clone())
-                            .unwrap_or_else(|| "Switchboard".to_owned());
-                        let logo = b.as_ref().and_then(|b| b.logo_url.clone());
-                        let style = b
-                            .and_then(|b| b.primary_color)
-                            .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}"));
+                if closed.get() {
+                    return view! {
+                        <p role="status" data-testid="closed">"You can close this window."</p>
+                    }
+                        .into_any();
+                }
+                match phase.get() {
+                    Phase::Starting => {
+                        view! { <p class="muted" role="status">"Loading your details…"</p> }.into_any()
+                    }
+                    Phase::NoSession => {
                         view! {
-                            <main
-                                class="flow"
-                                style=style
-                                data-scope=scope
-                                data-hydrated=move || hydrated.get().to_string()
-                            >
-                                <header class="flow-header">
-                                    {logo.map(|src| view! { <img class="logo" src=src alt=""/> })}
-                                    <span class="brand" data-testid="app-name">{name}</span>
-                                    <button
-                                        type="button"
-                                        class="link close"
-                                        data-testid="close"
-                                        on:click=move |_| close.run(if finished() { "completed" } else { "exited" })
-                                    >
-                                        "Close"
-                                    </button>
-                                </header>
-                                {move || {
-                                    if closed.get() {
-                                        return view! {
-                                            <p role="status" data-testid="closed">"You can close this window."</p>
-                                        }
-                                            .into_any();
-                                    }
-                                    match phase.get() {
-                                        Phase::Starting => {
-                                            view! { <p class="muted" role="status">"Loading your details…"</p> }.into_any()
-                                        }
-                                        Phase::NoSession => {
-                                            view! {
-                                                <div class="notice" data-testid="no-session">
-                                                    <p>"This page opens from your app. Close it and start again from there."</p>
-                                                </div>
-                                            }
-                                                .into_any()
-                                        }
-                                        Phase::Failed(e) => {
-                                            let expired = e.code.starts_with("token_");
-                                            view! {
-                                                <div class="notice error" role="alert" data-testid="flow-error">
-                                                    <p>{e.message}</p>
-                                                    <Show when=move || !expired>
-                                                        <button type="button" class="secondary" on:click=move |_| load()>
-                                                            "Try again"
-                                                        </button>
-                                                    </Show>
-                                                </div>
-                                            }
-                                                .into_any()
-                                        }
-                                        Phase::Ready if scope() == "enrollment" => {
-                                            view! { <EnrollmentFlow flow/> }.into_any()
-                                        }
-                                        Phase::Ready => {
-                                            view! { <p data-testid="unavailable">"This part of the service is not available here yet."</p> }
-                                                .into_any()
-                                        }
-                                    }
-                                }}
-                            </main>
+                            <div class="notice" data-testid="no-session">
+                                <p>"This page opens from your app. Close it and start again from there."</p>
+                            </div>
                         }
-                    })
+                            .into_any()
+                    }
+                    Phase::Failed(e) => {
+                        let expired = e.code.starts_with("token_");
+                        view! {
+                            <div class="notice error" role="alert" data-testid="flow-error">
+                                <p>{e.message}</p>
+                                <Show when=move || !expired>
+                                    <button type="button" class="secondary" on:click=move |_| load()>
+                                        "Try again"
+                                    </button>
+                                </Show>
+                            </div>
+                        }
+                            .into_any()
+                    }
+                    Phase::Ready if enrollment => view! { <EnrollmentFlow flow/> }.into_any(),
+                    Phase::Ready => {
+                        view! { <p data-testid="unavailable">"This part of the service is not available here yet."</p> }
+                            .into_any()
+                    }
+                }
             }}
-        </Suspense>
+        </main>
     }
 }

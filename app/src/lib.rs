@@ -9,8 +9,15 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    path,
+    path, SsrMode,
 };
+
+/// Hydrates the islands of a page: only the interactive parts of pages ship to the browser.
+/// (Called from the WASM entry, which also links this crate's island exports into it.)
+#[cfg(feature = "hydrate")]
+pub fn hydrate_islands() {
+    leptos::mount::hydrate_islands();
+}
 
 /// The document every page is rendered into on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -21,7 +28,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
             <body>
@@ -41,7 +48,7 @@ pub fn App() -> impl IntoView {
         <Title text="Switchboard"/>
         <Router>
             <Routes fallback=|| view! { <NotFound/> }>
-                <Route path=path!("/flow/:scope") view=flow::FlowShell/>
+                <Route path=path!("/flow/:scope") view=flow::FlowShell ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -1,8 +1,8 @@
-//! Browser entry point: hydrates the pages that the server rendered.
+//! Browser entry point: hydrates the islands of the pages that the server rendered.
 
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    app::hydrate_islands();
 }
