@@ -1,16 +1,18 @@
 //! The typed v1 client the flows use in the browser: the same endpoints and shapes partners
 //! use, authenticated with the flow session's bearer token (never a cookie). Card data goes to
-//! the payment processor with its publishable key, never to `/v1`.
+//! the payment processor with its publishable key, never to `/v1`. Only the parts of answers
+//! the flows read are parsed: the bundle a partner's page downloads stays small.
 
-use serde::{de::DeserializeOwned, Serialize};
-use serde_json::{json, Value};
+use serde::{
+    de::{DeserializeOwned, IgnoredAny},
+    Deserialize, Serialize,
+};
 use uuid::Uuid;
 
 use crate::api::{
-    enrollment::{AcceptPlanOut, BillingAddressOut},
+    enrollment::BillingAddressOut,
     market::{Address, Plan, PlansOut},
-    Account, CreditCheckOut, ErrorEnvelope, IdentityOut, PaymentMethod, PaymentSession,
-    PostalAddress, ProcessorPaymentMethodOut,
+    Account, PaymentMethod, PaymentSession, PostalAddress,
 };
 
 /// Code of a failure to reach the server at all (the flow offers to try again).
@@ -21,51 +23,75 @@ pub const NETWORK_ERROR: &str = "network_error";
 const RATE_LIMIT_RETRIES: u32 = 3;
 
 /// A failure as the flow shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientError {
     pub code: String,
     pub message: String,
     /// The request field the error is about, when the server named one.
     pub param: Option<String>,
-    /// `missing`, `earliest_start_date`, `decline_code`, ... as the server sent them.
-    pub details: serde_json::Map<String, Value>,
+    /// `enrollment_incomplete`: the steps still to do.
+    pub missing: Vec<String>,
+    /// `card_declined`: why.
+    pub decline_code: Option<String>,
 }
 
 impl ClientError {
-    pub fn network(e: impl std::fmt::Display) -> Self {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
         ClientError {
-            code: NETWORK_ERROR.to_owned(),
-            message: format!(
-                "We could not reach the server ({e}). Check your connection and try again."
-            ),
+            code: code.to_owned(),
+            message: message.into(),
             param: None,
-            details: Default::default(),
+            missing: Vec::new(),
+            decline_code: None,
         }
+    }
+
+    pub fn network(e: impl std::fmt::Display) -> Self {
+        ClientError::new(
+            NETWORK_ERROR,
+            format!("We could not reach the server ({e}). Check your connection and try again."),
+        )
     }
 
     pub fn is_network(&self) -> bool {
         self.code == NETWORK_ERROR
     }
-
-    /// A detail the server sent as a string.
-    pub fn detail(&self, key: &str) -> Option<&str> {
-        self.details.get(key).and_then(Value::as_str)
-    }
 }
 
-impl From<ErrorEnvelope> for ClientError {
-    fn from(e: ErrorEnvelope) -> Self {
+/// The part of the v1 error envelope the flows use.
+#[cfg(feature = "hydrate")]
+#[derive(Deserialize)]
+struct Envelope {
+    error: WireError,
+}
+
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+#[derive(Deserialize)]
+struct WireError {
+    code: String,
+    message: String,
+    #[serde(default)]
+    param: Option<String>,
+    #[serde(default)]
+    missing: Vec<String>,
+    #[serde(default)]
+    decline_code: Option<String>,
+}
+
+impl From<WireError> for ClientError {
+    fn from(e: WireError) -> Self {
         // A consumer cannot request a new token: tell them what to do instead.
-        let message = if e.error.code.starts_with("token_") {
+        let message = if e.code.starts_with("token_") {
             "This session has ended. Close this window and start again from your app.".to_owned()
         } else {
-            e.error.message
+            e.message
         };
         ClientError {
-            code: e.error.code,
+            code: e.code,
             message,
-            param: e.error.param,
-            details: e.error.details.into_iter().collect(),
+            param: e.param,
+            missing: e.missing,
+            decline_code: e.decline_code,
         }
     }
 }
@@ -81,20 +107,24 @@ impl ApiClient {
         ApiClient { token }
     }
 
+    /// Sends a JSON body and its bearer token, waiting out rate limits; the answer's body.
+    /// (Not generic, so that its code exists once in the bundle whatever the types.)
     #[cfg(feature = "hydrate")]
-    async fn send<T: DeserializeOwned>(
+    async fn exchange(
         method: gloo_net::http::Method,
         path: &str,
         bearer: &str,
-        body: Option<&impl Serialize>,
-    ) -> Result<T, ClientError> {
+        body: Option<String>,
+    ) -> Result<String, ClientError> {
         let mut attempt = 0;
         let response = loop {
             let builder = gloo_net::http::RequestBuilder::new(path)
                 .method(method.clone())
                 .header("Authorization", &format!("Bearer {bearer}"));
-            let request = match body {
-                Some(body) => builder.json(body),
+            let request = match &body {
+                Some(json) => builder
+                    .header("Content-Type", "application/json")
+                    .body(json.as_str()),
                 None => builder.build(),
             }
             .map_err(ClientError::network)?;
@@ -113,13 +143,29 @@ impl ApiClient {
             }
             break response;
         };
+        let text = response.text().await.map_err(ClientError::network)?;
         if response.ok() {
-            return response.json::<T>().await.map_err(ClientError::network);
+            return Ok(text);
         }
-        match response.json::<ErrorEnvelope>().await {
-            Ok(e) => Err(e.into()),
+        match serde_json::from_str::<Envelope>(&text) {
+            Ok(e) => Err(e.error.into()),
             Err(e) => Err(ClientError::network(e)),
         }
+    }
+
+    #[cfg(feature = "hydrate")]
+    async fn send<T: DeserializeOwned>(
+        method: gloo_net::http::Method,
+        path: &str,
+        bearer: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T, ClientError> {
+        let body = body
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(ClientError::network)?;
+        let text = Self::exchange(method, path, bearer, body).await?;
+        serde_json::from_str(&text).map_err(ClientError::network)
     }
 
     #[cfg(not(feature = "hydrate"))]
@@ -136,25 +182,21 @@ impl ApiClient {
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        body: Option<&impl Serialize>,
     ) -> Result<T, ClientError> {
-        Self::send(method, path, &self.token, body.as_ref()).await
+        Self::send(method, path, &self.token, body).await
     }
 
     /// `GET /v1/account`.
     pub async fn account(&self) -> Result<Account, ClientError> {
-        self.call(Method::GET, "/v1/account", None).await
+        self.call(Method::GET, "/v1/account", NO_BODY).await
     }
 
     /// `POST /v1/account/enroll/address-search`: type-ahead.
     pub async fn address_search(&self, query: &str) -> Result<Vec<Address>, ClientError> {
-        let body = json!({ "query": query, "limit": 8 });
-        self.call(
-            Method::POST,
-            "/v1/account/enroll/address-search",
-            Some(body),
-        )
-        .await
+        let body = Query { query, limit: 8 };
+        let path = "/v1/account/enroll/address-search";
+        self.call(Method::POST, path, Some(&body)).await
     }
 
     /// `POST /v1/account/enroll/full-address-search`.
@@ -162,56 +204,46 @@ impl ApiClient {
         &self,
         address: &PostalAddress,
     ) -> Result<Vec<Address>, ClientError> {
-        let body = serde_json::to_value(address).ok();
-        self.call(Method::POST, "/v1/account/enroll/full-address-search", body)
-            .await
+        let path = "/v1/account/enroll/full-address-search";
+        self.call(Method::POST, path, Some(address)).await
     }
 
     /// `POST /v1/account/enroll/esi-id-search`.
     pub async fn esi_id_search(&self, esi_id: &str) -> Result<Address, ClientError> {
-        let body = json!({ "esi_id": esi_id });
-        self.call(Method::POST, "/v1/account/enroll/esi-id-search", Some(body))
-            .await
+        let path = "/v1/account/enroll/esi-id-search";
+        self.call(Method::POST, path, Some(&Meter { esi_id })).await
     }
 
     /// `POST /v1/account/enroll/confirm-address`.
     pub async fn confirm_address(&self, esi_id: &str) -> Result<Account, ClientError> {
-        let body = json!({ "esi_id": esi_id });
-        self.call(
-            Method::POST,
-            "/v1/account/enroll/confirm-address",
-            Some(body),
-        )
-        .await
+        let path = "/v1/account/enroll/confirm-address";
+        self.call(Method::POST, path, Some(&Meter { esi_id })).await
     }
 
     /// `POST /v1/account/enroll/plans/request` for the confirmed address.
     pub async fn plans(&self) -> Result<Vec<Plan>, ClientError> {
-        let out: PlansOut = self
-            .call(
-                Method::POST,
-                "/v1/account/enroll/plans/request",
-                Some(json!({})),
-            )
-            .await?;
+        let path = "/v1/account/enroll/plans/request";
+        let out: PlansOut = self.call(Method::POST, path, Some(&Empty {})).await?;
         Ok(out.plans)
     }
 
-    /// `POST /v1/account/enroll/plans/accept` (the plan's meter, terms accepted).
+    /// `POST /v1/account/enroll/plans/accept` (the plan's meter, terms accepted); the account
+    /// afterwards.
     pub async fn accept_plan(
         &self,
         plan_uuid: Uuid,
         start_date: &str,
         enrollment_type: &str,
-    ) -> Result<AcceptPlanOut, ClientError> {
-        let body = json!({
-            "plan_uuid": plan_uuid,
-            "service_start_date": start_date,
-            "enrollment_type": enrollment_type,
-            "terms_accepted": true,
-        });
-        self.call(Method::POST, "/v1/account/enroll/plans/accept", Some(body))
-            .await
+    ) -> Result<Account, ClientError> {
+        let body = Acceptance {
+            plan_uuid,
+            service_start_date: start_date,
+            enrollment_type,
+            terms_accepted: true,
+        };
+        let path = "/v1/account/enroll/plans/accept";
+        let out: Accepted = self.call(Method::POST, path, Some(&body)).await?;
+        Ok(out.account)
     }
 
     /// `PATCH /v1/account/enroll/identity`.
@@ -219,64 +251,66 @@ impl ApiClient {
         &self,
         phone: &str,
         date_of_birth: &str,
-    ) -> Result<IdentityOut, ClientError> {
-        let body = json!({ "phone": phone, "date_of_birth": date_of_birth });
-        self.call(Method::PATCH, "/v1/account/enroll/identity", Some(body))
-            .await
+    ) -> Result<(), ClientError> {
+        let body = Identity {
+            phone,
+            date_of_birth,
+        };
+        let path = "/v1/account/enroll/identity";
+        let _: IgnoredAny = self.call(Method::PATCH, path, Some(&body)).await?;
+        Ok(())
     }
 
-    /// `POST /v1/account/enroll/credit-check`.
-    pub async fn credit_check(&self, ssn: &str) -> Result<CreditCheckOut, ClientError> {
-        let body = json!({ "ssn": ssn, "consent": true });
-        self.call(Method::POST, "/v1/account/enroll/credit-check", Some(body))
-            .await
+    /// `POST /v1/account/enroll/credit-check` (the customer consented).
+    pub async fn credit_check(&self, ssn: &str) -> Result<(), ClientError> {
+        let body = Credit { ssn, consent: true };
+        let path = "/v1/account/enroll/credit-check";
+        let _: IgnoredAny = self.call(Method::POST, path, Some(&body)).await?;
+        Ok(())
     }
 
     /// `POST /v1/account/billing/payment-session`.
     pub async fn payment_session(&self) -> Result<PaymentSession, ClientError> {
-        self.call(Method::POST, "/v1/account/billing/payment-session", None)
-            .await
+        let path = "/v1/account/billing/payment-session";
+        self.call(Method::POST, path, NO_BODY).await
     }
 
     /// `POST /processor/v1/payment_methods`: card data to the processor, with the session's
-    /// publishable key and single-use client secret.
+    /// publishable key and single-use client secret; the new `pm_...` id.
     pub async fn create_card(
         session: &PaymentSession,
         card: &CardInput,
-    ) -> Result<ProcessorPaymentMethodOut, ClientError> {
-        let body = json!({
-            "client_secret": session.client_secret,
-            "card": {
-                "number": card.number,
-                "exp_month": card.exp_month,
-                "exp_year": card.exp_year,
-                "cvc": card.cvc,
+    ) -> Result<String, ClientError> {
+        let body = NewCard {
+            client_secret: &session.client_secret,
+            card: CardFields {
+                number: &card.number,
+                exp_month: card.exp_month,
+                exp_year: card.exp_year,
+                cvc: &card.cvc,
             },
-            "billing_details": { "postal_code": card.postal_code },
-        });
-        Self::send(
-            Method::POST,
-            "/processor/v1/payment_methods",
-            &session.publishable_key,
-            Some(&body),
-        )
-        .await
+            billing_details: BillingDetails {
+                postal_code: &card.postal_code,
+            },
+        };
+        let path = "/processor/v1/payment_methods";
+        let created: Created =
+            Self::send(Method::POST, path, &session.publishable_key, Some(&body)).await?;
+        Ok(created.id)
     }
 
     /// `POST /v1/account/billing/ensure-payment-method-added`.
     pub async fn attach_payment_method(&self, id: &str) -> Result<PaymentMethod, ClientError> {
-        let body = json!({ "payment_method_id": id });
-        self.call(
-            Method::POST,
-            "/v1/account/billing/ensure-payment-method-added",
-            Some(body),
-        )
-        .await
+        let body = PaymentMethodId {
+            payment_method_id: id,
+        };
+        let path = "/v1/account/billing/ensure-payment-method-added";
+        self.call(Method::POST, path, Some(&body)).await
     }
 
     /// `GET /v1/account/billing/address`.
     pub async fn billing_address(&self) -> Result<BillingAddressOut, ClientError> {
-        self.call(Method::GET, "/v1/account/billing/address", None)
+        self.call(Method::GET, "/v1/account/billing/address", NO_BODY)
             .await
     }
 
@@ -285,16 +319,98 @@ impl ApiClient {
         &self,
         other: Option<&PostalAddress>,
     ) -> Result<BillingAddressOut, ClientError> {
-        let body = json!({ "same_as_service_address": other.is_none(), "address": other });
-        self.call(Method::PUT, "/v1/account/billing/address", Some(body))
+        let body = Billing {
+            same_as_service_address: other.is_none(),
+            address: other,
+        };
+        self.call(Method::PUT, "/v1/account/billing/address", Some(&body))
             .await
     }
 
     /// `POST /v1/account/enroll/finalize`.
     pub async fn finalize(&self) -> Result<Account, ClientError> {
-        self.call(Method::POST, "/v1/account/enroll/finalize", Some(json!({})))
-            .await
+        let path = "/v1/account/enroll/finalize";
+        self.call(Method::POST, path, Some(&Empty {})).await
     }
+}
+
+// Request bodies, and the parts of answers the flows read (serde skips the rest).
+
+const NO_BODY: Option<&Empty> = None;
+
+#[derive(Serialize)]
+struct Empty {}
+
+#[derive(Serialize)]
+struct Query<'a> {
+    query: &'a str,
+    limit: u32,
+}
+
+#[derive(Serialize)]
+struct Meter<'a> {
+    esi_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct Acceptance<'a> {
+    plan_uuid: Uuid,
+    service_start_date: &'a str,
+    enrollment_type: &'a str,
+    terms_accepted: bool,
+}
+
+#[derive(Deserialize)]
+struct Accepted {
+    account: Account,
+}
+
+#[derive(Serialize)]
+struct Identity<'a> {
+    phone: &'a str,
+    date_of_birth: &'a str,
+}
+
+#[derive(Serialize)]
+struct Credit<'a> {
+    ssn: &'a str,
+    consent: bool,
+}
+
+#[derive(Serialize)]
+struct NewCard<'a> {
+    client_secret: &'a str,
+    card: CardFields<'a>,
+    billing_details: BillingDetails<'a>,
+}
+
+#[derive(Serialize)]
+struct CardFields<'a> {
+    number: &'a str,
+    exp_month: u32,
+    exp_year: i32,
+    cvc: &'a str,
+}
+
+#[derive(Serialize)]
+struct BillingDetails<'a> {
+    postal_code: &'a str,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    id: String,
+}
+
+#[derive(Serialize)]
+struct PaymentMethodId<'a> {
+    payment_method_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct Billing<'a> {
+    same_as_service_address: bool,
+    address: Option<&'a PostalAddress>,
 }
 
 /// Card details as typed into the card form; they go to the processor only.

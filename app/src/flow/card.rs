@@ -52,10 +52,10 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
             async move |c| {
                 // A fresh session per attempt: its secret is good for one card only.
                 let session = c.payment_session().await?;
-                let created = ApiClient::create_card(&session, &card)
+                let id = ApiClient::create_card(&session, &card)
                     .await
                     .map_err(explain_decline)?;
-                let method = c.attach_payment_method(&created.id).await?;
+                let method = c.attach_payment_method(&id).await?;
                 Ok((method, c.account().await?))
             },
             move |(method, account)| {
@@ -127,7 +127,7 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
 /// A declined card, said the way the customer can act on it.
 fn explain_decline(mut e: ClientError) -> ClientError {
     if e.code == "card_declined" {
-        e.message = match e.detail("decline_code") {
+        e.message = match e.decline_code.as_deref() {
             Some("insufficient_funds") => "This card has insufficient funds. Try another card.",
             Some("expired_card") => "This card has expired. Try another card.",
             _ => "Your card was declined. Try another card, or call your bank.",
@@ -143,13 +143,9 @@ mod tests {
     use super::*;
 
     fn declined(code: &str) -> ClientError {
-        let mut details = serde_json::Map::new();
-        details.insert("decline_code".to_owned(), code.into());
         ClientError {
-            code: "card_declined".to_owned(),
-            message: "The card was declined".to_owned(),
-            param: None,
-            details,
+            decline_code: Some(code.to_owned()),
+            ..ClientError::new("card_declined", "The card was declined")
         }
     }
 

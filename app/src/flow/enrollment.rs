@@ -119,10 +119,8 @@ impl Task {
 
     pub fn fail(self, message: &str, param: Option<&str>) {
         self.error.set(Some(ClientError {
-            code: "invalid_input".to_owned(),
-            message: message.to_owned(),
             param: param.map(str::to_owned),
-            details: Default::default(),
+            ..ClientError::new("invalid_input", message)
         }));
     }
 
@@ -241,15 +239,10 @@ fn Review(flow: Flow) -> impl IntoView {
         let names = task.error.with(|e| {
             e.as_ref()
                 .filter(|e| e.code == "enrollment_incomplete")
-                .and_then(|e| e.details.get("missing").cloned())
+                .map(|e| e.missing.clone())
         });
-        if let Some(serde_json::Value::Array(names)) = names {
-            missing.set(
-                names
-                    .iter()
-                    .filter_map(|n| n.as_str().map(str::to_owned))
-                    .collect(),
-            );
+        if let Some(names) = names {
+            missing.set(names);
         }
     });
     let account = move || flow.account.get();

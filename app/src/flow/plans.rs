@@ -184,7 +184,7 @@ fn Accept(
         flow.call(
             task,
             async move |c| c.accept_plan(plan_uuid, &date, kind).await,
-            move |out| flow.advance(out.account),
+            move |account| flow.advance(account),
         );
     };
     let expired = move || {
