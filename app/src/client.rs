@@ -9,10 +9,9 @@ use serde::{
 };
 use uuid::Uuid;
 
-use crate::api::{
-    enrollment::BillingAddressOut,
-    market::{Address, Plan, PlansOut},
-    Account, PaymentMethod, PaymentSession, PostalAddress,
+use crate::{
+    api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
+    views::{Account, PaymentMethod, PaymentSession, Plan, Plans},
 };
 
 /// Code of a failure to reach the server at all (the flow offers to try again).
@@ -223,7 +222,7 @@ impl ApiClient {
     /// `POST /v1/account/enroll/plans/request` for the confirmed address.
     pub async fn plans(&self) -> Result<Vec<Plan>, ClientError> {
         let path = "/v1/account/enroll/plans/request";
-        let out: PlansOut = self.call(Method::POST, path, Some(&Empty {})).await?;
+        let out: Plans = self.call(Method::POST, path, Some(&Empty {})).await?;
         Ok(out.plans)
     }
 

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod client;
 pub mod flow;
+pub mod views;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};

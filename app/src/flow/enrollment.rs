@@ -13,8 +13,9 @@ use super::{
     steps::{next_step, step_of_missing, Step},
 };
 use crate::{
-    api::{enrollment::BillingAddressOut, Account, PaymentMethod},
+    api::enrollment::BillingAddressOut,
     client::{ApiClient, ClientError},
+    views::{Account, PaymentMethod},
 };
 
 /// What every step shares: the client, the account as last read, where the flow is, and how
@@ -288,7 +289,8 @@ fn Review(flow: Flow) -> impl IntoView {
                                         .map(|l| {
                                             let start = l
                                                 .service_start_date
-                                                .or(l.contract_start)
+                                                .as_deref()
+                                                .or(l.contract_start.as_deref())
                                                 .map(|d| format!(", starting {}", long_date(d)))
                                                 .unwrap_or_default();
                                             format!("{}{start}", l.plan_name.clone().unwrap_or_default())
@@ -384,7 +386,11 @@ fn Done(flow: Flow) -> impl IntoView {
     let start = account
         .as_ref()
         .and_then(|a| a.locations.first())
-        .and_then(|l| l.service_start_date.or(l.contract_start))
+        .and_then(|l| {
+            l.service_start_date
+                .as_deref()
+                .or(l.contract_start.as_deref())
+        })
         .map(long_date);
     view! {
         <div class="done" data-testid="done">

@@ -1,8 +1,6 @@
 //! How the flows write money, rates, dates and phone numbers, and read what customers type
 //! (card expiry, digits). Plain functions, so that both renderings agree and tests cover them.
 
-use chrono::{Datelike, NaiveDate};
-
 const MONTHS: [&str; 12] = [
     "January",
     "February",
@@ -18,9 +16,20 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// `2027-03-05` as "March 5, 2027".
-pub fn long_date(d: NaiveDate) -> String {
-    format!("{} {}, {}", MONTHS[d.month0() as usize], d.day(), d.year())
+/// `2027-03-05` as "March 5, 2027" (anything else as given).
+pub fn long_date(iso: &str) -> String {
+    let mut parts = iso.splitn(3, '-');
+    let (Some(year), Some(month), Some(day)) = (parts.next(), parts.next(), parts.next()) else {
+        return iso.to_owned();
+    };
+    let month = month
+        .parse::<usize>()
+        .ok()
+        .and_then(|m| MONTHS.get(m.checked_sub(1)?));
+    match (month, day.parse::<u32>()) {
+        (Some(month), Ok(day)) if year.len() == 4 => format!("{month} {day}, {year}"),
+        _ => iso.to_owned(),
+    }
 }
 
 /// Whole cents as dollars: `995` → "$9.95", `150000` → "$1,500.00".
@@ -124,8 +133,10 @@ mod tests {
 
     #[test]
     fn dates_are_written_out() {
-        let d = NaiveDate::from_ymd_opt(2027, 3, 5).expect("date");
-        assert_eq!(long_date(d), "March 5, 2027");
+        assert_eq!(long_date("2027-03-05"), "March 5, 2027");
+        assert_eq!(long_date("2026-12-31"), "December 31, 2026");
+        assert_eq!(long_date("2026-13-01"), "2026-13-01");
+        assert_eq!(long_date("soon"), "soon");
     }
 
     #[test]

@@ -25,8 +25,7 @@ pub fn IdentityStep(flow: Flow) -> impl IntoView {
     let birth = RwSignal::new(
         account
             .as_ref()
-            .and_then(|a| a.date_of_birth)
-            .map(|d| d.to_string())
+            .and_then(|a| a.date_of_birth.clone())
             .unwrap_or_default(),
     );
     let task = Task::new();

@@ -9,7 +9,7 @@ use super::{
     format::{average, cents, dollars, long_date},
     steps::Step,
 };
-use crate::api::market::Plan;
+use crate::views::Plan;
 
 #[component]
 pub fn PlanStep(flow: Flow) -> impl IntoView {
@@ -141,29 +141,29 @@ fn Accept(
 ) -> impl IntoView {
     let task = Task::new();
     let moving = RwSignal::new(false);
-    let start = RwSignal::new(plan.earliest_switch_start_date.to_string());
+    let start = RwSignal::new(plan.earliest_switch_start_date.clone());
     let terms = RwSignal::new(false);
     let (move_in_from, switch_from, latest) = (
-        plan.earliest_start_date,
-        plan.earliest_switch_start_date,
-        plan.latest_start_date,
+        StoredValue::new(plan.earliest_start_date.clone()),
+        StoredValue::new(plan.earliest_switch_start_date.clone()),
+        plan.latest_start_date.clone(),
     );
     let earliest = move || {
         if moving.get() {
-            move_in_from
+            move_in_from.get_value()
         } else {
-            switch_from
+            switch_from.get_value()
         }
     };
     // Moving the window keeps the chosen date when it still fits, else takes the earliest.
+    // (`YYYY-MM-DD` dates compare as text.)
+    let last = latest.clone();
     Effect::new(move |_| {
         let from = earliest();
-        let fits = start
-            .get_untracked()
-            .parse::<chrono::NaiveDate>()
-            .is_ok_and(|d| d >= from && d <= latest);
+        let chosen = start.get_untracked();
+        let fits = chosen.len() == 10 && chosen >= from && chosen <= last;
         if !fits {
-            start.set(from.to_string());
+            start.set(from);
         }
     });
     let plan_uuid = plan.plan_uuid;
@@ -218,7 +218,10 @@ fn Accept(
             </fieldset>
             <label for="start-date">"Start date"</label>
             <p class="hint" id="start-hint">
-                {move || format!("Between {} and {}.", long_date(earliest()), long_date(latest))}
+                {
+                    let latest = latest.clone();
+                    move || format!("Between {} and {}.", long_date(&earliest()), long_date(&latest))
+                }
             </p>
             <input
                 id="start-date"
@@ -226,8 +229,8 @@ fn Accept(
                 name="service_start_date"
                 aria-describedby="start-hint"
                 aria-invalid=task.about("service_start_date")
-                min=move || earliest().to_string()
-                max=latest.to_string()
+                min=earliest
+                max=latest
                 bind:value=start
             />
             <label class="option">

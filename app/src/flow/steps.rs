@@ -1,7 +1,7 @@
 //! The steps of the enrollment flow and where a customer resumes: the first step the account
 //! still needs, in the order the flow asks for them.
 
-use crate::api::Account;
+use crate::views::Account;
 
 /// A screen of the enrollment flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
