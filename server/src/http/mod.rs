@@ -133,8 +133,14 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/v1/account", account_api);
     let site_root = state.leptos.site_root.to_string();
+    // A release build's assets come precompressed at the highest brotli quality
+    // (`cargo leptos build --release --precompress`); others are compressed on the fly.
+    let assets = ServeDir::new(site_root)
+        .precompressed_br()
+        .precompressed_gzip()
+        .not_found_service(axum::routing::any(not_found));
     router
-        .fallback_service(ServeDir::new(site_root).not_found_service(axum::routing::any(not_found)))
+        .fallback_service(assets)
         // Inside the router, so that the matched route is known for the metrics' labels.
         .layer(middleware::from_fn(observe))
         .with_state(state)
