@@ -146,6 +146,14 @@ async function walkFromPlans(page, flow, prefix) {
   await shot(page, `${prefix}-9-done.png`);
 }
 
+/// A new page in front: a page in the background hydrates only when the browser is idle for
+/// it, which a hidden page may never be.
+async function foreground(context) {
+  const page = await context.newPage();
+  await page.bringToFront();
+  return page;
+}
+
 /// Console errors but the browser's own report of a 429: tests click faster than people, and
 /// the flow waits out the account's rate limit and sends the call again.
 function appErrors(errors) {
@@ -195,7 +203,7 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
   });
   const host = await hostPage(await flowLink(account.uuid), 1280);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
+  const page = await foreground(context);
   const errors = collectErrors(page);
   try {
     await page.goto(host.url);
@@ -238,7 +246,7 @@ test("the whole flow works at 360 px with third-party cookies blocked, by type-a
   const account = await createAccount("enroll-360@example.com", undefined);
   const host = await hostPage(await flowLink(account.uuid), 360);
   const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
-  const page = await context.newPage();
+  const page = await foreground(context);
   const cdp = await context.newCDPSession(page);
   await cdp.send("Network.setCookieControls", {
     enableThirdPartyCookieRestriction: true,
@@ -297,7 +305,7 @@ test("an expired price, a network failure and a declined card can all be fixed i
   await api("POST", "/v1/account/enroll/confirm-address", token, { esi_id: address.esi_id });
   const host = await hostPage(await flowLink(account.uuid), 1280);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
+  const page = await foreground(context);
   const errors = collectErrors(page);
   try {
     await page.goto(host.url);
@@ -360,5 +368,61 @@ test("an expired price, a network failure and a declined card can all be fixed i
   } finally {
     await context.close();
     await host.close();
+  }
+});
+
+/// Presses Tab until `selector` has the focus (at most `limit` times).
+async function tabTo(page, selector, limit = 25) {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press("Tab");
+    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+test("a customer can find the home and choose a plan by keyboard alone", async () => {
+  const address = await findAddress(3);
+  const account = await createAccount("enroll-keys@example.com", undefined);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await foreground(context);
+  const errors = collectErrors(page);
+  try {
+    await page.goto(await flowLink(account.uuid));
+    await page.locator("section.steps[data-step=address]").waitFor({ timeout: 30_000 });
+    await tabTo(page, "#address-query");
+    await page.keyboard.type(address.address_1, { delay: 20 });
+    await page.locator("[data-testid=address-results] button").first().waitFor();
+    await tabTo(page, "[data-testid=address-results] button");
+    assert.match(await page.evaluate(() => document.activeElement.textContent), new RegExp(address.address_1));
+    await page.keyboard.press("Enter");
+    // The confirmation takes the focus; the next Tab is its answer.
+    await page.locator("[data-testid=address-confirm]").waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "Is this your home and its meter?");
+    await tabTo(page, "[data-testid=confirm-address]", 1);
+    await page.keyboard.press("Enter");
+
+    await page.locator("section.steps[data-step=plan] [data-testid=plan]").first().waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement.tagName), "H2", "the new step's heading has the focus");
+    await tabTo(page, "[data-testid=choose-plan]");
+    await page.keyboard.press("Enter");
+    await tabTo(page, "[data-testid=terms]");
+    await page.keyboard.press("Space");
+    await tabTo(page, "[data-testid=accept-plan]");
+    await page.keyboard.press("Enter");
+    await page.locator("section.steps[data-step=identity]").waitFor();
+    await tabTo(page, "#phone");
+    await page.keyboard.type("5125550123");
+    await tabTo(page, "#date-of-birth", 1);
+    await page.keyboard.type("04121990");
+    await page.keyboard.press("Enter");
+    await page.locator("section.steps[data-step=credit]").waitFor();
+    await shot(page, "keyboard-credit-1280.png");
+    const after = await api("GET", `/v1/app/accounts/${account.uuid}`, app.token);
+    assert.equal(after.enrollment.has_accepted_plan, true);
+    assert.equal(after.enrollment.is_identity_complete, true);
+    assert.equal(after.date_of_birth, "1990-04-12");
+    assert.deepEqual(appErrors(errors), []);
+  } finally {
+    await context.close();
   }
 });

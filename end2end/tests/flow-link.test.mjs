@@ -47,6 +47,7 @@ test("a flow link works in a cross-site iframe without cookies and reports its c
 <body><iframe id="flow" title="Electricity enrollment" width="400" height="640" src="${link.login_link}"></iframe></body></html>`);
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
+  await page.bringToFront();
   const errors = collectErrors(page);
   try {
     await page.goto(host.url);

@@ -30,6 +30,7 @@ after(async () => {
 
 test("the flow hydrates inside a cross-site iframe and explains itself without a session", async () => {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.bringToFront();
   const errors = collectErrors(page);
   await page.goto(host.url);
   const flow = page.frameLocator("#flow");
@@ -45,6 +46,7 @@ test("the flow hydrates inside a cross-site iframe and explains itself without a
 
 test("the flow works at 360 px wide and by keyboard", async () => {
   const page = await browser.newPage({ viewport: { width: 360, height: 740 } });
+  await page.bringToFront();
   const errors = collectErrors(page);
   await page.goto(`${baseUrl}/flow/enrollment?app=${app.app_uuid}`);
   await page.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });

@@ -7,7 +7,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{ErrorNotice, Flow, Submit, Task},
+    enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
     format::digits,
 };
 use crate::api::{market::Address, PostalAddress};
@@ -190,6 +190,8 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
 #[component]
 fn Confirm(flow: Flow, address: Address, found: RwSignal<Option<Address>>) -> impl IntoView {
     let task = Task::new();
+    let question = NodeRef::<leptos::html::P>::new();
+    focus_when_shown(question);
     let esi = address.esi_id.clone();
     let confirm = move || {
         let esi = esi.clone();
@@ -205,7 +207,7 @@ fn Confirm(flow: Flow, address: Address, found: RwSignal<Option<Address>>) -> im
             ev.prevent_default();
             confirm();
         }>
-            <p>"Is this your home and its meter?"</p>
+            <p node_ref=question tabindex="-1" class="focus-target">"Is this your home and its meter?"</p>
             <div class="card" data-testid="address-confirm">
                 <p class="address">
                     <strong>{street_line(&address)}</strong>

@@ -147,6 +147,16 @@ impl Default for Task {
     }
 }
 
+/// Moves keyboard and screen reader focus to `target` once it is on the page: a view that
+/// replaces another within a step (a confirmation, a form after a choice) starts there.
+pub fn focus_when_shown(target: NodeRef<html::P>) {
+    Effect::new(move |_| {
+        if let Some(p) = target.get() {
+            let _ = p.focus();
+        }
+    });
+}
+
 /// The error of a step, where the step is; network failures offer to try again.
 #[component]
 pub fn ErrorNotice(task: Task, #[prop(into)] retry: Callback<()>) -> impl IntoView {

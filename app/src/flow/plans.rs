@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{ErrorNotice, Flow, Submit, Task},
+    enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
     format::{average, cents, dollars, long_date},
     steps::Step,
 };
@@ -140,6 +140,8 @@ fn Accept(
     reprice: Callback<()>,
 ) -> impl IntoView {
     let task = Task::new();
+    let summary = NodeRef::<leptos::html::P>::new();
+    focus_when_shown(summary);
     let moving = RwSignal::new(false);
     let start = RwSignal::new(plan.earliest_switch_start_date.clone());
     let terms = RwSignal::new(false);
@@ -197,7 +199,7 @@ fn Accept(
             ev.prevent_default();
             accept();
         }>
-            <p>
+            <p node_ref=summary tabindex="-1" class="focus-target">
                 <strong>{plan.name.clone()}</strong>
                 {format!(" · {} per kWh at 1,000 kWh", average(&plan.average_price_cents_per_kwh.kwh_1000))}
             </p>
