@@ -426,3 +426,62 @@ test("a customer can find the home and choose a plan by keyboard alone", async (
     await context.close();
   }
 });
+
+test("a customer finds the meter by its ESI ID and sends bills to another address", async () => {
+  const address = await findAddress(4);
+  const account = await createAccount("enroll-esi@example.com", undefined);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await foreground(context);
+  const errors = collectErrors(page);
+  try {
+    await page.goto(await flowLink(account.uuid));
+    await page.locator("section.steps[data-step=address]").waitFor({ timeout: 30_000 });
+    await page.locator("[data-testid=by-esi]").click();
+    // A number that cannot be an ESI ID is stopped in the page, at the field.
+    await page.getByLabel("ESI ID").fill("12345");
+    await page.getByRole("button", { name: "Find my meter" }).click();
+    await page.locator("[data-testid=step-error]").waitFor();
+    assert.equal(await page.getByLabel("ESI ID").getAttribute("aria-invalid"), "true");
+    await page.getByLabel("ESI ID").fill(address.esi_id);
+    await page.getByRole("button", { name: "Find my meter" }).click();
+    await page.locator("[data-testid=address-confirm]").waitFor();
+    assert.match(await page.locator("[data-testid=address-confirm]").innerText(), new RegExp(address.address_1));
+    await page.getByRole("button", { name: "Yes, this is my home" }).click();
+
+    // The rest through the API, as a partner's backend may do: the flow resumes at billing.
+    const { token } = await api("POST", `/v1/app/accounts/${account.uuid}/token`, app.token);
+    const { plans } = await api("POST", "/v1/account/enroll/plans/request", token, {});
+    await api("POST", "/v1/account/enroll/plans/accept", token, {
+      plan_uuid: plans[0].plan_uuid,
+      service_start_date: plans[0].earliest_switch_start_date,
+      terms_accepted: true,
+    });
+    await api("PATCH", "/v1/account/enroll/identity", token, { phone: "5125550142", date_of_birth: "1979-01-31" });
+    await api("POST", "/v1/account/enroll/credit-check", token, { ssn: "123456789", consent: true });
+    const session = await api("POST", "/v1/account/billing/payment-session", token);
+    const r = await fetch(`${baseUrl}/processor/v1/payment_methods`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${session.publishable_key}`, "content-type": "application/json" },
+      body: JSON.stringify({ client_secret: session.client_secret, card: { number: "5555555555554444", exp_month: 12, exp_year: 2034, cvc: "123" } }),
+    });
+    const pm = await r.json();
+    await api("POST", "/v1/account/billing/ensure-payment-method-added", token, { payment_method_id: pm.id });
+
+    await page.goto(await flowLink(account.uuid));
+    await page.locator("section.steps[data-step=billing]").waitFor({ timeout: 30_000 });
+    await page.locator("[data-testid=billing-other]").check();
+    await page.getByLabel("Street address").fill("PO BOX 1234");
+    await page.getByLabel("City").fill("AUSTIN");
+    await page.getByLabel("ZIP code").fill("78701");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.locator("section.steps[data-step=review]").waitFor();
+    assert.match(await page.locator("[data-testid=review]").innerText(), /PO BOX 1234, AUSTIN, TX, 78701/);
+    await shot(page, "esi-billing-review-1280.png");
+    const billing = await api("GET", "/v1/account/billing/address", token);
+    assert.equal(billing.same_as_service_address, false);
+    assert.equal(billing.postal_code, "78701");
+    assert.deepEqual(appErrors(errors), []);
+  } finally {
+    await context.close();
+  }
+});
