@@ -111,6 +111,8 @@ async function walkFromPlans(page, flow, prefix) {
   await flow.locator("[data-testid=step-error]").waitFor();
   assert.equal(await flow.locator("[data-testid=terms]").getAttribute("aria-invalid"), "true");
   await flow.locator("[data-testid=terms]").check();
+  // Ticking the box clears the error that asked for it.
+  await flow.locator("[data-testid=step-error]").waitFor({ state: "detached" });
   await shot(page, `${prefix}-3-accept.png`);
   await flow.getByRole("button", { name: "Accept plan" }).click();
 

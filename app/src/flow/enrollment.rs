@@ -125,6 +125,20 @@ impl Task {
         }));
     }
 
+    /// Clears the error shown about `param` once `fixed` holds (a box ticked after the error
+    /// asked for it).
+    pub fn clear_when(self, param: &'static str, fixed: impl Fn() -> bool + 'static) {
+        Effect::new(move |_| {
+            let about = self.error.with_untracked(|e| {
+                e.as_ref()
+                    .is_some_and(|e| e.param.as_deref() == Some(param))
+            });
+            if fixed() && about {
+                self.error.set(None);
+            }
+        });
+    }
+
     /// Whether the error shown is about this request field (for `aria-invalid`).
     pub fn about(self, param: &'static str) -> impl Fn() -> &'static str + Copy {
         move || {

@@ -71,6 +71,7 @@ pub fn CreditStep(flow: Flow) -> impl IntoView {
     let ssn = RwSignal::new(String::new());
     let consent = RwSignal::new(false);
     let task = Task::new();
+    task.clear_when("consent", move || consent.get());
     let brand = flow
         .account
         .with_untracked(|a| a.as_ref().map(|a| a.app.name.clone()))

@@ -145,6 +145,7 @@ fn Accept(
     let moving = RwSignal::new(false);
     let start = RwSignal::new(plan.earliest_switch_start_date.clone());
     let terms = RwSignal::new(false);
+    task.clear_when("terms_accepted", move || terms.get());
     let (move_in_from, switch_from, latest) = (
         StoredValue::new(plan.earliest_start_date.clone()),
         StoredValue::new(plan.earliest_switch_start_date.clone()),

@@ -37,7 +37,7 @@ impl Step {
             Step::Payment => "Payment",
             Step::Billing => "Billing address",
             Step::Review => "Review",
-            Step::Done => "All set",
+            Step::Done => "Enrollment received",
         }
     }
 
