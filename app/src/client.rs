@@ -7,7 +7,6 @@ use serde::{
     de::{DeserializeOwned, IgnoredAny},
     Deserialize, Serialize,
 };
-use uuid::Uuid;
 
 use crate::{
     api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
@@ -230,7 +229,7 @@ impl ApiClient {
     /// afterwards.
     pub async fn accept_plan(
         &self,
-        plan_uuid: Uuid,
+        plan_uuid: &str,
         start_date: &str,
         enrollment_type: &str,
     ) -> Result<Account, ClientError> {
@@ -353,7 +352,7 @@ struct Meter<'a> {
 
 #[derive(Serialize)]
 struct Acceptance<'a> {
-    plan_uuid: Uuid,
+    plan_uuid: &'a str,
     service_start_date: &'a str,
     enrollment_type: &'a str,
     terms_accepted: bool,

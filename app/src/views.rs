@@ -3,13 +3,11 @@
 //! the browser is code a partner's page downloads. Dates stay the API's `YYYY-MM-DD` text
 //! (which sorts as the dates do): the flows only compare and show them.
 
-use serde::Deserialize;
-use uuid::Uuid;
-
 use crate::api::{
     market::{AveragePrices, PlanDocuments, PlanRatesOut},
     Enrollment, PostalAddress,
 };
+use serde::Deserialize;
 
 /// Of `api::Account`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -49,7 +47,8 @@ pub struct Location {
 /// Of `api::market::Plan`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Plan {
-    pub plan_uuid: Uuid,
+    /// Passed back as it came: the browser never needs it as a UUID.
+    pub plan_uuid: String,
     pub name: String,
     pub plan_type: String,
     pub term_months: u32,

@@ -35,7 +35,7 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
                     <div class="plans" data-testid="plans">
                         <For
                             each=move || plans.get().unwrap_or_default()
-                            key=|p| p.plan_uuid
+                            key=|p| p.plan_uuid.clone()
                             let:plan
                         >
                             <PlanCard plan chosen/>
@@ -169,7 +169,7 @@ fn Accept(
             start.set(from);
         }
     });
-    let plan_uuid = plan.plan_uuid;
+    let plan_uuid = StoredValue::new(plan.plan_uuid.clone());
     let accept = move || {
         if !terms.get_untracked() {
             task.fail(
@@ -184,9 +184,10 @@ fn Accept(
         } else {
             "switch"
         };
+        let id = plan_uuid.get_value();
         flow.call(
             task,
-            async move |c| c.accept_plan(plan_uuid, &date, kind).await,
+            async move |c| c.accept_plan(&id, &date, kind).await,
             move |account| flow.advance(account),
         );
     };
