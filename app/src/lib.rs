@@ -20,6 +20,8 @@ pub fn hydrate_islands() {
     leptos::mount::hydrate_islands();
 }
 
+const IDLE_DEADLINE: &str = "(function(){var r=window.requestIdleCallback;if(r){window.requestIdleCallback=function(c,o){return r.call(window,c,Object.assign({timeout:200},o))}}})();";
+
 /// The document every page is rendered into on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
@@ -29,6 +31,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options=options.clone()/>
+                // Islands hydrate from an idle callback; a busy host page or webview may never
+                // leave the flow idle, so give every idle callback a deadline.
+                <script inner_html=IDLE_DEADLINE></script>
                 <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
