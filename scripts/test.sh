@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: formatting and lints, unit tests, the
-# integration suite on SQLite and on PostgreSQL (and Redis), and the browser tests in Chromium.
+# integration suite on SQLite and on PostgreSQL (and Redis), the browser tests in Chromium, and
+# the flow bundle's size budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
@@ -13,6 +14,8 @@ cargo fmt --all -- --check
 
 step "Lints"
 cargo clippy --workspace --all-targets -- -D warnings
+# The browser half of the flows compiles only for WASM.
+cargo clippy -p frontend -p app --features app/hydrate --target wasm32-unknown-unknown -- -D warnings
 
 step "Unit and integration tests (SQLite and PostgreSQL)"
 cargo test --workspace
@@ -25,3 +28,6 @@ fi
 rm -rf target/e2e && mkdir -p target/e2e
 DATABASE_URL="sqlite:target/e2e/switchboard.db" SWITCHBOARD_LOG_FORMAT=human \
   cargo leptos end-to-end
+
+step "Flow bundle size (release WASM + JS, brotli, budget 200 KB)"
+./end2end/bench/flow-size.sh
