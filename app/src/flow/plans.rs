@@ -80,11 +80,14 @@ fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
         ),
         (
             "Utility delivery",
-            format!(
-                "{} per month + {} per kWh",
-                dollars(r.tdu_fixed_cents_per_month),
-                cents(&r.tdu_cents_per_kwh)
-            ),
+            match r.tdu_fixed_cents_per_month {
+                0 => format!("{} per kWh", cents(&r.tdu_cents_per_kwh)),
+                fixed => format!(
+                    "{} per month + {} per kWh",
+                    dollars(fixed),
+                    cents(&r.tdu_cents_per_kwh)
+                ),
+            },
         ),
         (
             "Early cancellation fee",
