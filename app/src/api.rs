@@ -14,6 +14,7 @@ use uuid::Uuid;
 use utoipa::ToSchema;
 
 pub mod background;
+pub mod billing;
 pub mod enrollment;
 
 /// An RFC 3339 UTC instant, always written with milliseconds and `Z`.

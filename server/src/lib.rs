@@ -6,6 +6,7 @@ pub mod admin;
 pub mod cli;
 pub mod config;
 pub mod crypto;
+pub mod documents;
 pub mod domain;
 pub mod http;
 pub mod jobs;

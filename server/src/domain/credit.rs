@@ -109,9 +109,17 @@ pub const SIMULATED_EVENTS: &[&str] = &[
 pub enum Simulation {
     Credit(CreditSimulation),
     Enrollment(super::enrollment::EnrollmentSimulation),
-    /// A known event whose feature does not exist yet.
-    Unavailable,
+    Billing(BillingSimulation),
     Unknown,
+}
+
+/// The billing events the sandbox simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BillingSimulation {
+    /// An off-cycle meter read through today, invoiced at once.
+    InvoiceGenerated,
+    /// The newest unpaid invoice's charge is declined.
+    PaymentFailed,
 }
 
 pub fn parse_simulation(event: &str) -> Simulation {
@@ -123,14 +131,15 @@ pub fn parse_simulation(event: &str) -> Simulation {
         "credit_check_error" => Simulation::Credit(CreditSimulation::Error),
         e => match super::enrollment::EnrollmentSimulation::parse(e) {
             Some(sim) => Simulation::Enrollment(sim),
-            None => unavailable_or_unknown(e),
+            None => billing_or_unknown(e),
         },
     }
 }
 
-fn unavailable_or_unknown(event: &str) -> Simulation {
+fn billing_or_unknown(event: &str) -> Simulation {
     match event {
-        e if SIMULATED_EVENTS.contains(&e) => Simulation::Unavailable,
+        "invoice_generated" => Simulation::Billing(BillingSimulation::InvoiceGenerated),
+        "payment_failed" => Simulation::Billing(BillingSimulation::PaymentFailed),
         _ => Simulation::Unknown,
     }
 }
@@ -200,7 +209,10 @@ mod tests {
         for name in SIMULATED_EVENTS {
             assert_ne!(parse_simulation(name), Simulation::Unknown, "{name}");
         }
-        assert_eq!(parse_simulation("payment_failed"), Simulation::Unavailable);
+        assert_eq!(
+            parse_simulation("payment_failed"),
+            Simulation::Billing(BillingSimulation::PaymentFailed)
+        );
         assert_eq!(parse_simulation("credit_frozen"), Simulation::Unknown);
         assert_eq!(SIMULATED_EVENTS.len(), 17);
         assert!(!CreditSimulation::Unfrozen.runs_check_now());

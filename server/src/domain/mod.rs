@@ -6,6 +6,7 @@
 pub mod account;
 pub mod address;
 pub mod apps;
+pub mod billing;
 pub mod cards;
 pub mod credit;
 pub mod enrollment;
@@ -16,6 +17,7 @@ pub mod market;
 pub mod pricing;
 pub mod status;
 pub mod tokens;
+pub mod usage;
 pub mod webhooks;
 
 /// Why a request field was refused.

@@ -1,24 +1,51 @@
-//! The account's payment method: a payment session for the processor's browser component,
-//! then `ensure-payment-method-added` with the `pm_...` id it returned. Card data never passes
-//! through `/v1`. Sandbox apps use the built-in test-mode processor, live apps the real one
-//! with their own keys (`market::payments`).
+//! The account's payment method and invoices. A card is added with a payment session for the
+//! processor's browser component, then `ensure-payment-method-added` with the `pm_...` id it
+//! returned: card data never passes through `/v1`. Sandbox apps use the built-in test-mode
+//! processor, live apps the real one with their own keys (`market::payments`). Invoices are
+//! issued by the billing jobs (`jobs::billing`); here they are listed, shown, printed as PDF
+//! and paid early with the saved card.
 
-use app::api::{EnsurePaymentMethodIn, ErrorEnvelope, PaymentMethod, PaymentSession, Timestamp};
+use std::str::FromStr;
+
+use app::api::{
+    billing::{
+        ChargesGroup, Invoice, InvoiceCharge, InvoiceDetail, InvoiceUsage, InvoiceUsageDay, Payment,
+    },
+    EnsurePaymentMethodIn, ErrorEnvelope, List, PaymentMethod, PaymentSession, Timestamp,
+};
 use axum::{
     extract::State,
+    http::header,
+    response::IntoResponse,
     routing::{get, post},
     Router,
 };
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
-    extract::Json,
+    extract::{Json, Path, Query},
+    pagination::Page,
     AppState,
 };
 use crate::{
-    market::payments::{processor_for, PaymentProcessor, ProcessorError},
-    store::{self, events::NewEvent, payments::CardRow},
+    documents::invoice as pdf,
+    domain::billing::{
+        average_cents_per_kwh, dollars, to_cents, Charge, ChargeGroup, InvoiceStatus,
+    },
+    jobs::billing::{record_payment, Charged},
+    market::payments::{
+        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError,
+    },
+    store::{
+        self,
+        billing::{InvoiceRow, PaymentRow},
+        events::NewEvent,
+        payments::CardRow,
+    },
 };
 
 pub fn router() -> Router<AppState> {
@@ -29,6 +56,10 @@ pub fn router() -> Router<AppState> {
             post(ensure_payment_method_added),
         )
         .route("/billing/payment-method", get(get_payment_method))
+        .route("/billing/invoices", get(list_invoices))
+        .route("/billing/invoices/{invoice_number}", get(get_invoice))
+        .route("/billing/invoices/{invoice_number}/pdf", get(invoice_pdf))
+        .route("/billing/invoices/{invoice_number}/pay", post(pay_invoice))
 }
 
 /// The processor's errors as answers: a missing payment method is a 404; a processor that is
@@ -167,4 +198,434 @@ pub async fn get_payment_method(
         .await?
         .map(|c| axum::Json(render(&c)))
         .ok_or_else(|| ApiError::not_found("payment method"))
+}
+
+fn render_invoice(row: &InvoiceRow) -> Invoice {
+    let kwh = Decimal::from_str(&row.total_kwh).unwrap_or_default();
+    Invoice {
+        number: row.number.clone(),
+        invoice_date: row.invoice_date,
+        payment_due_date: row.payment_due_date,
+        billing_period_start: row.billing_period_start,
+        billing_period_end: row.billing_period_end,
+        total_cents: row.total_cents,
+        total: format!(
+            "{:.2}",
+            Decimal::from(row.total_cents) / Decimal::ONE_HUNDRED
+        ),
+        total_kwh: row.total_kwh.clone(),
+        avg_cents_per_kwh: average_cents_per_kwh(row.total_cents, kwh).map(|a| a.to_string()),
+        status: row.status.clone(),
+        paid_at: row.paid_at.map(Timestamp),
+        voided_at: row.voided_at.map(Timestamp),
+        pdf: format!("/v1/account/billing/invoices/{}/pdf", row.number),
+        location_uuid: row.location_uuid,
+    }
+}
+
+fn render_payment(row: &PaymentRow, invoice_number: &str) -> Payment {
+    Payment {
+        uuid: row.uuid,
+        invoice_number: invoice_number.to_owned(),
+        amount_cents: row.amount_cents,
+        status: row.status.clone(),
+        attempted_at: Timestamp(row.attempted_at),
+        failure_code: row.failure_code.clone(),
+    }
+}
+
+fn charge_groups(row: &InvoiceRow) -> ApiResult<Vec<ChargeGroup>> {
+    serde_json::from_str(&row.charges).map_err(ApiError::internal)
+}
+
+async fn invoice_of(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    number: &str,
+) -> ApiResult<InvoiceRow> {
+    store::billing::invoice_by_number(&state.db, principal.account_uuid, number.trim())
+        .await?
+        .ok_or_else(|| ApiError::not_found("invoice").with_param("invoice_number"))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct InvoicesQuery {
+    /// 1 to 100, default 20.
+    limit: Option<u32>,
+    offset: Option<u64>,
+}
+
+/// The account's invoices, newest first.
+#[utoipa::path(
+    get, path = "/v1/account/billing/invoices", tag = "billing",
+    params(InvoicesQuery),
+    responses(
+        (status = 200, description = "A page of invoices", body = List<Invoice>),
+        (status = 400, description = "A parameter is invalid", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn list_invoices(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Query(q): Query<InvoicesQuery>,
+) -> ApiResult<axum::Json<List<Invoice>>> {
+    let page = Page::parse(q.limit, q.offset)?;
+    let rows = store::billing::invoices_of_account(
+        &state.db,
+        principal.account_uuid,
+        i64::from(page.limit) + 1,
+        i64::try_from(page.offset).unwrap_or(i64::MAX),
+    )
+    .await?;
+    let invoices = rows.iter().map(render_invoice).collect();
+    Ok(axum::Json(page.list(
+        invoices,
+        "/v1/account/billing/invoices",
+        &[],
+    )))
+}
+
+/// One invoice with its charges, the period's daily usage and its payment attempts.
+#[utoipa::path(
+    get, path = "/v1/account/billing/invoices/{invoice_number}", tag = "billing",
+    params(("invoice_number" = String, Path)),
+    responses(
+        (status = 200, description = "The invoice", body = InvoiceDetail),
+        (status = 404, description = "No such invoice on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn get_invoice(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(number): Path<String>,
+) -> ApiResult<axum::Json<InvoiceDetail>> {
+    let row = invoice_of(&state, &principal, &number).await?;
+    let days = store::billing::usage_days(
+        &state.db,
+        row.location_uuid,
+        row.billing_period_start,
+        row.billing_period_end,
+    )
+    .await?;
+    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
+    let charges_groups = charge_groups(&row)?
+        .into_iter()
+        .map(|g| ChargesGroup {
+            name: g.name,
+            total_cents: g.total_cents,
+            charges: g
+                .charges
+                .into_iter()
+                .map(|c| InvoiceCharge {
+                    description: c.description,
+                    quantity: c.quantity.normalize().to_string(),
+                    unit: c.unit,
+                    rate: c.rate.normalize().to_string(),
+                    amount_cents: c.amount_cents,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(axum::Json(InvoiceDetail {
+        invoice: render_invoice(&row),
+        charges_groups,
+        usage: InvoiceUsage {
+            total_kwh: row.total_kwh.clone(),
+            generation_kwh: row.generation_kwh.clone(),
+            daily: days
+                .into_iter()
+                .map(|d| InvoiceUsageDay {
+                    date: d.day,
+                    consumption: d.consumption_kwh,
+                    generation: d.generation_kwh,
+                })
+                .collect(),
+        },
+        payments: payments
+            .iter()
+            .map(|p| render_payment(p, &row.number))
+            .collect(),
+    }))
+}
+
+/// A line's quantity, unit and rate as a bill prints them: `1,034.512 kWh at 9.1¢`,
+/// `1 month at $9.95`, `1.997% of $150.58`.
+fn printed_quantity_and_rate(c: &Charge) -> (String, String, String) {
+    let rate = c.rate.normalize();
+    match c.unit.as_str() {
+        "kWh" => (
+            c.quantity.normalize().to_string(),
+            "kWh".to_owned(),
+            format!("{rate}\u{a2}"),
+        ),
+        "month" => (
+            c.quantity.normalize().to_string(),
+            if c.quantity == Decimal::ONE {
+                "month"
+            } else {
+                "months"
+            }
+            .to_owned(),
+            dollars(to_cents(c.rate)),
+        ),
+        "%" => (
+            dollars(to_cents(c.quantity)),
+            String::new(),
+            format!("{rate}%"),
+        ),
+        other => (
+            c.quantity.normalize().to_string(),
+            other.to_owned(),
+            rate.to_string(),
+        ),
+    }
+}
+
+/// The invoice as a PDF.
+#[utoipa::path(
+    get, path = "/v1/account/billing/invoices/{invoice_number}/pdf", tag = "billing",
+    params(("invoice_number" = String, Path)),
+    responses(
+        (status = 200, description = "The invoice", content_type = "application/pdf", body = Vec<u8>),
+        (status = 404, description = "No such invoice on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn invoice_pdf(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(number): Path<String>,
+) -> ApiResult<impl IntoResponse> {
+    let row = invoice_of(&state, &principal, &number).await?;
+    let account =
+        store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("account"))?;
+    let location = store::enrollment::location_of_account(
+        &state.db,
+        principal.account_uuid,
+        row.location_uuid,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("location"))?;
+    let tdu = store::market::tdus(&state.db)
+        .await?
+        .into_iter()
+        .find(|t| t.name == location.tdu);
+    let days = store::billing::usage_days(
+        &state.db,
+        row.location_uuid,
+        row.billing_period_start,
+        row.billing_period_end,
+    )
+    .await?;
+    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
+    let card = store::payments::current_payment_method(&state.db, principal.account_uuid).await?;
+    let invoice = render_invoice(&row);
+    let app = &principal.app;
+    let mut address = vec![match &location.address_2 {
+        Some(a2) if !a2.is_empty() => format!("{} {}", location.address_1, a2),
+        _ => location.address_1.clone(),
+    }];
+    address.push(format!(
+        "{}, {} {}",
+        location.city, location.state, location.postal_code
+    ));
+    let payable = InvoiceStatus::parse(&row.status).is_some_and(InvoiceStatus::is_payable);
+    let doc = pdf::InvoiceDocument {
+        brand_name: app.display_name.clone(),
+        brand_color: app.primary_color.clone(),
+        support_email: app.support_email.clone(),
+        support_phone: app.support_phone.clone(),
+        customer_name: format!("{} {}", account.first_name, account.last_name),
+        account_number: account.account_number.clone(),
+        service_address: address,
+        esi_id: location.esi_id.clone(),
+        utility_name: tdu
+            .as_ref()
+            .map_or_else(|| location.tdu.clone(), |t| t.display_name.clone()),
+        utility_outage_phone: tdu.and_then(|t| t.outage_phone),
+        invoice_number: row.number.clone(),
+        invoice_date: row.invoice_date,
+        payment_due_date: row.payment_due_date,
+        billing_period_start: row.billing_period_start,
+        billing_period_end: row.billing_period_end,
+        status: row.status.clone(),
+        total_cents: row.total_cents,
+        total_kwh: row.total_kwh.clone(),
+        avg_cents_per_kwh: invoice.avg_cents_per_kwh.clone(),
+        groups: charge_groups(&row)?
+            .into_iter()
+            .map(|g| pdf::ChargeGroupDoc {
+                name: g.name,
+                total_cents: g.total_cents,
+                charges: g
+                    .charges
+                    .into_iter()
+                    .map(|c| {
+                        let (quantity, unit, rate) = printed_quantity_and_rate(&c);
+                        pdf::ChargeDoc {
+                            description: c.description,
+                            quantity,
+                            unit,
+                            rate,
+                            amount_cents: c.amount_cents,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
+        payments: payments
+            .iter()
+            .map(|p| pdf::PaymentDoc {
+                date: p.attempted_at.date_naive(),
+                amount_cents: p.amount_cents,
+                status: p.status.clone(),
+                method: card
+                    .as_ref()
+                    .map_or_else(|| "Card".to_owned(), |c| format!("Card ending {}", c.last4)),
+            })
+            .collect(),
+        daily_kwh: days
+            .into_iter()
+            .map(|d| (d.day, d.consumption_kwh))
+            .collect(),
+        auto_pay_note: match (&card, payable) {
+            (Some(c), true) => Some(format!(
+                "Your card ending {} will be charged automatically on {}.",
+                c.last4,
+                row.payment_due_date.format("%b %-d, %Y")
+            )),
+            _ => None,
+        },
+    };
+    let bytes = pdf::render(&doc);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/pdf".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"invoice-{}.pdf\"", row.number),
+            ),
+        ],
+        bytes,
+    ))
+}
+
+/// Pay the invoice now with the saved card. A declined card answers 402 `card_declined` with
+/// its `decline_code`; the attempt is kept on the invoice and `account.payment_failed` is
+/// emitted. Success emits `account.payment_successful` and `invoice.paid`.
+#[utoipa::path(
+    post, path = "/v1/account/billing/invoices/{invoice_number}/pay", tag = "billing",
+    params(("invoice_number" = String, Path)),
+    responses(
+        (status = 200, description = "The payment, succeeded", body = Payment),
+        (status = 402, description = "The card was declined (`card_declined`, with `decline_code`)", body = ErrorEnvelope),
+        (status = 404, description = "No such invoice on this account", body = ErrorEnvelope),
+        (status = 409, description = "Already paid or voided (`invoice_not_payable`), or no card on file (`payment_method_missing`)", body = ErrorEnvelope),
+        (status = 503, description = "The processor cannot be reached now (`service_unavailable`)", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn pay_invoice(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(number): Path<String>,
+) -> ApiResult<axum::Json<Payment>> {
+    let invoice = invoice_of(&state, &principal, &number).await?;
+    let not_payable = || {
+        ApiError::new(
+            ErrorCode::InvoiceNotPayable,
+            format!(
+                "Invoice {} is {}; there is nothing to pay",
+                invoice.number, invoice.status
+            ),
+        )
+    };
+    if !InvoiceStatus::parse(&invoice.status).is_some_and(InvoiceStatus::is_payable) {
+        return Err(not_payable());
+    }
+    let card = store::payments::current_payment_method(&state.db, principal.account_uuid)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::PaymentMethodMissing,
+                "There is no card on file; add one (billing/payment-session) first",
+            )
+        })?;
+    let attempts = store::billing::payments_of_invoice(&state.db, invoice.uuid).await?;
+    let request = ChargeRequest {
+        account_uuid: principal.account_uuid,
+        payment_method_id: card.id.clone(),
+        amount_cents: invoice.total_cents,
+        idempotency_key: format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1),
+    };
+    let charged = match processor_for(&state, &principal.app)
+        .await
+        .map_err(processor_error)?
+        .charge(&request)
+        .await
+    {
+        Ok(ChargeOutcome::Succeeded { payment_id }) => Charged::Succeeded {
+            processor_payment_id: payment_id,
+        },
+        Ok(ChargeOutcome::Declined { decline_code }) => Charged::Failed {
+            failure_code: decline_code,
+        },
+        Err(ProcessorError::NotFound) => Charged::Failed {
+            failure_code: "payment_method_missing".to_owned(),
+        },
+        Err(e) => return Err(processor_error(e)),
+    };
+    let clock = state
+        .clock
+        .for_account(&state.db, principal.account_uuid)
+        .await?;
+    let mut tx = state.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(
+        &mut tx,
+        principal.app.uuid,
+        principal.account_uuid,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("account"))?;
+    // A request sent twice at once charges with the same key, so the processor answers the same
+    // payment: the second request answers the payment the first recorded.
+    if let Charged::Succeeded {
+        processor_payment_id,
+    } = &charged
+    {
+        let recorded = store::billing::payments_of_invoice_tx(&mut tx, invoice.uuid)
+            .await?
+            .into_iter()
+            .find(|p| p.processor_payment_id.as_ref() == Some(processor_payment_id));
+        if let Some(p) = recorded {
+            return Ok(axum::Json(render_payment(&p, &invoice.number)));
+        }
+    }
+    let payment = record_payment(
+        &mut tx,
+        &clock,
+        &principal.app,
+        &account,
+        &invoice,
+        charged,
+        "customer",
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    state.caches.accounts.invalidate(&principal.account_uuid);
+    match &payment.failure_code {
+        None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
+        Some(code) => Err(
+            ApiError::new(ErrorCode::CardDeclined, "The card was declined")
+                .with_status(axum::http::StatusCode::PAYMENT_REQUIRED)
+                .with_detail("decline_code", code.clone())
+                .with_detail("payment_uuid", payment.uuid.to_string()),
+        ),
+    }
 }

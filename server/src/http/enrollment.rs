@@ -101,7 +101,8 @@ pub async fn get_location(
     let row = location_row(&state, principal.account_uuid, location_uuid).await?;
     let contracts =
         store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
-    Ok(axum::Json(render_location(&row, &contracts)))
+    let reads = store::billing::read_dates_of_account(&state.db, principal.account_uuid).await?;
+    Ok(axum::Json(render_location(&row, &contracts, &reads)))
 }
 
 /// Whom to call about this location: the utility (TDU) for outages and meters, the partner for
@@ -217,7 +218,8 @@ pub async fn cancel_service(
     tx.commit().await?;
     state.caches.accounts.invalidate(&account_uuid);
     let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
-    Ok(axum::Json(render_location(&location, &contracts)))
+    let reads = store::billing::read_dates_of_account(&state.db, account_uuid).await?;
+    Ok(axum::Json(render_location(&location, &contracts, &reads)))
 }
 
 /// The locations of an account as partners see them.
@@ -227,13 +229,19 @@ pub async fn locations_of(db: &store::Db, account_uuid: Uuid) -> ApiResult<Vec<L
         return Ok(Vec::new());
     }
     let contracts = store::enrollment::contracts_of_account(db, account_uuid).await?;
+    let reads = store::billing::read_dates_of_account(db, account_uuid).await?;
     Ok(locations
         .iter()
-        .map(|l| render_location(l, &contracts))
+        .map(|l| render_location(l, &contracts, &reads))
         .collect())
 }
 
-fn render_location(l: &LocationRow, contracts: &[ContractRow]) -> Location {
+/// `reads`: the account's meter read dates by location, newest first.
+fn render_location(
+    l: &LocationRow,
+    contracts: &[ContractRow],
+    reads: &[(Uuid, NaiveDate)],
+) -> Location {
     // The contract in force: the active one, else the pending one, else the newest.
     let contract = contracts
         .iter()
@@ -252,7 +260,18 @@ fn render_location(l: &LocationRow, contracts: &[ContractRow]) -> Location {
         final_service_date: l.final_service_date,
         is_service_active: l.is_service_active,
         has_usage_history: l.has_usage_history,
-        estimated_next_reading_date: None,
+        // The cycle after the last read (or after the service start) while service lasts.
+        estimated_next_reading_date: l
+            .is_service_active
+            .then(|| {
+                reads
+                    .iter()
+                    .find(|(loc, _)| *loc == l.uuid)
+                    .map(|(_, d)| *d)
+                    .or(l.service_start_date)
+            })
+            .flatten()
+            .map(|after| crate::domain::usage::next_read_date(&l.esi_id, after)),
         plan_name: contract.map(|c| c.plan_name.clone()),
         plan_uuid: contract.map(|c| c.plan_uuid),
         contract_start: contract.map(|c| c.start_date),
@@ -634,7 +653,7 @@ pub async fn accept_plan(
     tx.commit().await?;
     Ok(axum::Json(AcceptPlanOut {
         account: render_account(&state, &principal).await?,
-        location: render_location(&location, std::slice::from_ref(&contract)),
+        location: render_location(&location, std::slice::from_ref(&contract), &[]),
         contract: render_contract(&contract)?,
     }))
 }
@@ -889,9 +908,11 @@ pub async fn put_billing_address(
 
 /// Sandbox demo data: finalizes the utility side at once. Without a location, confirms the
 /// account's confirmed address (else the first directory address) and accepts the first plan
-/// priced for it, starting today; fills a missing phone, date of birth, passed credit check and
-/// test card; marks verification passed, the utility accepted and service active now, with
-/// `location.service_active` and `location.usage_history_available`.
+/// priced for it; fills a missing phone, date of birth, passed credit check and test card;
+/// marks verification passed, the utility accepted and service active since 95 days ago (the
+/// contract starts then), with `location.service_active` and
+/// `location.usage_history_available`; then bills the cycles since (usage, reads, invoices,
+/// auto-pay of those already due).
 pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiResult<()> {
     let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
     let clock = account_clock(state, account_uuid).await?;
@@ -930,6 +951,8 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
     }
     let now = clock.now();
     let today = clock.today();
+    // Service began a few cycles ago, so that the demo has usage, paid invoices and an open one.
+    let start = today - chrono::Duration::days(SEED_SERVICE_DAYS);
     let mut tx = state.db.begin().await?;
     let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
         .await?
@@ -1035,7 +1058,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             account_uuid,
             address,
             &plan,
-            today,
+            start,
             EnrollmentType::MoveIn,
             "customer",
             now,
@@ -1051,7 +1074,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
                     "location_uuid": location.uuid,
                     "plan_uuid": plan.uuid,
                     "contract_uuid": contract.uuid,
-                    "service_start_date": today,
+                    "service_start_date": start,
                     "accepted_by": contract.accepted_by,
                 }),
             ),
@@ -1082,15 +1105,25 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             .await?;
         }
     }
-    // Service active now.
+    // Service active since `start`: a pending contract moves there too.
+    for contract in store::enrollment::contracts_of_account_tx(&mut tx, account_uuid)
+        .await?
+        .iter()
+        .filter(|c| c.status == "pending")
+    {
+        let term = u32::try_from(contract.term_months).unwrap_or(1);
+        let end = contract_end(start, term, &contract.plan_type);
+        store::enrollment::set_contract_dates(&mut tx, contract.uuid, start, end).await?;
+    }
     let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account_uuid).await?;
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
         location.status = "active".to_owned();
-        location.service_start_date = Some(today);
+        location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(&mut tx, location).await?;
+        jobs::billing::start_billing(&mut tx, &clock, app_uuid, location, start).await?;
         let started = serde_json::json!({
             "account_uuid": account_uuid,
             "location_uuid": location.uuid,
@@ -1113,5 +1146,10 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
     store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     state.caches.accounts.invalidate(&account_uuid);
+    // The cycles since `start`: reads, invoices, auto-pay of those already due.
+    jobs::sandbox::advance_account(state, account_uuid, now).await?;
     Ok(())
 }
+
+/// How long ago demo data starts service: about three billing cycles.
+const SEED_SERVICE_DAYS: i64 = 95;

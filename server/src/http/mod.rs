@@ -22,6 +22,7 @@ pub mod pagination;
 pub mod processor;
 pub mod ratelimit;
 pub mod sandbox;
+pub mod usage;
 pub mod webhooks;
 
 use std::{sync::Arc, time::Instant};
@@ -109,6 +110,7 @@ pub fn router(state: AppState) -> Router {
         .merge(identity::router())
         .merge(enrollment::router())
         .merge(billing::router())
+        .merge(usage::router())
         .merge(sandbox::account_router())
         .merge(market::account_router())
         .route_layer(middleware::from_fn_with_state(

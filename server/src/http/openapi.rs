@@ -9,7 +9,7 @@ use utoipa::{
 
 use super::{
     accounts, apps, billing, enrollment, error::ErrorCode, events, flows, identity, market, ops,
-    processor, sandbox, webhooks,
+    processor, sandbox, usage, webhooks,
 };
 
 #[derive(OpenApi)]
@@ -42,6 +42,14 @@ use super::{
         billing::create_payment_session,
         billing::ensure_payment_method_added,
         billing::get_payment_method,
+        billing::list_invoices,
+        billing::get_invoice,
+        billing::invoice_pdf,
+        billing::pay_invoice,
+        usage::monthly,
+        usage::daily,
+        usage::intervals,
+        usage::meter_reads,
         processor::create_payment_method,
         events::list_events,
         events::get_event,
@@ -83,6 +91,7 @@ use super::{
         (name = "account", description = "One account (AccountToken)"),
         (name = "enrollment", description = "Eligibility, address search, plans and the enrollment steps"),
         (name = "billing", description = "Payment method and invoices (AccountToken)"),
+        (name = "usage", description = "A location's usage and meter reads (AccountToken)"),
         (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
         (name = "events", description = "Events of the app (AppToken)"),
         (name = "webhooks", description = "Webhook endpoints and deliveries (AppToken)"),

@@ -22,11 +22,15 @@ use super::{
 };
 use crate::{
     domain::{
-        credit::{parse_simulation, Simulation},
+        credit::{parse_simulation, BillingSimulation, Simulation},
         jobs::advance_target,
         FieldError,
     },
-    jobs::{credit::rerun_credit_check, sandbox::advance_account},
+    jobs::{
+        billing::{self, BillingRefused},
+        credit::rerun_credit_check,
+        sandbox::advance_account,
+    },
     market::credit::SandboxBureau,
     store,
     store::apps::AppRow,
@@ -124,11 +128,14 @@ pub async fn delete_enrollment(
 
 /// Demo data: finalizes the utility side at once. Without a location yet, confirms the first
 /// address of the directory (the account's confirmed address when it has one) and accepts the
-/// first plan priced for it, starting today (outside the usual start-date window); fills a
-/// missing phone, date of birth, credit check (passed) and payment method (a test card); marks
-/// verification and credit passed, the utility accepted and service active now, with the events
-/// `location.service_active` and `location.usage_history_available`: the account is
-/// `active/active`. Usage and invoices are not generated here: they come with billing later.
+/// first plan priced for it; fills a missing phone, date of birth, credit check (passed) and
+/// payment method (a test card); marks verification and credit passed, the utility accepted and
+/// service active since 95 days ago (the contract starts then, outside the usual start-date
+/// window), with the events `location.service_active` and `location.usage_history_available`:
+/// the account is `active/active`. The location gets the utility's 12 months of usage history
+/// before that start and the usage since; each billing cycle since is read and invoiced
+/// (`invoice.created`), and invoices already due are paid by auto-pay
+/// (`account.payment_successful`, `invoice.paid`): the newest is usually still open.
 /// Answers the account.
 #[utoipa::path(
     post, path = "/v1/account/sandbox/seed-demo-data", tag = "sandbox",
@@ -193,7 +200,11 @@ async fn aftermath(
 /// 6 hours on the account's clock, see advance-clock) then passes. The utility and market events
 /// (`switch_hold`, `switch_hold_lifted`, `verification_hold`, `meter_deactivated`,
 /// `utility_blocked`, `utility_accepted`, `service_active`, `service_canceled`,
-/// `customer_switched_away`, `usage_history_available`) act on a finalized enrollment. Answers
+/// `customer_switched_away`, `usage_history_available`) act on a finalized enrollment. The
+/// billing events act on an active service: `invoice_generated` reads the meter off-cycle
+/// through today and issues the invoice at once (`invoice.created`, auto-pay on its due date);
+/// `payment_failed` records a declined charge (`card_declined`) of the newest unpaid invoice
+/// (`account.payment_failed` and the e-mail to the customer; the invoice stays unpaid). Answers
 /// the account and the events emitted.
 #[utoipa::path(
     post, path = "/v1/account/sandbox/simulate", tag = "sandbox",
@@ -202,8 +213,7 @@ async fn aftermath(
         (status = 200, description = "The account after the event and the events emitted", body = SimulateOut),
         (status = 400, description = "Not an event name (`parameter_invalid`)", body = ErrorEnvelope),
         (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
-        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`)", body = ErrorEnvelope),
-        (status = 422, description = "An event of a feature not available yet (`simulation_unavailable`)", body = ErrorEnvelope),
+        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`); billing events: no active service (`service_not_active`), the meter already read through today (`nothing_to_bill`), no unpaid invoice (`invoice_not_payable`)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
@@ -245,12 +255,51 @@ pub async fn simulate(
                 events,
             }));
         }
-        Simulation::Unavailable => {
-            return Err(ApiError::new(
-                ErrorCode::SimulationUnavailable,
-                format!("{} cannot be simulated yet", input.event),
-            )
-            .with_param("event"))
+        Simulation::Billing(sim) => {
+            let account_uuid = principal.account_uuid;
+            let clock = state.clock.for_account(&state.db, account_uuid).await?;
+            let before = clock.now();
+            let mut tx = state.db.begin().await?;
+            let app = &principal.app;
+            let applied = match sim {
+                BillingSimulation::InvoiceGenerated => {
+                    billing::simulate_invoice(&mut tx, &state, &clock, app, account_uuid)
+                        .await?
+                        .map(|_| ())
+                }
+                BillingSimulation::PaymentFailed => {
+                    billing::simulate_payment_failure(&mut tx, &clock, app, account_uuid)
+                        .await?
+                        .map(|_| ())
+                }
+            };
+            if let Err(refused) = applied {
+                return Err(match refused {
+                    BillingRefused::NoActiveService => ApiError::new(
+                        ErrorCode::ServiceNotActive,
+                        "Service is not active at any location of this account yet \
+                         (sandbox/seed-demo-data or the service_active simulation starts it)",
+                    ),
+                    BillingRefused::NothingToBill => ApiError::new(
+                        ErrorCode::NothingToBill,
+                        "The meter was already read through today; advance the clock first",
+                    ),
+                    BillingRefused::NothingToPay => ApiError::new(
+                        ErrorCode::InvoiceNotPayable,
+                        "No invoice is waiting for payment (simulate invoice_generated first)",
+                    ),
+                });
+            }
+            tx.commit().await?;
+            advance_account(&state, account_uuid, clock.now()).await?;
+            state.caches.accounts.invalidate(&account_uuid);
+            let (account, clock, events) = aftermath(&state, &principal, before).await?;
+            return Ok(axum::Json(SimulateOut {
+                event: input.event,
+                account,
+                clock,
+                events,
+            }));
         }
         Simulation::Unknown => {
             return Err(

@@ -236,9 +236,11 @@ pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
         location.is_service_active = true;
         location.has_usage_history = true;
         location.status = "active".to_owned();
-        location.service_start_date = location.service_start_date.or(Some(ctx.clock.today()));
+        let start = location.service_start_date.unwrap_or(ctx.clock.today());
+        location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(&mut tx, location).await?;
+        super::billing::start_billing(&mut tx, &ctx.clock, app, location, start).await?;
         for (kind, data) in [
             (
                 "location.service_active",
@@ -336,6 +338,8 @@ pub async fn simulate(
         E::UsageHistoryAvailable => {
             location.has_usage_history = true;
             store::enrollment::update_location(tx, location).await?;
+            let start = location.service_start_date.unwrap_or_else(|| clock.today());
+            super::billing::store_history(tx, location, start).await?;
             store::events::insert_event(
                 tx,
                 &NewEvent {
@@ -429,6 +433,25 @@ pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
         return finish(ctx, tx, account).await;
     };
     let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
+    // The final bill: the last read covers the days through the final service date.
+    if location.is_service_active {
+        let app_row = store::apps::app_by_uuid(&ctx.state.db, app).await?;
+        let account_row = store::accounts::account_of_app(&ctx.state.db, app, account).await?;
+        if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
+            super::billing::bill_cycle(
+                &mut tx,
+                &ctx.state,
+                &ctx.clock,
+                &app_row,
+                &account_row,
+                &location,
+                final_date,
+                final_date,
+                now,
+            )
+            .await?;
+        }
+    }
     cancel_location(
         &mut tx,
         app,

@@ -7,6 +7,7 @@
 //! writes its results and calls `JobContext::finish` in one transaction, so that a job's effects
 //! commit exactly once even when its lease was lost to another worker.
 
+pub mod billing;
 pub mod clock;
 pub mod credit;
 pub mod enrollment;
@@ -41,6 +42,12 @@ pub enum JobKind {
     ServiceStart,
     /// A scheduled cancellation ends service on its final service date.
     ServiceEnd,
+    /// A cycle's meter read and its invoice (`jobs::billing`).
+    MeterRead,
+    /// Auto-pay of an invoice on its due date.
+    AutoPay,
+    /// An unpaid invoice turns past due.
+    PastDue,
 }
 
 impl JobKind {
@@ -53,6 +60,9 @@ impl JobKind {
         JobKind::UtilityAnswer,
         JobKind::ServiceStart,
         JobKind::ServiceEnd,
+        JobKind::MeterRead,
+        JobKind::AutoPay,
+        JobKind::PastDue,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +75,9 @@ impl JobKind {
             JobKind::UtilityAnswer => "utility.answer",
             JobKind::ServiceStart => "service.start",
             JobKind::ServiceEnd => "service.end",
+            JobKind::MeterRead => store::billing::BILLING_JOB_KINDS[0],
+            JobKind::AutoPay => store::billing::BILLING_JOB_KINDS[1],
+            JobKind::PastDue => store::billing::BILLING_JOB_KINDS[2],
         }
     }
 
@@ -180,6 +193,9 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::UtilityAnswer => enrollment::utility_answer(ctx).await,
         JobKind::ServiceStart => enrollment::start_service(ctx).await,
         JobKind::ServiceEnd => enrollment::end_service(ctx).await,
+        JobKind::MeterRead => billing::meter_read(ctx).await,
+        JobKind::AutoPay => billing::auto_pay(ctx).await,
+        JobKind::PastDue => billing::past_due(ctx).await,
     }
 }
 

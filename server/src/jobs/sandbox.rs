@@ -32,6 +32,10 @@ pub async fn advance_account(
     let waiting_since = std::time::Instant::now();
     while ran < MAX_JOBS_PER_ADVANCE {
         let service_now_ms = state.clock.now().timestamp_millis();
+        // Counted before looking for a due job as well as after: a job a background worker
+        // finishes in between may have queued a follow-up that the look missed.
+        let running_before =
+            store::jobs::account_jobs_running(&state.db, account_uuid, service_now_ms).await?;
         let mut tx = state.db.begin().await?;
         let offset = store::jobs::account_offset_ms_tx(&mut tx, account_uuid).await?;
         let Some((job_uuid, due_ms)) =
@@ -42,7 +46,7 @@ pub async fn advance_account(
             // emitted on the way, due at once): wait for it, then look again.
             let running =
                 store::jobs::account_jobs_running(&state.db, account_uuid, service_now_ms).await?;
-            if running > 0 && waiting_since.elapsed() < WAIT_FOR_RUNNING {
+            if running + running_before > 0 && waiting_since.elapsed() < WAIT_FOR_RUNNING {
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                 continue;
             }

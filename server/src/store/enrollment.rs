@@ -225,6 +225,24 @@ pub async fn set_contract_status(
     Ok(())
 }
 
+/// Moves a contract's dates (sandbox demo data starts service in the past).
+pub async fn set_contract_dates(
+    tx: &mut Tx,
+    uuid: Uuid,
+    start: NaiveDate,
+    end: Option<NaiveDate>,
+) -> Result<()> {
+    let sql = "UPDATE contracts SET start_date = $1, end_date = $2 WHERE uuid = $3";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(start)
+        .bind(end)
+        .bind(uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
 fn contracts_of_account_sql() -> String {
     format!(
         "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE account_uuid = $1 ORDER BY start_date, uuid"
@@ -373,11 +391,12 @@ pub const PIPELINE_JOB_KINDS: [&str; 4] = [
 /// The job that ends service on a scheduled final service date.
 pub const SERVICE_END_JOB_KIND: &str = "service.end";
 
-/// Sandbox reset: deletes the account's contracts, locations, enrollment, confirmed and billing
+/// Sandbox reset: deletes the account's invoices, payments, meter reads and usage, contracts, locations, enrollment, confirmed and billing
 /// addresses, credit-check submissions and attached payment methods, and its enrollment
 /// pipeline and credit jobs still pending, so that the account starts over from
 /// `not_enrolled/unresolved`. The one place rows are deleted.
 pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
+    super::billing::delete_billing_of_account(tx, account_uuid).await?;
     for sql in [
         "DELETE FROM contracts WHERE account_uuid = $1",
         "DELETE FROM locations WHERE account_uuid = $1",
@@ -396,7 +415,8 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
             .map(|r| r.rows_affected()))?;
     }
     drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await?;
-    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND, "credit.check"]).await
+    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND, "credit.check"]).await?;
+    drop_pending_jobs(tx, account_uuid, &super::billing::BILLING_JOB_KINDS).await
 }
 
 /// Drops the account's queued jobs of these kinds.

@@ -81,6 +81,20 @@ pub async fn tdu_charges_on(db: &Db, tdu: &str, date: NaiveDate) -> Result<Optio
         .fetch_optional(c).await)
 }
 
+/// The gross-receipts reimbursement of a city, percent (exact decimal); none for a place that
+/// is not in the table (outside city limits).
+pub async fn city_gross_receipts_percent(
+    db: &Db,
+    city: &str,
+    state: &str,
+) -> Result<Option<String>> {
+    // The directory writes cities in capitals, the tax table as names are spelled.
+    let sql = "SELECT gross_receipts_percent FROM cities WHERE lower(name) = lower($1) \
+        AND state = $2";
+    on_db!(db, c => sqlx::query_scalar::<_, String>(sql).bind(city).bind(state)
+        .fetch_optional(c).await)
+}
+
 pub async fn zip_tdus(db: &Db, postal_code: &str) -> Result<Vec<ZipTduRow>> {
     let sql = "SELECT postal_code, tdu, city, likelihood FROM zip_tdus WHERE postal_code = $1 \
         ORDER BY likelihood DESC, tdu";

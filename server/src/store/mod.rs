@@ -7,6 +7,7 @@
 
 pub mod accounts;
 pub mod apps;
+pub mod billing;
 pub mod counters;
 pub mod credit;
 pub mod emails;

@@ -314,7 +314,8 @@ both_engines! {
         let r = account_post(&app, "/v1/account/sandbox/simulate", &token, &json!({"event": "credit_frozen"})).await;
         assert_eq!((r.status, r.code(), r.body["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, "parameter_invalid", Some("event")));
         let r = account_post(&app, "/v1/account/sandbox/simulate", &token, &json!({"event": "invoice_generated"})).await;
-        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "simulation_unavailable"));
+        // Billing events need active service.
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"));
         let r = account_post(&app, "/v1/account/sandbox/simulate", &token, &json!({})).await;
         assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
 

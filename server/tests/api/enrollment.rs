@@ -11,13 +11,13 @@ use crate::{
     payments::{post_card, session},
 };
 
-const HOUSE: &str = "10443720000200001";
+pub(crate) const HOUSE: &str = "10443720000200001";
 const OTHER_HOUSE: &str = "10443720000200002";
 const SWITCH_HOLD: &str = "10443720000201111";
 const DEACTIVATED: &str = "10443720000202222";
 const REJECTED: &str = "10443720000203333";
 
-async fn with_meters(app: &TestApp) {
+pub(crate) async fn with_meters(app: &TestApp) {
     let row = |esi: &str, number: u32| ServiceAddressRow {
         esi_id: esi.into(),
         address_1: format!("{number} ELM ST"),
@@ -40,7 +40,7 @@ async fn with_meters(app: &TestApp) {
 }
 
 /// A new customer with name, phone and date of birth; returns (uuid, token).
-async fn customer(app: &TestApp, email: &str) -> (String, String) {
+pub(crate) async fn customer(app: &TestApp, email: &str) -> (String, String) {
     let a = app
         .create_account(json!({
             "email": email, "first_name": "Ana", "last_name": "Díaz",
@@ -52,7 +52,7 @@ async fn customer(app: &TestApp, email: &str) -> (String, String) {
     (uuid, token)
 }
 
-async fn first_plan(app: &TestApp, token: &str, esi: &str) -> Value {
+pub(crate) async fn first_plan(app: &TestApp, token: &str, esi: &str) -> Value {
     let r = app
         .post(
             "/v1/account/enroll/plans/request",
@@ -70,7 +70,13 @@ async fn first_plan(app: &TestApp, token: &str, esi: &str) -> Value {
         .clone()
 }
 
-async fn accept(app: &TestApp, token: &str, plan: &Value, esi: &str, start: &str) -> TestResponse {
+pub(crate) async fn accept(
+    app: &TestApp,
+    token: &str,
+    plan: &Value,
+    esi: &str,
+    start: &str,
+) -> TestResponse {
     app.post(
         "/v1/account/enroll/plans/accept",
         token,
@@ -79,9 +85,13 @@ async fn accept(app: &TestApp, token: &str, plan: &Value, esi: &str, start: &str
     .await
 }
 
-async fn add_card(app: &TestApp, token: &str) {
+pub(crate) async fn add_card(app: &TestApp, token: &str) {
+    add_card_number(app, token, "4242424242424242").await;
+}
+
+pub(crate) async fn add_card_number(app: &TestApp, token: &str, number: &str) {
     let (pk, secret) = session(app, token).await;
-    let pm = post_card(app, &pk, &secret, "4242424242424242").await;
+    let pm = post_card(app, &pk, &secret, number).await;
     let r = app
         .post(
             "/v1/account/billing/ensure-payment-method-added",
@@ -93,7 +103,7 @@ async fn add_card(app: &TestApp, token: &str) {
 }
 
 /// Every step but finalize, for `esi`; returns the accepted start date.
-async fn ready_to_finalize(app: &TestApp, token: &str, esi: &str) -> String {
+pub(crate) async fn ready_to_finalize(app: &TestApp, token: &str, esi: &str) -> String {
     let r = app
         .post(
             "/v1/account/enroll/confirm-address",
@@ -121,7 +131,7 @@ async fn ready_to_finalize(app: &TestApp, token: &str, esi: &str) -> String {
     start
 }
 
-async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
+pub(crate) async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
     let r = app
         .post(
             "/v1/account/sandbox/advance-clock",
@@ -133,27 +143,27 @@ async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
     r.body
 }
 
-fn status(account: &Value) -> (String, String) {
+pub(crate) fn status(account: &Value) -> (String, String) {
     (
         account["status"].as_str().unwrap().to_owned(),
         account["status_reason"].as_str().unwrap().to_owned(),
     )
 }
 
-fn pair(s: &str, r: &str) -> (String, String) {
+pub(crate) fn pair(s: &str, r: &str) -> (String, String) {
     (s.to_owned(), r.to_owned())
 }
 
 /// Waits until the account shows `expected`: background workers may still be finishing a job
 /// that fell due while the clock moved.
-async fn settles_at(app: &TestApp, token: &str, expected: (String, String)) {
+pub(crate) async fn settles_at(app: &TestApp, token: &str, expected: (String, String)) {
     app.eventually(&format!("the account reaches {expected:?}"), || async {
         status(&app.get("/v1/account", token).await.body) == expected
     })
     .await;
 }
 
-async fn event_types(app: &TestApp, account: &str) -> Vec<String> {
+pub(crate) async fn event_types(app: &TestApp, account: &str) -> Vec<String> {
     server::store::events::events_of_account(&app.state.db, account.parse().unwrap())
         .await
         .unwrap()
@@ -163,7 +173,7 @@ async fn event_types(app: &TestApp, account: &str) -> Vec<String> {
 }
 
 /// Walks make many calls in a second: lift the per-account rate limit for them.
-fn relaxed(c: &mut server::config::Config) {
+pub(crate) fn relaxed(c: &mut server::config::Config) {
     c.rate_limits.account_per_second = 10_000;
     c.rate_limits.app_per_second = 10_000;
 }
@@ -577,7 +587,7 @@ both_engines! {
 }
 
 /// Finalizes and walks the pipeline to `active/active`; returns the service start date.
-async fn walk_to_active(app: &TestApp, token: &str, esi: &str) -> String {
+pub(crate) async fn walk_to_active(app: &TestApp, token: &str, esi: &str) -> String {
     let start = ready_to_finalize(app, token, esi).await;
     let r = app
         .post("/v1/account/enroll/finalize", token, &json!({}))
@@ -595,7 +605,7 @@ async fn walk_to_active(app: &TestApp, token: &str, esi: &str) -> String {
     start
 }
 
-fn days_after(date: &str, days: i64) -> String {
+pub(crate) fn days_after(date: &str, days: i64) -> String {
     (chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap() + chrono::Duration::days(days))
         .to_string()
 }

@@ -8,6 +8,7 @@ mod helpers;
 
 mod accounts;
 mod auth;
+mod billing;
 mod cli;
 mod credit;
 mod enrollment;

@@ -1,0 +1,1248 @@
+//! A customer's electricity bill as a PDF: one US Letter page, continued on a second when the
+//! content runs long.
+//!
+//! Text is set in the PDF standard fonts Helvetica and Helvetica-Bold with `WinAnsiEncoding`,
+//! so no font is embedded and a bill stays a few kilobytes. The fonts' widths are kept here so
+//! that amounts can be right-aligned and long lines wrapped. Content streams are left
+//! uncompressed: they are small, and the printed text stays searchable in the file.
+
+use chrono::{Datelike, NaiveDate};
+use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+
+use crate::domain::billing::dollars;
+
+/// Everything printed on an invoice; amounts in integer cents, quantities and rates as
+/// already-formatted decimal strings.
+#[derive(Debug, Clone)]
+pub struct InvoiceDocument {
+    /// The partner's display name, printed as the provider.
+    pub brand_name: String,
+    /// `#rrggbb` or `#rgb`: the header band's colour; a neutral blue when absent or malformed.
+    pub brand_color: Option<String>,
+    pub support_email: Option<String>,
+    pub support_phone: Option<String>,
+    pub customer_name: String,
+    pub account_number: String,
+    /// Address lines.
+    pub service_address: Vec<String>,
+    pub esi_id: String,
+    /// The delivery utility, e.g. "Oncor Electric Delivery".
+    pub utility_name: String,
+    pub utility_outage_phone: Option<String>,
+    pub invoice_number: String,
+    pub invoice_date: NaiveDate,
+    pub payment_due_date: NaiveDate,
+    pub billing_period_start: NaiveDate,
+    pub billing_period_end: NaiveDate,
+    /// `open`, `paid`, `past_due` or `voided`.
+    pub status: String,
+    pub total_cents: i64,
+    /// E.g. "1034.512".
+    pub total_kwh: String,
+    /// E.g. "14.2".
+    /// None without consumption (no average to print).
+    pub avg_cents_per_kwh: Option<String>,
+    pub groups: Vec<ChargeGroupDoc>,
+    pub payments: Vec<PaymentDoc>,
+    /// The period's daily consumption, for a small bar chart.
+    pub daily_kwh: Vec<(NaiveDate, String)>,
+    /// E.g. "Your Visa ending 4242 will be charged automatically on Dec 8, 2026."
+    pub auto_pay_note: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChargeGroupDoc {
+    pub name: String,
+    pub total_cents: i64,
+    pub charges: Vec<ChargeDoc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChargeDoc {
+    pub description: String,
+    pub quantity: String,
+    pub unit: String,
+    pub rate: String,
+    pub amount_cents: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct PaymentDoc {
+    pub date: NaiveDate,
+    pub amount_cents: i64,
+    pub status: String,
+    pub method: String,
+}
+
+/// The invoice as a one- or two-page US Letter PDF.
+#[must_use]
+pub fn render(doc: &InvoiceDocument) -> Vec<u8> {
+    let mut layout = Layout::new(doc);
+    layout.summary();
+    layout.charges();
+    layout.usage();
+    layout.payments();
+    let pages = layout.finish();
+
+    let mut pdf = Pdf::new();
+    let mut ids = Ref::new(1);
+    let catalog_id = ids.bump();
+    let tree_id = ids.bump();
+    let regular_id = ids.bump();
+    let bold_id = ids.bump();
+    let info_id = ids.bump();
+    let page_ids: Vec<(Ref, Ref)> = pages.iter().map(|_| (ids.bump(), ids.bump())).collect();
+
+    pdf.catalog(catalog_id).pages(tree_id);
+    pdf.pages(tree_id)
+        .kids(page_ids.iter().map(|&(page, _)| page))
+        .count(i32::try_from(page_ids.len()).unwrap_or(i32::MAX));
+    for (font_id, base) in [(regular_id, "Helvetica"), (bold_id, "Helvetica-Bold")] {
+        pdf.type1_font(font_id)
+            .base_font(Name(base.as_bytes()))
+            .encoding_predefined(Name(b"WinAnsiEncoding"));
+    }
+    for (canvas, &(page_id, content_id)) in pages.into_iter().zip(&page_ids) {
+        let mut page = pdf.page(page_id);
+        page.media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
+            .parent(tree_id)
+            .contents(content_id);
+        page.resources()
+            .fonts()
+            .pair(Font::Regular.name(), regular_id)
+            .pair(Font::Bold.name(), bold_id);
+        page.finish();
+        pdf.stream(content_id, &canvas.0.finish());
+    }
+    let title = format!("{} electricity bill {}", doc.brand_name, doc.invoice_number);
+    pdf.document_info(info_id)
+        .title(TextStr(&title))
+        .author(TextStr(&doc.brand_name));
+    pdf.finish()
+}
+
+/// Commas every three digits of a run of ASCII digits.
+fn group_thousands(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Thousands separators in a plain decimal such as `1034.512`; anything else is printed as given.
+fn group_decimal(text: &str) -> String {
+    let (sign, unsigned) = text
+        .strip_prefix('-')
+        .map_or(("", text), |rest| ("-", rest));
+    let (int, frac) = unsigned
+        .split_once('.')
+        .map_or((unsigned, None), |(int, frac)| (int, Some(frac)));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !frac.is_none_or(digits) {
+        return text.to_string();
+    }
+    match frac {
+        Some(frac) => format!("{sign}{}.{frac}", group_thousands(int)),
+        None => format!("{sign}{}", group_thousands(int)),
+    }
+}
+
+/// `Nov 8, 2026`.
+fn long_date(date: NaiveDate) -> String {
+    date.format("%b %-d, %Y").to_string()
+}
+
+/// `Nov 8`.
+fn short_date(date: NaiveDate) -> String {
+    date.format("%b %-d").to_string()
+}
+
+/// `Oct 9 – Nov 7, 2026`, with both years when the period spans New Year.
+fn period(start: NaiveDate, end: NaiveDate) -> String {
+    if start.year() == end.year() {
+        format!("{} \u{2013} {}", short_date(start), long_date(end))
+    } else {
+        format!("{} \u{2013} {}", long_date(start), long_date(end))
+    }
+}
+
+/// The text in `WinAnsiEncoding`, the encoding the standard fonts are declared with. Characters it
+/// cannot show become `?` rather than a wrong glyph.
+fn win_ansi(text: &str) -> Vec<u8> {
+    text.chars().map(win_ansi_byte).collect()
+}
+
+fn win_ansi_byte(c: char) -> u8 {
+    match c {
+        ' '..='~' | '\u{a0}'..='\u{ff}' => u8::try_from(c).unwrap_or(b'?'),
+        '\t' | '\n' | '\r' | '\u{2000}'..='\u{200a}' | '\u{202f}' => b' ',
+        '\u{2212}' => b'-',
+        '€' => 0x80,
+        '‚' => 0x82,
+        'ƒ' => 0x83,
+        '„' => 0x84,
+        '…' => 0x85,
+        '†' => 0x86,
+        '‡' => 0x87,
+        'ˆ' => 0x88,
+        '‰' => 0x89,
+        'Š' => 0x8a,
+        '‹' => 0x8b,
+        'Œ' => 0x8c,
+        'Ž' => 0x8e,
+        '‘' => 0x91,
+        '’' => 0x92,
+        '“' => 0x93,
+        '”' => 0x94,
+        '•' => 0x95,
+        '–' => 0x96,
+        '—' => 0x97,
+        '˜' => 0x98,
+        '™' => 0x99,
+        'š' => 0x9a,
+        '›' => 0x9b,
+        'œ' => 0x9c,
+        'ž' => 0x9e,
+        'Ÿ' => 0x9f,
+        _ => b'?',
+    }
+}
+
+const ELLIPSIS: u8 = 0x85;
+
+#[derive(Debug, Clone, Copy)]
+enum Font {
+    Regular,
+    Bold,
+}
+
+impl Font {
+    fn name(self) -> Name<'static> {
+        match self {
+            Font::Regular => Name(b"F1"),
+            Font::Bold => Name(b"F2"),
+        }
+    }
+
+    /// Advance widths in thousandths of the font size, indexed by character code minus 32.
+    fn widths(self) -> &'static [u16; 224] {
+        match self {
+            Font::Regular => &HELVETICA,
+            Font::Bold => &HELVETICA_BOLD,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Rgb(f32, f32, f32);
+
+impl Rgb {
+    /// `#rrggbb` or `#rgb`.
+    fn parse(text: &str) -> Option<Rgb> {
+        let hex = text.trim().strip_prefix('#')?;
+        if !hex.is_ascii() {
+            return None;
+        }
+        let channel = |s: &str| u8::from_str_radix(s, 16).ok().map(|v| f32::from(v) / 255.0);
+        match hex.len() {
+            6 => Some(Rgb(
+                channel(&hex[0..2])?,
+                channel(&hex[2..4])?,
+                channel(&hex[4..6])?,
+            )),
+            3 => {
+                let short = |s: &str| channel(&s.repeat(2));
+                Some(Rgb(
+                    short(&hex[0..1])?,
+                    short(&hex[1..2])?,
+                    short(&hex[2..3])?,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// This colour blended towards white; `amount` 1.0 is white.
+    fn lighten(self, amount: f32) -> Rgb {
+        let mix = |c: f32| c + (1.0 - c) * amount;
+        Rgb(mix(self.0), mix(self.1), mix(self.2))
+    }
+
+    /// Whether dark text reads better on this colour than white text does.
+    fn is_light(self) -> bool {
+        0.299 * self.0 + 0.587 * self.1 + 0.114 * self.2 > 0.62
+    }
+}
+
+const PAGE_WIDTH: f32 = 612.0;
+const PAGE_HEIGHT: f32 = 792.0;
+const LEFT: f32 = 48.0;
+const RIGHT: f32 = 564.0;
+/// The lowest baseline body content may use; the footer lives below it.
+const BOTTOM: f32 = 104.0;
+const FOOTER_RULE: f32 = 86.0;
+const BAND_HEIGHT: f32 = 64.0;
+/// Left edge of the amount-due box; the account's details fill the space before it.
+const BOX_LEFT: f32 = 336.0;
+
+const INK: Rgb = Rgb(0.12, 0.13, 0.15);
+const MUTED: Rgb = Rgb(0.40, 0.42, 0.46);
+const HAIRLINE: Rgb = Rgb(0.80, 0.81, 0.83);
+const WHITE: Rgb = Rgb(1.0, 1.0, 1.0);
+const DEFAULT_BRAND: Rgb = Rgb(0.12, 0.34, 0.59);
+const GREEN: Rgb = Rgb(0.10, 0.50, 0.26);
+const RED: Rgb = Rgb(0.76, 0.13, 0.13);
+const GREY: Rgb = Rgb(0.45, 0.46, 0.48);
+
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    font: Font,
+    size: f32,
+    color: Rgb,
+}
+
+impl Style {
+    fn width(self, text: &[u8]) -> f32 {
+        let widths = self.font.widths();
+        let units: f32 = text
+            .iter()
+            .map(|&b| {
+                usize::from(b)
+                    .checked_sub(32)
+                    .and_then(|i| widths.get(i))
+                    .map_or(0.0, |&w| f32::from(w))
+            })
+            .sum();
+        units * self.size / 1000.0
+    }
+
+    fn colored(self, color: Rgb) -> Style {
+        Style { color, ..self }
+    }
+
+    fn sized(self, size: f32) -> Style {
+        Style { size, ..self }
+    }
+
+    /// The text cut to `max_width`, ending in an ellipsis when it was cut.
+    fn fit(self, text: &[u8], max_width: f32) -> Vec<u8> {
+        if self.width(text) <= max_width {
+            return text.to_vec();
+        }
+        let budget = max_width - self.width(&[ELLIPSIS]);
+        let mut out = Vec::with_capacity(text.len());
+        let mut used = 0.0;
+        for &b in text {
+            let w = self.width(&[b]);
+            if used + w > budget {
+                break;
+            }
+            used += w;
+            out.push(b);
+        }
+        while out.last() == Some(&b' ') {
+            out.pop();
+        }
+        out.push(ELLIPSIS);
+        out
+    }
+
+    /// The text broken into lines no wider than `max_width`, at spaces; a single word too wide
+    /// for a line is cut.
+    fn wrap(self, text: &[u8], max_width: f32) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        let mut line: Vec<u8> = Vec::new();
+        for word in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
+            let mut candidate = line.clone();
+            if !candidate.is_empty() {
+                candidate.push(b' ');
+            }
+            candidate.extend_from_slice(word);
+            if line.is_empty() || self.width(&candidate) <= max_width {
+                line = candidate;
+            } else {
+                lines.push(self.fit(&line, max_width));
+                line = word.to_vec();
+            }
+        }
+        if !line.is_empty() || lines.is_empty() {
+            lines.push(self.fit(&line, max_width));
+        }
+        lines
+    }
+}
+
+const BODY: Style = Style {
+    font: Font::Regular,
+    size: 9.0,
+    color: INK,
+};
+const BOLD: Style = Style {
+    font: Font::Bold,
+    size: 9.0,
+    color: INK,
+};
+const LABEL: Style = Style {
+    font: Font::Regular,
+    size: 7.0,
+    color: MUTED,
+};
+const SMALL: Style = Style {
+    font: Font::Regular,
+    size: 8.0,
+    color: MUTED,
+};
+const HEADING: Style = Style {
+    font: Font::Bold,
+    size: 11.5,
+    color: INK,
+};
+
+/// One page's content stream, with the few drawing operations a bill needs.
+struct Canvas(Content);
+
+impl Canvas {
+    fn new() -> Canvas {
+        Canvas(Content::new())
+    }
+
+    fn text(&mut self, x: f32, y: f32, style: Style, text: &[u8]) {
+        let Rgb(red, green, blue) = style.color;
+        self.0
+            .set_fill_rgb(red, green, blue)
+            .begin_text()
+            .set_font(style.font.name(), style.size)
+            .next_line(x, y)
+            .show(Str(text))
+            .end_text();
+    }
+
+    fn text_right(&mut self, right: f32, y: f32, style: Style, text: &[u8]) {
+        self.text(right - style.width(text), y, style, text);
+    }
+
+    fn text_center(&mut self, center: f32, y: f32, style: Style, text: &[u8]) {
+        self.text(center - style.width(text) / 2.0, y, style, text);
+    }
+
+    fn fill_rect(&mut self, x: f32, y: f32, width: f32, height: f32, color: Rgb) {
+        let Rgb(red, green, blue) = color;
+        self.0
+            .set_fill_rgb(red, green, blue)
+            .rect(x, y, width, height)
+            .fill_nonzero();
+    }
+
+    fn stroke_rect(&mut self, x: f32, y: f32, width: f32, height: f32, line: f32, color: Rgb) {
+        let Rgb(red, green, blue) = color;
+        self.0
+            .set_stroke_rgb(red, green, blue)
+            .set_line_width(line)
+            .rect(x, y, width, height)
+            .stroke();
+    }
+
+    fn hline(&mut self, x1: f32, x2: f32, y: f32, line: f32, color: Rgb) {
+        let Rgb(red, green, blue) = color;
+        self.0
+            .set_stroke_rgb(red, green, blue)
+            .set_line_width(line)
+            .move_to(x1, y)
+            .line_to(x2, y)
+            .stroke();
+    }
+}
+
+/// Right edges of the charge table's number columns.
+const QUANTITY_RIGHT: f32 = 400.0;
+const RATE_RIGHT: f32 = 482.0;
+const DESCRIPTION_X: f32 = LEFT + 10.0;
+const DESCRIPTION_WIDTH: f32 = QUANTITY_RIGHT - 84.0 - DESCRIPTION_X;
+const ROW: f32 = 13.0;
+const CHART_HEIGHT: f32 = 50.0;
+
+/// How the summary box reads for the invoice's status.
+struct Standing {
+    label: &'static [u8],
+    line: String,
+    line_color: Rgb,
+    stamp: Option<(&'static [u8], Rgb)>,
+}
+
+impl Standing {
+    fn of(doc: &InvoiceDocument) -> Standing {
+        let due = long_date(doc.payment_due_date);
+        match doc.status.as_str() {
+            "paid" => Standing {
+                label: b"INVOICE TOTAL",
+                line: "Paid. Thank you.".to_string(),
+                line_color: GREEN,
+                stamp: Some((b"PAID", GREEN)),
+            },
+            "voided" => Standing {
+                label: b"INVOICE TOTAL",
+                line: "Voided: nothing is due.".to_string(),
+                line_color: MUTED,
+                stamp: Some((b"VOIDED", GREY)),
+            },
+            "past_due" => Standing {
+                label: b"AMOUNT DUE",
+                line: format!("Was due {due}"),
+                line_color: RED,
+                stamp: Some((b"PAST DUE", RED)),
+            },
+            _ if doc.total_cents <= 0 => Standing {
+                label: b"AMOUNT DUE",
+                line: "No payment due".to_string(),
+                line_color: INK,
+                stamp: None,
+            },
+            _ => Standing {
+                label: b"AMOUNT DUE",
+                line: format!("Due {due}"),
+                line_color: INK,
+                stamp: None,
+            },
+        }
+    }
+}
+
+/// Lays the bill out top to bottom, starting a new page when the next block would run into
+/// the footer.
+struct Layout<'a> {
+    doc: &'a InvoiceDocument,
+    brand: Rgb,
+    done: Vec<Canvas>,
+    page: Canvas,
+    /// The baseline of the next line.
+    y: f32,
+}
+
+impl<'a> Layout<'a> {
+    fn new(doc: &'a InvoiceDocument) -> Layout<'a> {
+        let brand = doc
+            .brand_color
+            .as_deref()
+            .and_then(Rgb::parse)
+            .unwrap_or(DEFAULT_BRAND);
+        let mut layout = Layout {
+            doc,
+            brand,
+            done: Vec::new(),
+            page: Canvas::new(),
+            y: PAGE_HEIGHT - BAND_HEIGHT,
+        };
+        layout.header_band();
+        layout
+    }
+
+    fn header_band(&mut self) {
+        let bottom = PAGE_HEIGHT - BAND_HEIGHT;
+        self.page
+            .fill_rect(0.0, bottom, PAGE_WIDTH, BAND_HEIGHT, self.brand);
+        // A pale brand colour (yellow, say) would swallow white text.
+        let on_band = if self.brand.is_light() { INK } else { WHITE };
+        let title_style = BOLD.sized(13.0).colored(on_band);
+        let title = win_ansi("Electricity bill");
+        let name_style = BOLD.sized(20.0).colored(on_band);
+        let name = name_style.fit(
+            &win_ansi(&self.doc.brand_name),
+            RIGHT - LEFT - title_style.width(&title) - 24.0,
+        );
+        self.page.text(LEFT, bottom + 25.0, name_style, &name);
+        self.page
+            .text_right(RIGHT, bottom + 34.0, title_style, &title);
+        let number = win_ansi(&format!("Invoice {}", self.doc.invoice_number));
+        self.page
+            .text_right(RIGHT, bottom + 20.0, SMALL.colored(on_band), &number);
+    }
+
+    fn new_page(&mut self) {
+        let finished = std::mem::replace(&mut self.page, Canvas::new());
+        self.done.push(finished);
+        let top = PAGE_HEIGHT - 48.0;
+        let name = win_ansi(&self.doc.brand_name);
+        self.page
+            .text(LEFT, top, BOLD.sized(10.0).colored(self.brand), &name);
+        let number = win_ansi(&format!("Invoice {} (continued)", self.doc.invoice_number));
+        self.page.text_right(RIGHT, top, SMALL, &number);
+        self.page.hline(LEFT, RIGHT, top - 8.0, 1.0, self.brand);
+        self.y = top - 34.0;
+    }
+
+    /// Starts a new page unless `height` more fits above the footer; tells whether it did.
+    fn ensure(&mut self, height: f32) -> bool {
+        if self.y - height < BOTTOM {
+            self.new_page();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn section(&mut self, title: &str, aside: Option<&str>) {
+        self.page.text(LEFT, self.y, HEADING, &win_ansi(title));
+        if let Some(aside) = aside {
+            let aside = SMALL.fit(&win_ansi(aside), RIGHT - LEFT - 160.0);
+            self.page.text_right(RIGHT, self.y, SMALL, &aside);
+        }
+        self.page.hline(LEFT, RIGHT, self.y - 6.0, 1.0, self.brand);
+        self.y -= 20.0;
+    }
+
+    /// Who and where on the left; on the right, what is owed and by when.
+    fn summary(&mut self) {
+        let top = self.y - 16.0;
+        let left_bottom = self.account(top);
+        let box_bottom = self.amount_box(top);
+        self.y = left_bottom.min(box_bottom) - 30.0;
+    }
+
+    /// The service address and the account's identifiers; returns the last baseline.
+    fn account(&mut self, top: f32) -> f32 {
+        let doc = self.doc;
+        let width = BOX_LEFT - LEFT - 16.0;
+        let mut y = top - 10.0;
+        self.page.text(LEFT, y, LABEL, b"SERVICE ADDRESS");
+        y -= 15.0;
+        let name_style = BOLD.sized(11.0);
+        let name = name_style.fit(&win_ansi(&doc.customer_name), width);
+        self.page.text(LEFT, y, name_style, &name);
+        let value_style = BODY.sized(9.5);
+        for line in &doc.service_address {
+            y -= 12.5;
+            let line = value_style.fit(&win_ansi(line), width);
+            self.page.text(LEFT, y, value_style, &line);
+        }
+
+        y -= 10.0;
+        let facts = [
+            ("Account number", doc.account_number.clone()),
+            ("Invoice number", doc.invoice_number.clone()),
+            ("Invoice date", long_date(doc.invoice_date)),
+            ("Payment due", long_date(doc.payment_due_date)),
+            (
+                "Billing period",
+                period(doc.billing_period_start, doc.billing_period_end),
+            ),
+            ("ESI ID", doc.esi_id.clone()),
+            ("Utility", doc.utility_name.clone()),
+        ];
+        let label_style = SMALL.sized(8.5);
+        let value_x = LEFT + 84.0;
+        for (label, value) in facts {
+            y -= 13.0;
+            self.page.text(LEFT, y, label_style, label.as_bytes());
+            let value = value_style.fit(&win_ansi(&value), width - 84.0);
+            self.page.text(value_x, y, value_style, &value);
+        }
+        y
+    }
+
+    /// What is owed, by when, and whether it will be charged automatically; returns the box's
+    /// bottom edge.
+    fn amount_box(&mut self, top: f32) -> f32 {
+        let doc = self.doc;
+        let pad = 16.0;
+        let inner = RIGHT - BOX_LEFT - 2.0 * pad;
+        let standing = Standing::of(doc);
+        let note_style = BODY.sized(8.0);
+        let note = doc
+            .auto_pay_note
+            .as_deref()
+            .filter(|n| !n.trim().is_empty())
+            .map(|n| note_style.wrap(&win_ansi(n), inner))
+            .unwrap_or_default();
+        let note_height: f32 = note.iter().map(|_| 10.5).sum();
+        let height = if note.is_empty() {
+            90.0
+        } else {
+            101.5 + note_height
+        };
+        let bottom = top - height;
+        self.page.fill_rect(
+            BOX_LEFT,
+            bottom,
+            RIGHT - BOX_LEFT,
+            height,
+            self.brand.lighten(0.9),
+        );
+        self.page
+            .fill_rect(BOX_LEFT, bottom, 3.0, height, self.brand);
+
+        let x = BOX_LEFT + pad;
+        let mut y = top - 18.0;
+        self.page.text(x, y, LABEL, standing.label);
+        if let Some((word, color)) = standing.stamp {
+            let style = BOLD.sized(9.0).colored(color);
+            let width = style.width(word) + 12.0;
+            let left = RIGHT - pad + 4.0 - width;
+            self.page.fill_rect(left, y - 5.0, width, 17.0, WHITE);
+            self.page
+                .stroke_rect(left, y - 5.0, width, 17.0, 1.25, color);
+            self.page.text(left + 6.0, y, style, word);
+        }
+
+        y -= 28.0;
+        let amount = if doc.total_cents < 0 {
+            format!("{} credit", dollars(doc.total_cents))
+        } else {
+            dollars(doc.total_cents)
+        };
+        let amount = win_ansi(&amount);
+        let full = BOLD.sized(24.0);
+        let width = full.width(&amount);
+        // Shrink rather than cut: every digit of an amount matters.
+        let amount_style = if width > inner {
+            full.sized(24.0 * inner / width)
+        } else {
+            full
+        };
+        self.page.text(x, y, amount_style, &amount);
+
+        y -= 18.0;
+        let line_style = BOLD.sized(9.5).colored(standing.line_color);
+        self.page.text(
+            x,
+            y,
+            line_style,
+            &line_style.fit(&win_ansi(&standing.line), inner),
+        );
+        y -= 14.0;
+        let used = format!("{} kWh used this period", group_decimal(&doc.total_kwh));
+        self.page
+            .text(x, y, SMALL, &SMALL.fit(&win_ansi(&used), inner));
+
+        if !note.is_empty() {
+            y -= 10.0;
+            self.page
+                .hline(x, RIGHT - pad, y, 0.5, self.brand.lighten(0.55));
+            y -= 12.0;
+            for line in &note {
+                self.page.text(x, y, note_style, line);
+                y -= 10.5;
+            }
+        }
+        bottom
+    }
+
+    fn charge_columns(&mut self) {
+        let y = self.y;
+        self.page.text(LEFT, y, LABEL, b"DESCRIPTION");
+        self.page.text_right(QUANTITY_RIGHT, y, LABEL, b"QUANTITY");
+        self.page.text_right(RATE_RIGHT, y, LABEL, b"RATE");
+        self.page.text_right(RIGHT, y, LABEL, b"AMOUNT");
+        self.y -= 15.0;
+    }
+
+    /// Starts a new page if `height` does not fit, repeating the table's heading there.
+    fn ensure_charge_row(&mut self, height: f32) {
+        if self.ensure(height) {
+            self.section("Charges (continued)", None);
+            self.charge_columns();
+        }
+    }
+
+    fn charges(&mut self) {
+        self.section("Charges", None);
+        self.charge_columns();
+        let doc = self.doc;
+        for group in &doc.groups {
+            // Keep a group's name with its first row.
+            self.ensure_charge_row(2.0 * ROW);
+            self.page
+                .text(LEFT, self.y, BOLD, &BOLD.fit(&win_ansi(&group.name), 300.0));
+            self.y -= ROW;
+            for charge in &group.charges {
+                self.charge_row(charge);
+            }
+            self.ensure_charge_row(ROW);
+            self.y -= 2.0;
+            self.page
+                .hline(RATE_RIGHT - 60.0, RIGHT, self.y + 9.5, 0.5, HAIRLINE);
+            self.page.text_right(RATE_RIGHT, self.y, SMALL, b"Subtotal");
+            let subtotal = win_ansi(&dollars(group.total_cents));
+            self.page.text_right(RIGHT, self.y, BOLD, &subtotal);
+            self.y -= ROW + 8.0;
+        }
+        self.ensure(ROW + 6.0);
+        let total_style = BOLD.sized(10.5);
+        self.page.hline(LEFT, RIGHT, self.y + 11.0, 0.75, INK);
+        self.page.text(LEFT, self.y, total_style, b"Invoice total");
+        let total = win_ansi(&dollars(doc.total_cents));
+        self.page.text_right(RIGHT, self.y, total_style, &total);
+        self.y -= 30.0;
+    }
+
+    fn charge_row(&mut self, charge: &ChargeDoc) {
+        let lines = BODY.wrap(&win_ansi(&charge.description), DESCRIPTION_WIDTH);
+        let height: f32 = lines.iter().map(|_| ROW - 2.0).sum::<f32>() + 2.0;
+        self.ensure_charge_row(height);
+        let mut y = self.y;
+        for line in &lines {
+            self.page.text(DESCRIPTION_X, y, BODY, line);
+            y -= ROW - 2.0;
+        }
+        let quantity = format!("{} {}", group_decimal(&charge.quantity), charge.unit);
+        let quantity = BODY.fit(&win_ansi(quantity.trim()), 80.0);
+        self.page
+            .text_right(QUANTITY_RIGHT, self.y, BODY, &quantity);
+        let rate = BODY.fit(&win_ansi(&charge.rate), RATE_RIGHT - QUANTITY_RIGHT - 8.0);
+        self.page.text_right(RATE_RIGHT, self.y, BODY, &rate);
+        let amount = win_ansi(&dollars(charge.amount_cents));
+        self.page.text_right(RIGHT, self.y, BODY, &amount);
+        self.y -= height;
+    }
+
+    /// A bar a day, scaled to the period's highest day.
+    fn usage(&mut self) {
+        let doc = self.doc;
+        let mut days: Vec<(NaiveDate, &str, f32)> = doc
+            .daily_kwh
+            .iter()
+            .map(|(date, kwh)| {
+                let value = kwh.trim().parse::<f32>().unwrap_or(0.0);
+                let value = if value.is_finite() {
+                    value.max(0.0)
+                } else {
+                    0.0
+                };
+                (*date, kwh.as_str(), value)
+            })
+            .collect();
+        days.sort_by_key(|&(date, _, _)| date);
+        let count = u16::try_from(days.len()).unwrap_or(u16::MAX);
+        days.truncate(usize::from(count));
+        let Some(&(peak_date, peak_text, peak)) = days.iter().max_by(|a, b| a.2.total_cmp(&b.2))
+        else {
+            return;
+        };
+
+        let aside = format!(
+            "{} kWh over {} days \u{b7} highest {} kWh on {}",
+            group_decimal(&doc.total_kwh),
+            days.len(),
+            group_decimal(peak_text.trim()),
+            short_date(peak_date),
+        );
+        self.ensure(20.0 + CHART_HEIGHT + 24.0);
+        self.section("Daily usage", Some(&aside));
+        let top = self.y + 4.0;
+        let base = top - CHART_HEIGHT;
+        let step = (RIGHT - LEFT) / f32::from(count);
+        let bar = step * 0.7;
+        let label_every = if days.len() > 45 { 14 } else { 7 };
+        self.page.hline(LEFT, RIGHT, top, 0.4, HAIRLINE);
+        let mut x = LEFT;
+        for (i, &(date, _, kwh)) in days.iter().enumerate() {
+            if peak > 0.0 && kwh > 0.0 {
+                let height = kwh / peak * CHART_HEIGHT;
+                self.page
+                    .fill_rect(x + (step - bar) / 2.0, base, bar, height, self.brand);
+            }
+            if i % label_every == 0 {
+                let label = win_ansi(&short_date(date));
+                let center = (x + step / 2.0).max(LEFT + LABEL.width(&label) / 2.0);
+                self.page.text_center(center, base - 10.0, LABEL, &label);
+            }
+            x += step;
+        }
+        self.page.hline(LEFT, RIGHT, base, 0.6, MUTED);
+        self.y = base - 36.0;
+    }
+
+    fn payment_columns(&mut self) {
+        let y = self.y;
+        self.page.text(LEFT, y, LABEL, b"DATE");
+        self.page.text(LEFT + 90.0, y, LABEL, b"METHOD");
+        self.page.text(RATE_RIGHT - 80.0, y, LABEL, b"STATUS");
+        self.page.text_right(RIGHT, y, LABEL, b"AMOUNT");
+        self.y -= 15.0;
+    }
+
+    fn payments(&mut self) {
+        let doc = self.doc;
+        if doc.payments.is_empty() {
+            return;
+        }
+        self.ensure(20.0 + 15.0 + ROW);
+        self.section("Payments", None);
+        self.payment_columns();
+        for payment in &doc.payments {
+            if self.ensure(ROW) {
+                self.section("Payments (continued)", None);
+                self.payment_columns();
+            }
+            let y = self.y;
+            self.page
+                .text(LEFT, y, BODY, &win_ansi(&long_date(payment.date)));
+            let method = BODY.fit(&win_ansi(&payment.method), RATE_RIGHT - 80.0 - LEFT - 100.0);
+            self.page.text(LEFT + 90.0, y, BODY, &method);
+            let status = BODY.fit(&win_ansi(&humanize(&payment.status)), 100.0);
+            self.page.text(RATE_RIGHT - 80.0, y, BODY, &status);
+            let amount = win_ansi(&dollars(payment.amount_cents));
+            self.page.text_right(RIGHT, y, BODY, &amount);
+            self.y -= ROW;
+        }
+    }
+
+    /// The pages, each with its footer now that their number is known.
+    fn finish(self) -> Vec<Canvas> {
+        let Layout {
+            doc,
+            mut done,
+            page,
+            ..
+        } = self;
+        done.push(page);
+        let count = done.len();
+        for (index, canvas) in done.iter_mut().enumerate() {
+            footer(canvas, doc, index + 1, count);
+        }
+        done
+    }
+}
+
+fn footer(canvas: &mut Canvas, doc: &InvoiceDocument, page: usize, pages: usize) {
+    let present = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
+    let contact = match (present(&doc.support_email), present(&doc.support_phone)) {
+        (Some(email), Some(phone)) => {
+            format!("Questions about your bill? Email {email} or call {phone}.")
+        }
+        (Some(email), None) => format!("Questions about your bill? Email {email}."),
+        (None, Some(phone)) => format!("Questions about your bill? Call {phone}."),
+        (None, None) => format!("Questions about your bill? Contact {}.", doc.brand_name),
+    };
+    let outage = match present(&doc.utility_outage_phone) {
+        Some(phone) => format!("For outages call {} at {phone}.", doc.utility_name),
+        None => format!("For outages contact {}.", doc.utility_name),
+    };
+    let average = doc
+        .avg_cents_per_kwh
+        .as_ref()
+        .map(|avg| format!("Average price this period: {avg}\u{a2} per kWh"))
+        .unwrap_or_default();
+
+    canvas.hline(LEFT, RIGHT, FOOTER_RULE, 0.5, HAIRLINE);
+    let width = RIGHT - LEFT - 110.0;
+    let lines = [contact, outage, average];
+    for (line, y) in lines
+        .iter()
+        .zip([FOOTER_RULE - 14.0, FOOTER_RULE - 25.0, FOOTER_RULE - 36.0])
+    {
+        canvas.text(LEFT, y, SMALL, &SMALL.fit(&win_ansi(line), width));
+    }
+    if pages > 1 {
+        let label = win_ansi(&format!("Page {page} of {pages}"));
+        canvas.text_right(RIGHT, FOOTER_RULE - 14.0, SMALL, &label);
+    }
+    let brand = SMALL.fit(&win_ansi(&doc.brand_name), 100.0);
+    canvas.text_right(RIGHT, FOOTER_RULE - 36.0, SMALL, &brand);
+}
+
+/// `requires_action` as `Requires action`.
+fn humanize(status: &str) -> String {
+    let spaced = status.replace('_', " ");
+    let mut chars = spaced.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Adobe's published advance widths of the standard Helvetica fonts, in `WinAnsiEncoding` order
+/// from code 32; codes the encoding leaves undefined carry the bullet's width that readers show.
+#[rustfmt::skip]
+const HELVETICA: [u16; 224] = [
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556,
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556,
+    556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584, 350,
+    556, 350, 222, 556, 333, 1000, 556, 556, 333, 1000, 667, 333, 1000, 350, 611, 350,
+    350, 222, 222, 333, 333, 350, 556, 1000, 333, 1000, 500, 333, 944, 350, 500, 667,
+    278, 333, 556, 556, 556, 556, 260, 556, 333, 737, 370, 556, 584, 333, 737, 333,
+    400, 584, 333, 333, 333, 556, 537, 278, 333, 333, 365, 556, 834, 834, 834, 611,
+    667, 667, 667, 667, 667, 667, 1000, 722, 667, 667, 667, 667, 278, 278, 278, 278,
+    722, 722, 778, 778, 778, 778, 778, 584, 778, 722, 722, 722, 722, 667, 667, 611,
+    556, 556, 556, 556, 556, 556, 889, 500, 556, 556, 556, 556, 278, 278, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 584, 611, 556, 556, 556, 556, 500, 556, 500,
+];
+
+#[rustfmt::skip]
+const HELVETICA_BOLD: [u16; 224] = [
+    278, 333, 474, 556, 556, 889, 722, 238, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 333, 333, 584, 584, 584, 611,
+    975, 722, 722, 722, 722, 667, 611, 778, 722, 278, 556, 722, 611, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 333, 278, 333, 584, 556,
+    333, 556, 611, 556, 611, 556, 333, 611, 611, 278, 278, 556, 278, 889, 611, 611,
+    611, 611, 389, 556, 333, 611, 556, 778, 556, 556, 500, 389, 280, 389, 584, 350,
+    556, 350, 278, 556, 500, 1000, 556, 556, 333, 1000, 667, 333, 1000, 350, 611, 350,
+    350, 278, 278, 500, 500, 350, 556, 1000, 333, 1000, 556, 333, 944, 350, 500, 667,
+    278, 333, 556, 556, 556, 556, 280, 556, 333, 737, 370, 556, 584, 333, 737, 333,
+    400, 584, 333, 333, 333, 611, 556, 278, 333, 333, 365, 556, 834, 834, 834, 611,
+    722, 722, 722, 722, 722, 722, 1000, 722, 667, 667, 667, 667, 278, 278, 278, 278,
+    722, 722, 778, 778, 778, 778, 778, 584, 778, 722, 722, 722, 722, 667, 667, 611,
+    556, 556, 556, 556, 556, 556, 889, 556, 556, 556, 556, 556, 278, 278, 278, 278,
+    611, 611, 611, 611, 611, 611, 611, 584, 611, 611, 611, 611, 611, 556, 611, 556,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    fn charge(description: &str, quantity: &str, unit: &str, rate: &str, cents: i64) -> ChargeDoc {
+        ChargeDoc {
+            description: description.to_string(),
+            quantity: quantity.to_string(),
+            unit: unit.to_string(),
+            rate: rate.to_string(),
+            amount_cents: cents,
+        }
+    }
+
+    fn sample() -> InvoiceDocument {
+        InvoiceDocument {
+            brand_name: "Lone Star Power".to_string(),
+            brand_color: Some("#0b6e4f".to_string()),
+            support_email: Some("help@lonestarpower.example".to_string()),
+            support_phone: Some("(800) 555-0100".to_string()),
+            customer_name: "María O’Neil".to_string(),
+            account_number: "100-204-3311".to_string(),
+            service_address: vec![
+                "1207 Elm St (Apt 4)".to_string(),
+                "Dallas, TX 75201".to_string(),
+            ],
+            esi_id: "10443720001234567".to_string(),
+            utility_name: "Oncor Electric Delivery".to_string(),
+            utility_outage_phone: Some("(888) 313-4747".to_string()),
+            invoice_number: "INV-2026-000123".to_string(),
+            invoice_date: date(2026, 10, 24),
+            payment_due_date: date(2026, 11, 8),
+            billing_period_start: date(2026, 9, 22),
+            billing_period_end: date(2026, 10, 21),
+            status: "open".to_string(),
+            total_cents: 12_345,
+            total_kwh: "1034.512".to_string(),
+            avg_cents_per_kwh: Some("11.9".to_string()),
+            groups: vec![
+                ChargeGroupDoc {
+                    name: "Electricity".to_string(),
+                    total_cents: 8_000,
+                    charges: vec![
+                        charge("Energy charge", "1034.512", "kWh", "$0.0725", 7_500),
+                        charge("Base charge", "1", "month", "$5.00", 500),
+                    ],
+                },
+                ChargeGroupDoc {
+                    name: "Delivery (Oncor Electric Delivery)".to_string(),
+                    total_cents: 4_345,
+                    charges: vec![charge("Delivery charges", "1034.512", "kWh", "", 4_345)],
+                },
+            ],
+            payments: vec![PaymentDoc {
+                date: date(2026, 10, 2),
+                amount_cents: 9_876,
+                status: "succeeded".to_string(),
+                method: "Visa ending 4242".to_string(),
+            }],
+            daily_kwh: (0..30)
+                .map(|i| {
+                    (
+                        date(2026, 9, 22) + chrono::Days::new(i),
+                        format!("{}.5", 20 + i % 9),
+                    )
+                })
+                .collect(),
+            auto_pay_note: Some(
+                "Your Visa ending 4242 will be charged automatically on Nov 8, 2026.".to_string(),
+            ),
+        }
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
+    }
+
+    /// The text as a non-ASCII string is written: its encoded bytes in hex.
+    fn hex(text: &str) -> Vec<u8> {
+        win_ansi(text)
+            .iter()
+            .flat_map(|b| format!("{b:02X}").into_bytes())
+            .collect()
+    }
+
+    fn page_count(pdf: &[u8]) -> usize {
+        let text = String::from_utf8_lossy(pdf);
+        let count = text.split("/Count ").nth(1).unwrap();
+        count[..count.find(|c: char| !c.is_ascii_digit()).unwrap()]
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn output_is_a_complete_pdf() {
+        let pdf = render(&sample());
+        assert!(pdf.starts_with(b"%PDF-"));
+        assert!(pdf.trim_ascii_end().ends_with(b"%%EOF"));
+        assert_eq!(page_count(&pdf), 1);
+    }
+
+    #[test]
+    fn prints_the_facts_as_searchable_text() {
+        let pdf = render(&sample());
+        for text in [
+            "INV-2026-000123",
+            "$123.45",
+            "Nov 8, 2026",
+            "Energy charge",
+            "Lone Star Power",
+        ] {
+            assert!(contains(&pdf, text.as_bytes()), "{text} missing");
+        }
+        assert!(contains(&pdf, b"1,034.512 kWh"));
+        assert!(contains(
+            &pdf,
+            b"For outages call Oncor Electric Delivery at (888) 313-4747."
+        ));
+        assert!(contains(
+            &pdf,
+            &hex("Average price this period: 11.9¢ per kWh")
+        ));
+        assert!(contains(&pdf, &hex("María O’Neil")));
+        assert!(contains(&pdf, b"/WinAnsiEncoding"));
+        assert!(contains(&pdf, b"/Helvetica-Bold"));
+    }
+
+    #[test]
+    fn stamps_follow_the_status() {
+        let mut doc = sample();
+        assert!(!contains(&render(&doc), b"(PAID)"));
+        for (status, stamp) in [
+            ("paid", "(PAID)"),
+            ("past_due", "(PAST DUE)"),
+            ("voided", "(VOIDED)"),
+        ] {
+            doc.status = status.to_string();
+            assert!(contains(&render(&doc), stamp.as_bytes()), "{status}");
+        }
+    }
+
+    #[test]
+    fn a_negative_total_reads_as_a_credit() {
+        let mut doc = sample();
+        doc.total_cents = -1_234;
+        let pdf = render(&doc);
+        assert!(contains(&pdf, b"(-$12.34 credit)"));
+        assert!(contains(&pdf, b"(No payment due)"));
+    }
+
+    #[test]
+    fn plain_decimals_get_thousands_separators() {
+        assert_eq!(group_decimal("1034.512"), "1,034.512");
+        assert_eq!(group_decimal("999"), "999");
+        assert_eq!(group_decimal("-1234567"), "-1,234,567");
+        assert_eq!(group_decimal("0.0725"), "0.0725");
+        assert_eq!(group_decimal("$0.07"), "$0.07");
+        assert_eq!(group_decimal(""), "");
+    }
+
+    #[test]
+    fn dates_read_naturally() {
+        assert_eq!(long_date(date(2026, 11, 8)), "Nov 8, 2026");
+        assert_eq!(
+            period(date(2026, 10, 9), date(2026, 11, 7)),
+            "Oct 9 \u{2013} Nov 7, 2026"
+        );
+        assert_eq!(
+            period(date(2026, 12, 9), date(2027, 1, 8)),
+            "Dec 9, 2026 \u{2013} Jan 8, 2027"
+        );
+    }
+
+    #[test]
+    fn text_is_encoded_as_win_ansi() {
+        assert_eq!(win_ansi("14.2¢"), b"14.2\xa2");
+        assert_eq!(win_ansi("a–b—c"), b"a\x96b\x97c");
+        assert_eq!(win_ansi("O’Neil • é"), b"O\x92Neil \x95 \xe9");
+        assert_eq!(win_ansi("€5 ™"), b"\x805 \x99");
+        assert_eq!(win_ansi("日本 ✓"), b"?? ?");
+        assert_eq!(win_ansi("a\tb"), b"a b");
+    }
+
+    #[test]
+    fn brand_colours_parse_or_fall_back() {
+        let close = |a: Rgb, b: (f32, f32, f32)| {
+            (a.0 - b.0).abs() < 1e-3 && (a.1 - b.1).abs() < 1e-3 && (a.2 - b.2).abs() < 1e-3
+        };
+        assert!(close(
+            Rgb::parse("#ff8000").unwrap(),
+            (1.0, 128.0 / 255.0, 0.0)
+        ));
+        assert!(close(
+            Rgb::parse("#F80").unwrap(),
+            (1.0, 136.0 / 255.0, 0.0)
+        ));
+        for bad in ["ff8000", "#ff80", "#gg0000", "blue", "#ééé", ""] {
+            assert!(Rgb::parse(bad).is_none(), "{bad}");
+        }
+        let mut doc = sample();
+        doc.brand_color = Some("not a colour".to_string());
+        assert!(render(&doc).starts_with(b"%PDF-"));
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_wrapped_to_width() {
+        let long = win_ansi(&"word ".repeat(40));
+        let lines = BODY.wrap(&long, 100.0);
+        assert!(lines.len() > 1);
+        assert!(lines.iter().all(|l| BODY.width(l) <= 100.0));
+        let cut = BODY.fit(&[b'W'; 80], 50.0);
+        assert!(BODY.width(&cut) <= 50.0);
+        assert_eq!(cut.last(), Some(&ELLIPSIS));
+        assert_eq!(BODY.wrap(b"", 100.0), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn a_long_charge_list_continues_on_a_second_page() {
+        let mut doc = sample();
+        doc.groups[0].charges = (1..=40)
+            .map(|i| charge(&format!("Charge line {i}"), "1", "each", "$1.00", 100))
+            .collect();
+        let pdf = render(&doc);
+        assert_eq!(page_count(&pdf), 2);
+        assert!(contains(&pdf, b"/Count 2"));
+        assert!(contains(&pdf, b"(Charge line 40)"));
+        assert!(contains(&pdf, b"(Charges (continued))"));
+        assert!(contains(&pdf, b"(Page 2 of 2)"));
+    }
+
+    #[test]
+    fn renders_without_daily_usage_or_optional_parts() {
+        let mut doc = sample();
+        doc.daily_kwh.clear();
+        doc.payments.clear();
+        doc.auto_pay_note = None;
+        doc.support_email = None;
+        doc.support_phone = None;
+        doc.utility_outage_phone = None;
+        doc.brand_color = None;
+        let pdf = render(&doc);
+        assert!(pdf.starts_with(b"%PDF-"));
+        assert!(!contains(&pdf, b"(Daily usage)"));
+        assert!(contains(
+            &pdf,
+            b"(For outages contact Oncor Electric Delivery.)"
+        ));
+        assert_eq!(page_count(&pdf), 1);
+    }
+}

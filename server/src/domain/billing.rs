@@ -1,0 +1,432 @@
+//! Billing rules: an invoice's charges computed from a cycle's usage, the contract's rates, the
+//! delivery charges in effect and the service city's taxes; invoice numbers, due dates,
+//! statuses and the auto-pay retry schedule.
+//!
+//! Every line is rounded to the cent on its own (half away from zero) and the totals are sums
+//! of the rounded lines, so that what the customer reads adds up.
+
+use chrono::{Duration, NaiveDate};
+use rust_decimal::{Decimal, RoundingStrategy};
+
+/// Days between an invoice and its due date, when auto-pay charges it.
+pub const DAYS_TO_PAY: i64 = 16;
+
+/// The regulator's assessment recovered on every bill, percent.
+pub fn regulatory_assessment_percent() -> Decimal {
+    Decimal::new(1667, 4)
+}
+
+/// A cycle at least this long bills the monthly charges in full; a shorter one (the first or
+/// last bill of a service) bills them by the day, over a 30-day month.
+const FULL_CYCLE_DAYS: i64 = 27;
+
+/// The energy side of the contract's rates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractRates {
+    pub energy_cents_per_kwh: Decimal,
+    pub base_charge_cents_per_month: i64,
+    pub solar_buyback_cents_per_kwh: Decimal,
+}
+
+/// The delivery utility's charges in effect for the cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryCharges {
+    pub fixed_cents_per_month: i64,
+    pub cents_per_kwh: Decimal,
+}
+
+/// What one cycle bills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvoiceInput {
+    pub period_start: NaiveDate,
+    /// Inclusive.
+    pub period_end: NaiveDate,
+    pub consumption_kwh: Decimal,
+    pub generation_kwh: Decimal,
+    pub rates: ContractRates,
+    pub delivery: DeliveryCharges,
+    /// The service city's gross-receipts reimbursement, percent (0 outside city limits).
+    pub gross_receipts_percent: Decimal,
+}
+
+/// One line of an invoice.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Charge {
+    pub description: String,
+    pub quantity: Decimal,
+    /// `kWh`, `month` or `%`.
+    pub unit: String,
+    /// Cents per unit (per kWh, per month), or percent of the base for `%`.
+    pub rate: Decimal,
+    pub amount_cents: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChargeGroup {
+    pub name: String,
+    pub total_cents: i64,
+    pub charges: Vec<Charge>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputedInvoice {
+    pub groups: Vec<ChargeGroup>,
+    pub total_cents: i64,
+}
+
+/// An amount in cents rounded to a whole cent, half away from zero.
+pub fn to_cents(amount: Decimal) -> i64 {
+    amount
+        .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+        .try_into()
+        .unwrap_or(0)
+}
+
+/// Days of a cycle, both ends included.
+pub fn period_days(start: NaiveDate, end: NaiveDate) -> i64 {
+    (end - start).num_days() + 1
+}
+
+/// How many months of the monthly charges a cycle bills (4 places).
+pub fn months_billed(days: i64) -> Decimal {
+    if days >= FULL_CYCLE_DAYS {
+        Decimal::ONE
+    } else {
+        (Decimal::from(days.max(0)) / Decimal::from(30)).round_dp(4)
+    }
+}
+
+fn line(
+    description: &str,
+    quantity: Decimal,
+    unit: &str,
+    rate: Decimal,
+    amount: Decimal,
+) -> Charge {
+    Charge {
+        description: description.to_owned(),
+        quantity,
+        unit: unit.to_owned(),
+        rate,
+        amount_cents: to_cents(amount),
+    }
+}
+
+fn group(name: &str, charges: Vec<Charge>) -> ChargeGroup {
+    ChargeGroup {
+        name: name.to_owned(),
+        total_cents: charges.iter().map(|c| c.amount_cents).sum(),
+        charges,
+    }
+}
+
+/// The invoice of one cycle, grouped as energy, delivery, credits (when there are any) and
+/// taxes and fees. The taxes apply to the charges net of credits.
+pub fn compute(input: &InvoiceInput) -> ComputedInvoice {
+    let months = months_billed(period_days(input.period_start, input.period_end));
+    let kwh = input.consumption_kwh;
+    let r = &input.rates;
+    let energy = group(
+        "Energy",
+        vec![
+            line(
+                "Energy charge",
+                kwh,
+                "kWh",
+                r.energy_cents_per_kwh,
+                kwh * r.energy_cents_per_kwh,
+            ),
+            line(
+                "Base charge",
+                months,
+                "month",
+                Decimal::from(r.base_charge_cents_per_month),
+                months * Decimal::from(r.base_charge_cents_per_month),
+            ),
+        ],
+    );
+    let d = &input.delivery;
+    let delivery = group(
+        "Delivery",
+        vec![
+            line(
+                "Delivery charge (utility, fixed)",
+                months,
+                "month",
+                Decimal::from(d.fixed_cents_per_month),
+                months * Decimal::from(d.fixed_cents_per_month),
+            ),
+            line(
+                "Delivery charge (utility, per kWh)",
+                kwh,
+                "kWh",
+                d.cents_per_kwh,
+                kwh * d.cents_per_kwh,
+            ),
+        ],
+    );
+    let mut groups = vec![energy, delivery];
+    if input.generation_kwh > Decimal::ZERO && r.solar_buyback_cents_per_kwh > Decimal::ZERO {
+        groups.push(group(
+            "Credits",
+            vec![line(
+                "Solar buyback credit",
+                input.generation_kwh,
+                "kWh",
+                r.solar_buyback_cents_per_kwh,
+                -(input.generation_kwh * r.solar_buyback_cents_per_kwh),
+            )],
+        ));
+    }
+    let taxable: i64 = groups.iter().map(|g| g.total_cents).sum();
+    let base = Decimal::from(taxable);
+    let mut taxes = vec![line(
+        "Regulatory assessment",
+        base,
+        "%",
+        regulatory_assessment_percent(),
+        base * regulatory_assessment_percent() / Decimal::ONE_HUNDRED,
+    )];
+    if input.gross_receipts_percent > Decimal::ZERO {
+        taxes.push(line(
+            "Gross receipts reimbursement",
+            base,
+            "%",
+            input.gross_receipts_percent,
+            base * input.gross_receipts_percent / Decimal::ONE_HUNDRED,
+        ));
+    }
+    groups.push(group("Taxes and fees", taxes));
+    ComputedInvoice {
+        total_cents: groups.iter().map(|g| g.total_cents).sum(),
+        groups,
+    }
+}
+
+/// The average price of a cycle, cents per kWh to one place; none without consumption.
+pub fn average_cents_per_kwh(total_cents: i64, kwh: Decimal) -> Option<Decimal> {
+    (kwh > Decimal::ZERO).then(|| {
+        (Decimal::from(total_cents) / kwh)
+            .round_dp_with_strategy(1, RoundingStrategy::MidpointAwayFromZero)
+    })
+}
+
+/// An invoice's number from its place in the gap-free sequence.
+pub fn invoice_number(sequence: i64) -> String {
+    format!("INV-{sequence:08}")
+}
+
+pub fn payment_due_date(invoice_date: NaiveDate) -> NaiveDate {
+    invoice_date + Duration::days(DAYS_TO_PAY)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvoiceStatus {
+    Open,
+    Paid,
+    PastDue,
+    Voided,
+}
+
+impl InvoiceStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvoiceStatus::Open => "open",
+            InvoiceStatus::Paid => "paid",
+            InvoiceStatus::PastDue => "past_due",
+            InvoiceStatus::Voided => "voided",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InvoiceStatus> {
+        [Self::Open, Self::Paid, Self::PastDue, Self::Voided]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+
+    /// Whether a payment can still settle it.
+    pub fn is_payable(self) -> bool {
+        matches!(self, InvoiceStatus::Open | InvoiceStatus::PastDue)
+    }
+}
+
+/// After the `failures`-th failed auto-pay charge of an invoice, how long until the next try;
+/// none after the fourth (the customer is asked to pay or update the card).
+pub fn auto_pay_retry_after(failures: u32) -> Option<Duration> {
+    match failures {
+        1..=3 => Some(Duration::days(2 * i64::from(failures))),
+        _ => None,
+    }
+}
+
+/// Dollars for people: `$1,234.56`, `-$0.05`.
+pub fn dollars(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let abs = cents.unsigned_abs();
+    let whole = (abs / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}${grouped}.{:02}", abs % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        Decimal::from_str(s).unwrap()
+    }
+
+    fn date(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    fn input(kwh: &str) -> InvoiceInput {
+        InvoiceInput {
+            period_start: date("2026-06-12"),
+            period_end: date("2026-07-11"),
+            consumption_kwh: dec(kwh),
+            generation_kwh: Decimal::ZERO,
+            rates: ContractRates {
+                energy_cents_per_kwh: dec("9.1"),
+                base_charge_cents_per_month: 995,
+                solar_buyback_cents_per_kwh: Decimal::ZERO,
+            },
+            delivery: DeliveryCharges {
+                fixed_cents_per_month: 423,
+                cents_per_kwh: dec("4.5403"),
+            },
+            gross_receipts_percent: dec("1.997"),
+        }
+    }
+
+    fn amount(inv: &ComputedInvoice, description: &str) -> i64 {
+        inv.groups
+            .iter()
+            .flat_map(|g| &g.charges)
+            .find(|c| c.description == description)
+            .map(|c| c.amount_cents)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_full_cycle_bills_every_line_to_the_cent() {
+        let inv = compute(&input("1000"));
+        assert_eq!(amount(&inv, "Energy charge"), 9100);
+        assert_eq!(amount(&inv, "Base charge"), 995);
+        assert_eq!(amount(&inv, "Delivery charge (utility, fixed)"), 423);
+        // 1000 x 4.5403 = 4540.3 cents.
+        assert_eq!(amount(&inv, "Delivery charge (utility, per kWh)"), 4540);
+        // Taxable 15058: 0.1667% = 25.10, 1.997% = 300.71.
+        assert_eq!(amount(&inv, "Regulatory assessment"), 25);
+        assert_eq!(amount(&inv, "Gross receipts reimbursement"), 301);
+        assert_eq!(inv.total_cents, 15058 + 25 + 301);
+        let names: Vec<&str> = inv.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["Energy", "Delivery", "Taxes and fees"]);
+    }
+
+    #[test]
+    fn the_total_is_the_sum_of_the_rounded_lines() {
+        for kwh in ["0.001", "333.333", "1234.567", "2999.999"] {
+            let inv = compute(&input(kwh));
+            let lines: i64 = inv
+                .groups
+                .iter()
+                .flat_map(|g| &g.charges)
+                .map(|c| c.amount_cents)
+                .sum();
+            assert_eq!(inv.total_cents, lines);
+            for g in &inv.groups {
+                assert_eq!(
+                    g.total_cents,
+                    g.charges.iter().map(|c| c.amount_cents).sum::<i64>()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn half_cents_round_away_from_zero() {
+        assert_eq!(to_cents(dec("10.5")), 11);
+        assert_eq!(to_cents(dec("10.4999")), 10);
+        assert_eq!(to_cents(dec("-10.5")), -11);
+    }
+
+    #[test]
+    fn a_short_cycle_prorates_the_monthly_charges() {
+        let mut i = input("300");
+        i.period_start = date("2026-07-01");
+        i.period_end = date("2026-07-15");
+        let inv = compute(&i);
+        assert_eq!(amount(&inv, "Base charge"), 498); // 995 x 0.5 = 497.5
+        assert_eq!(amount(&inv, "Delivery charge (utility, fixed)"), 212); // 211.5
+        assert_eq!(months_billed(27), Decimal::ONE);
+        assert_eq!(months_billed(35), Decimal::ONE);
+        assert_eq!(months_billed(1), dec("0.0333"));
+    }
+
+    #[test]
+    fn solar_export_is_a_credit_before_taxes() {
+        let mut i = input("1000");
+        i.generation_kwh = dec("200");
+        i.rates.solar_buyback_cents_per_kwh = dec("7.5");
+        let inv = compute(&i);
+        assert_eq!(amount(&inv, "Solar buyback credit"), -1500);
+        let taxes = inv
+            .groups
+            .iter()
+            .find(|g| g.name == "Taxes and fees")
+            .unwrap();
+        assert_eq!(taxes.charges[0].quantity, Decimal::from(15058 - 1500));
+    }
+
+    #[test]
+    fn no_gross_receipts_outside_city_limits() {
+        let mut i = input("1000");
+        i.gross_receipts_percent = Decimal::ZERO;
+        let inv = compute(&i);
+        assert!(inv
+            .groups
+            .iter()
+            .flat_map(|g| &g.charges)
+            .all(|c| c.description != "Gross receipts reimbursement"));
+    }
+
+    #[test]
+    fn due_sixteen_days_after_the_invoice() {
+        assert_eq!(payment_due_date(date("2026-11-20")), date("2026-12-06"));
+    }
+
+    #[test]
+    fn numbers_statuses_and_retries() {
+        assert_eq!(invoice_number(7), "INV-00000007");
+        for s in ["open", "paid", "past_due", "voided"] {
+            assert_eq!(InvoiceStatus::parse(s).unwrap().as_str(), s);
+        }
+        assert!(InvoiceStatus::PastDue.is_payable());
+        assert!(!InvoiceStatus::Paid.is_payable());
+        assert!(!InvoiceStatus::Voided.is_payable());
+        assert_eq!(auto_pay_retry_after(1), Some(Duration::days(2)));
+        assert_eq!(auto_pay_retry_after(3), Some(Duration::days(6)));
+        assert_eq!(auto_pay_retry_after(4), None);
+    }
+
+    #[test]
+    fn averages_and_dollars() {
+        assert_eq!(average_cents_per_kwh(15384, dec("1000")), Some(dec("15.4")));
+        assert_eq!(average_cents_per_kwh(100, Decimal::ZERO), None);
+        assert_eq!(dollars(123_456), "$1,234.56");
+        assert_eq!(dollars(5), "$0.05");
+        assert_eq!(dollars(-5), "-$0.05");
+        assert_eq!(dollars(100_000_000), "$1,000,000.00");
+        assert_eq!(dollars(0), "$0.00");
+        assert_eq!(dollars(i64::MIN), "-$92,233,720,368,547,758.08");
+    }
+}

@@ -1,0 +1,822 @@
+//! Billing on the account's clock: when service starts, the utility's year of usage history and
+//! the first cycle read; on each cycle's read date, the cycle's usage, the meter read and the
+//! invoice (`invoice.created`, an e-mail), then auto-pay on the due date, 16 days later, retried
+//! after a decline, and the invoice turning past due the day after its due date when unpaid.
+//!
+//! Each job's payload carries the instant it was meant for (`at`); business records use it, so
+//! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
+
+use anyhow::Context as _;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+use uuid::Uuid;
+
+use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
+use crate::{
+    domain::{
+        billing::{
+            self, auto_pay_retry_after, dollars, invoice_number, payment_due_date, ContractRates,
+            DeliveryCharges, InvoiceInput, InvoiceStatus,
+        },
+        enrollment::start_of_market_day,
+        jobs::backoff,
+        usage,
+    },
+    http::AppState,
+    mail::{self, templates::Template, Brand, NewEmail},
+    market::payments::{
+        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError,
+    },
+    store::{
+        self,
+        accounts::AccountRow,
+        apps::AppRow,
+        billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
+        enrollment::LocationRow,
+        events::NewEvent,
+        Tx,
+    },
+};
+
+/// Days of usage history the utility supplies when service starts.
+const HISTORY_DAYS: i64 = 365;
+
+/// Local hour at which a cycle's read arrives.
+const READ_HOUR: i64 = 6;
+
+#[derive(Serialize, Deserialize)]
+struct ReadPayload {
+    app_uuid: Uuid,
+    location_uuid: Uuid,
+    read_date: NaiveDate,
+    at: DateTime<Utc>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct InvoicePayload {
+    app_uuid: Uuid,
+    invoice_uuid: Uuid,
+    at: DateTime<Utc>,
+}
+
+fn read_instant(date: NaiveDate) -> DateTime<Utc> {
+    start_of_market_day(date) + Duration::hours(READ_HOUR)
+}
+
+fn usage_row(u: &usage::DayUsage) -> UsageDayRow {
+    UsageDayRow {
+        day: u.date,
+        consumption_kwh: u.consumption.to_string(),
+        generation_kwh: u.generation.to_string(),
+        vehicle_kwh: u.vehicle_charging.to_string(),
+        eligible_vehicle_kwh: u.eligible_vehicle_charging.to_string(),
+    }
+}
+
+/// What the meter measured from `from` to `to` (both included), as the utility reports it.
+fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<UsageDayRow> {
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| usage_row(&usage::day_usage(esi_id, d)))
+        .collect()
+}
+
+/// Service started at `location` on `start`: stores the utility's year of history before it and
+/// schedules the first cycle read, in the caller's transaction.
+pub async fn start_billing(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app_uuid: Uuid,
+    location: &LocationRow,
+    start: NaiveDate,
+) -> store::Result<()> {
+    store_history(tx, location, start).await?;
+    let first = usage::next_read_date(&location.esi_id, start);
+    schedule_read(tx, clock, app_uuid, location, first).await?;
+    Ok(())
+}
+
+/// The utility's year of usage history before `start`, in the caller's transaction.
+pub async fn store_history(
+    tx: &mut Tx,
+    location: &LocationRow,
+    start: NaiveDate,
+) -> store::Result<()> {
+    let history = measured(
+        &location.esi_id,
+        start - Duration::days(HISTORY_DAYS),
+        start - Duration::days(1),
+    );
+    store::billing::insert_usage_days(tx, location.uuid, &history).await
+}
+
+async fn schedule_read(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app_uuid: Uuid,
+    location: &LocationRow,
+    read_date: NaiveDate,
+) -> store::Result<Uuid> {
+    let at = read_instant(read_date);
+    super::enqueue(
+        tx,
+        clock,
+        &NewJob {
+            kind: JobKind::MeterRead,
+            payload: &ReadPayload {
+                app_uuid,
+                location_uuid: location.uuid,
+                read_date,
+                at,
+            },
+            account_uuid: Some(location.account_uuid),
+            run_at: at,
+            max_attempts: 20,
+        },
+    )
+    .await
+}
+
+async fn schedule_invoice_job(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    kind: JobKind,
+    invoice: &InvoiceRow,
+    at: DateTime<Utc>,
+) -> store::Result<Uuid> {
+    super::enqueue(
+        tx,
+        clock,
+        &NewJob {
+            kind,
+            payload: &InvoicePayload {
+                app_uuid: invoice.app_uuid,
+                invoice_uuid: invoice.uuid,
+                at,
+            },
+            account_uuid: Some(invoice.account_uuid),
+            run_at: at,
+            max_attempts: 20,
+        },
+    )
+    .await
+}
+
+/// The job's end, committed with `tx` unless another worker took the job over.
+async fn finish(
+    ctx: &JobContext,
+    mut tx: Tx,
+    outcome: &Outcome,
+    account: Uuid,
+) -> anyhow::Result<()> {
+    if ctx.finish(&mut tx, outcome).await? {
+        tx.commit().await?;
+        ctx.state.caches.accounts.invalidate(&account);
+    }
+    Ok(())
+}
+
+/// The cycle's read: bills it and schedules the next read while service lasts.
+pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
+    let payload: ReadPayload = serde_json::from_str(&ctx.job.payload)?;
+    let account_uuid = ctx
+        .job
+        .account_uuid
+        .context("a meter read without account")?;
+    let state = &ctx.state;
+    let app = store::apps::app_by_uuid(&state.db, payload.app_uuid)
+        .await?
+        .context("the app of a meter read is gone")?;
+    let mut tx = state.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    };
+    let location = store::enrollment::locations_of_account_tx(&mut tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == payload.location_uuid);
+    let Some(location) = location.filter(|l| l.is_service_active) else {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    };
+    let when = payload.at.min(ctx.now());
+    let period_end = payload.read_date - Duration::days(1);
+    bill_cycle(
+        &mut tx,
+        state,
+        &ctx.clock,
+        &app,
+        &account,
+        &location,
+        payload.read_date,
+        period_end,
+        when,
+    )
+    .await?;
+    let next = usage::next_read_date(&location.esi_id, payload.read_date);
+    schedule_read(&mut tx, &ctx.clock, app.uuid, &location, next).await?;
+    finish(ctx, tx, &Outcome::Done, account_uuid).await
+}
+
+/// Reads the meter through `period_end` (from the day after the last read, or the service
+/// start) and issues the cycle's invoice, in `tx`: usage days, the read, the invoice with its
+/// number, `invoice.created`, the e-mail, and the auto-pay and past-due jobs. `None` when there
+/// is nothing to bill (the period is empty or was read already).
+#[allow(clippy::too_many_arguments)]
+pub async fn bill_cycle(
+    tx: &mut Tx,
+    state: &AppState,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    location: &LocationRow,
+    read_date: NaiveDate,
+    period_end: NaiveDate,
+    when: DateTime<Utc>,
+) -> store::Result<Option<InvoiceRow>> {
+    let last = store::billing::latest_meter_read_tx(tx, location.uuid).await?;
+    let Some(period_start) = last
+        .map(|r| r.end_date + Duration::days(1))
+        .or(location.service_start_date)
+    else {
+        return Ok(None);
+    };
+    if period_start > period_end {
+        return Ok(None);
+    }
+    store::billing::insert_usage_days(
+        tx,
+        location.uuid,
+        &measured(&location.esi_id, period_start, period_end),
+    )
+    .await?;
+    let days = store::billing::usage_days_tx(tx, location.uuid, period_start, period_end).await?;
+    let sum = |f: fn(&UsageDayRow) -> &str| -> Decimal {
+        days.iter()
+            .filter_map(|d| Decimal::from_str(f(d)).ok())
+            .sum()
+    };
+    let consumption = sum(|d| &d.consumption_kwh);
+    let generation = sum(|d| &d.generation_kwh);
+    let read = MeterReadRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        read_date,
+        start_date: period_start,
+        end_date: period_end,
+        kwh: consumption.to_string(),
+        generation_kwh: generation.to_string(),
+        read_type: "actual".to_owned(),
+        created_at: when,
+    };
+    if !store::billing::insert_meter_read(tx, &read).await? {
+        return Ok(None);
+    }
+    let input = InvoiceInput {
+        period_start,
+        period_end,
+        consumption_kwh: consumption,
+        generation_kwh: generation,
+        rates: contract_rates(tx, location, period_end).await?,
+        delivery: delivery_charges(&state.db, location, period_end).await?,
+        gross_receipts_percent: store::market::city_gross_receipts_percent(
+            &state.db,
+            &location.city,
+            &location.state,
+        )
+        .await?
+        .and_then(|p| Decimal::from_str(&p).ok())
+        .unwrap_or_default(),
+    };
+    let computed = billing::compute(&input);
+    let sequence = store::counters::next_value(tx, "invoice_number").await?;
+    let invoice_date = read_date;
+    let settled = computed.total_cents <= 0;
+    let invoice = InvoiceRow {
+        uuid: Uuid::new_v4(),
+        number: invoice_number(sequence),
+        app_uuid: app.uuid,
+        account_uuid: account.uuid,
+        location_uuid: location.uuid,
+        meter_read_uuid: read.uuid,
+        invoice_date,
+        payment_due_date: payment_due_date(invoice_date),
+        billing_period_start: period_start,
+        billing_period_end: period_end,
+        total_cents: computed.total_cents,
+        total_kwh: consumption.to_string(),
+        generation_kwh: generation.to_string(),
+        charges: serde_json::to_string(&computed.groups)
+            .map_err(|e| sqlx::Error::Encode(Box::new(e)))?,
+        // Nothing to pay (a credit from solar export) settles the invoice at once.
+        status: if settled {
+            InvoiceStatus::Paid
+        } else {
+            InvoiceStatus::Open
+        }
+        .as_str()
+        .to_owned(),
+        paid_at: settled.then_some(when),
+        voided_at: None,
+        created_at: when,
+        updated_at: when,
+    };
+    store::billing::insert_invoice(tx, &invoice).await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid: app.uuid,
+            account_uuid: Some(account.uuid),
+            kind: "invoice.created",
+            data: serde_json::json!({
+                "account_uuid": account.uuid,
+                "location_uuid": location.uuid,
+                "invoice_number": invoice.number,
+                "total_cents": invoice.total_cents,
+                "invoice_date": invoice.invoice_date,
+                "payment_due_date": invoice.payment_due_date,
+                "status": invoice.status,
+            }),
+            created_at: clock.now(),
+        },
+    )
+    .await?;
+    let card = store::payments::current_payment_method(&state.db, account.uuid).await?;
+    let mut paragraphs = vec![
+        format!(
+            "Your electricity bill for {} to {} is {}, for {} kWh.",
+            long_date(period_start),
+            long_date(period_end),
+            dollars(invoice.total_cents),
+            consumption.round_dp(0)
+        ),
+        format!("Invoice {}.", invoice.number),
+    ];
+    if !settled {
+        paragraphs.push(match &card {
+            Some(c) => format!(
+                "Your {} ending {} will be charged automatically on {}.",
+                brand_name(&c.brand),
+                c.last4,
+                long_date(invoice.payment_due_date)
+            ),
+            None => format!(
+                "Please pay by {}: there is no card on file for automatic payment.",
+                long_date(invoice.payment_due_date)
+            ),
+        });
+    }
+    notify(
+        tx,
+        clock,
+        app,
+        account,
+        format!("Your {} electricity bill is ready", app.display_name),
+        paragraphs,
+    )
+    .await?;
+    if !settled {
+        let due = start_of_market_day(invoice.payment_due_date);
+        schedule_invoice_job(
+            tx,
+            clock,
+            JobKind::AutoPay,
+            &invoice,
+            due + Duration::hours(8),
+        )
+        .await?;
+        schedule_invoice_job(
+            tx,
+            clock,
+            JobKind::PastDue,
+            &invoice,
+            start_of_market_day(invoice.payment_due_date + Duration::days(1)),
+        )
+        .await?;
+    }
+    Ok(Some(invoice))
+}
+
+fn long_date(d: NaiveDate) -> String {
+    d.format("%B %-d, %Y").to_string()
+}
+
+fn brand_name(brand: &str) -> String {
+    match brand {
+        "visa" => "Visa".to_owned(),
+        "mastercard" => "Mastercard".to_owned(),
+        "amex" => "American Express".to_owned(),
+        "discover" => "Discover".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The contract that covers `day` at the location (else its newest), as billing rates.
+async fn contract_rates(
+    tx: &mut Tx,
+    location: &LocationRow,
+    day: NaiveDate,
+) -> store::Result<ContractRates> {
+    let contracts = store::enrollment::contracts_of_account_tx(tx, location.account_uuid).await?;
+    let of_location: Vec<_> = contracts
+        .iter()
+        .filter(|c| c.location_uuid == location.uuid && c.status != "cancelled")
+        .collect();
+    let contract = of_location
+        .iter()
+        .rev()
+        .find(|c| c.start_date <= day && c.end_date.is_none_or(|e| day <= e))
+        .or(of_location.last());
+    let rates = contract
+        .and_then(|c| serde_json::from_str::<app::api::market::PlanRatesOut>(&c.rates).ok());
+    Ok(match rates {
+        Some(r) => ContractRates {
+            energy_cents_per_kwh: Decimal::from_str(&r.energy_cents_per_kwh).unwrap_or_default(),
+            base_charge_cents_per_month: r.base_charge_cents_per_month,
+            solar_buyback_cents_per_kwh: Decimal::from_str(&r.solar_buyback_cents_per_kwh)
+                .unwrap_or_default(),
+        },
+        None => ContractRates {
+            energy_cents_per_kwh: Decimal::ZERO,
+            base_charge_cents_per_month: 0,
+            solar_buyback_cents_per_kwh: Decimal::ZERO,
+        },
+    })
+}
+
+/// The utility's schedule in effect at the end of the cycle.
+async fn delivery_charges(
+    db: &store::Db,
+    location: &LocationRow,
+    day: NaiveDate,
+) -> store::Result<DeliveryCharges> {
+    let row = store::market::tdu_charges_on(db, &location.tdu, day).await?;
+    Ok(DeliveryCharges {
+        fixed_cents_per_month: row.as_ref().map_or(0, |r| r.fixed_cents_per_month),
+        cents_per_kwh: row
+            .and_then(|r| Decimal::from_str(&r.cents_per_kwh).ok())
+            .unwrap_or_default(),
+    })
+}
+
+async fn notify(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    subject: String,
+    paragraphs: Vec<String>,
+) -> store::Result<Uuid> {
+    mail::enqueue(
+        tx,
+        clock,
+        &NewEmail {
+            app_uuid: app.uuid,
+            account_uuid: Some(account.uuid),
+            to: &account.email,
+            template: &Template::Notice {
+                subject,
+                first_name: account.first_name.clone(),
+                paragraphs,
+                action: None,
+            },
+            brand: &Brand::of_app(app),
+            send_at: None,
+            event_on_send: None,
+        },
+    )
+    .await
+}
+
+/// How a charge of an invoice ended.
+pub enum Charged {
+    Succeeded { processor_payment_id: String },
+    Failed { failure_code: String },
+}
+
+/// Records one payment attempt of an invoice in `tx`: the payment row, and on success the
+/// invoice paid with `account.payment_successful` and `invoice.paid`; on failure
+/// `account.payment_failed` and an e-mail asking the customer to pay or update the card.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_payment(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    invoice: &InvoiceRow,
+    charged: Charged,
+    initiated_by: &str,
+    when: DateTime<Utc>,
+) -> store::Result<PaymentRow> {
+    let (status, failure_code, processor_payment_id) = match charged {
+        Charged::Succeeded {
+            processor_payment_id,
+        } => ("succeeded", None, Some(processor_payment_id)),
+        Charged::Failed { failure_code } => ("failed", Some(failure_code), None),
+    };
+    let payment = PaymentRow {
+        uuid: Uuid::new_v4(),
+        invoice_uuid: invoice.uuid,
+        account_uuid: account.uuid,
+        amount_cents: invoice.total_cents,
+        status: status.to_owned(),
+        initiated_by: initiated_by.to_owned(),
+        failure_code,
+        processor_payment_id,
+        attempted_at: when,
+    };
+    store::billing::insert_payment(tx, &payment).await?;
+    let now = clock.now();
+    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
+        app_uuid: app.uuid,
+        account_uuid: Some(account.uuid),
+        kind,
+        data,
+        created_at: now,
+    };
+    let data = serde_json::json!({
+        "account_uuid": account.uuid,
+        "location_uuid": invoice.location_uuid,
+        "invoice_number": invoice.number,
+        "payment_uuid": payment.uuid,
+        "amount_cents": payment.amount_cents,
+        "failure_code": payment.failure_code,
+    });
+    if payment.status == "succeeded" {
+        store::billing::set_invoice_status(
+            tx,
+            invoice.uuid,
+            InvoiceStatus::Paid.as_str(),
+            Some(when),
+            when,
+        )
+        .await?;
+        store::events::insert_event(tx, &event("account.payment_successful", data)).await?;
+        store::events::insert_event(
+            tx,
+            &event(
+                "invoice.paid",
+                serde_json::json!({
+                    "account_uuid": account.uuid,
+                    "location_uuid": invoice.location_uuid,
+                    "invoice_number": invoice.number,
+                    "total_cents": invoice.total_cents,
+                    "paid_at": when,
+                }),
+            ),
+        )
+        .await?;
+    } else {
+        store::events::insert_event(tx, &event("account.payment_failed", data)).await?;
+        notify(
+            tx,
+            clock,
+            app,
+            account,
+            "We could not charge your card".to_owned(),
+            vec![
+                format!(
+                    "The payment of {} for invoice {} did not go through.",
+                    dollars(invoice.total_cents),
+                    invoice.number
+                ),
+                format!(
+                    "Please pay it or update your card before {} to keep your account in good \
+                     standing.",
+                    long_date(invoice.payment_due_date)
+                ),
+            ],
+        )
+        .await?;
+    }
+    Ok(payment)
+}
+
+fn invoice_payload(ctx: &JobContext) -> anyhow::Result<(InvoicePayload, Uuid)> {
+    let payload: InvoicePayload = serde_json::from_str(&ctx.job.payload)?;
+    let account = ctx
+        .job
+        .account_uuid
+        .context("an invoice job without account")?;
+    Ok((payload, account))
+}
+
+/// Auto-pay on the due date: charges the saved card for an invoice still to be paid; a decline
+/// is retried 2, 4 and 6 days later.
+pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
+    let (payload, account_uuid) = invoice_payload(ctx)?;
+    let state = &ctx.state;
+    let mut tx = state.db.begin().await?;
+    let invoice = store::billing::invoice_tx(&mut tx, payload.invoice_uuid).await?;
+    let earlier = store::billing::payments_of_invoice_tx(&mut tx, payload.invoice_uuid).await?;
+    tx.commit().await?;
+    let Some(invoice) =
+        invoice.filter(|i| InvoiceStatus::parse(&i.status).is_some_and(InvoiceStatus::is_payable))
+    else {
+        return Ok(ctx.finish_alone(&Outcome::Done).await?);
+    };
+    let (Some(app), Some(card)) = (
+        store::apps::app_by_uuid(&state.db, payload.app_uuid).await?,
+        store::payments::current_payment_method(&state.db, account_uuid).await?,
+    ) else {
+        // No card on file: the invoice waits for the customer and turns past due.
+        return Ok(ctx.finish_alone(&Outcome::Done).await?);
+    };
+    let failures = earlier
+        .iter()
+        .filter(|p| p.initiated_by == "auto_pay" && p.status == "failed")
+        .count();
+    let processor = match processor_for(state, &app).await {
+        Ok(p) => p,
+        Err(e) => return Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
+    };
+    let request = ChargeRequest {
+        account_uuid,
+        payment_method_id: card.id.clone(),
+        amount_cents: invoice.total_cents,
+        idempotency_key: format!("invoice-{}-auto-{}", invoice.uuid, failures + 1),
+    };
+    let charged = match processor.charge(&request).await {
+        Ok(ChargeOutcome::Succeeded { payment_id }) => Charged::Succeeded {
+            processor_payment_id: payment_id,
+        },
+        Ok(ChargeOutcome::Declined { decline_code }) => Charged::Failed {
+            failure_code: decline_code,
+        },
+        Err(ProcessorError::NotFound) => Charged::Failed {
+            failure_code: "payment_method_missing".to_owned(),
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "auto-pay could not reach the processor");
+            let retry = ctx.now() + backoff(ctx.attempt());
+            return Ok(ctx
+                .finish_alone(&Outcome::RetryAt(retry, "processor unavailable".into()))
+                .await?);
+        }
+    };
+    let when = payload.at.min(ctx.now());
+    let mut tx = state.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    };
+    let failed = matches!(charged, Charged::Failed { .. });
+    // Paid meanwhile by the customer: a decline no longer matters, while a success is still
+    // recorded so that no money goes unaccounted.
+    let still_payable = store::billing::invoice_tx(&mut tx, invoice.uuid)
+        .await?
+        .and_then(|i| InvoiceStatus::parse(&i.status))
+        .is_some_and(InvoiceStatus::is_payable);
+    if failed && !still_payable {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    }
+    record_payment(
+        &mut tx, &ctx.clock, &app, &account, &invoice, charged, "auto_pay", when,
+    )
+    .await?;
+    if failed {
+        let next_failures = u32::try_from(failures + 1).unwrap_or(u32::MAX);
+        if let Some(wait) = auto_pay_retry_after(next_failures) {
+            schedule_invoice_job(&mut tx, &ctx.clock, JobKind::AutoPay, &invoice, when + wait)
+                .await?;
+        }
+    }
+    finish(ctx, tx, &Outcome::Done, account_uuid).await
+}
+
+/// The day after the due date: an invoice still open turns past due (`invoice.past_due`).
+pub async fn past_due(ctx: &JobContext) -> anyhow::Result<()> {
+    let (payload, account_uuid) = invoice_payload(ctx)?;
+    let state = &ctx.state;
+    let Some(app) = store::apps::app_by_uuid(&state.db, payload.app_uuid).await? else {
+        return Ok(ctx.finish_alone(&Outcome::Done).await?);
+    };
+    let mut tx = state.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    };
+    let Some(invoice) = store::billing::invoice_tx(&mut tx, payload.invoice_uuid)
+        .await?
+        .filter(|i| i.status == InvoiceStatus::Open.as_str())
+    else {
+        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
+    };
+    let when = payload.at.min(ctx.now());
+    store::billing::set_invoice_status(
+        &mut tx,
+        invoice.uuid,
+        InvoiceStatus::PastDue.as_str(),
+        None,
+        when,
+    )
+    .await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: app.uuid,
+            account_uuid: Some(account.uuid),
+            kind: "invoice.past_due",
+            data: serde_json::json!({
+                "account_uuid": account.uuid,
+                "location_uuid": invoice.location_uuid,
+                "invoice_number": invoice.number,
+                "total_cents": invoice.total_cents,
+                "payment_due_date": invoice.payment_due_date,
+            }),
+            created_at: ctx.now(),
+        },
+    )
+    .await?;
+    notify(
+        &mut tx,
+        &ctx.clock,
+        &app,
+        &account,
+        "Your electricity bill is past due".to_owned(),
+        vec![format!(
+            "Invoice {} for {} was due on {} and has not been paid. Please pay it as soon as \
+             possible.",
+            invoice.number,
+            dollars(invoice.total_cents),
+            long_date(invoice.payment_due_date)
+        )],
+    )
+    .await?;
+    finish(ctx, tx, &Outcome::Done, account_uuid).await
+}
+
+/// Why a sandbox billing simulation could not apply.
+pub enum BillingRefused {
+    /// No location with active service.
+    NoActiveService,
+    /// The meter was already read through today.
+    NothingToBill,
+    /// No invoice is waiting for payment.
+    NothingToPay,
+}
+
+/// `invoice_generated`: an off-cycle read through today and its invoice, in `tx`.
+pub async fn simulate_invoice(
+    tx: &mut Tx,
+    state: &AppState,
+    clock: &AccountClock,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> store::Result<Result<InvoiceRow, BillingRefused>> {
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(Err(BillingRefused::NoActiveService));
+    };
+    let Some(location) = store::enrollment::locations_of_account_tx(tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.is_service_active)
+    else {
+        return Ok(Err(BillingRefused::NoActiveService));
+    };
+    let today = clock.today();
+    let now = clock.now();
+    Ok(bill_cycle(
+        tx, state, clock, app, &account, &location, today, today, now,
+    )
+    .await?
+    .ok_or(BillingRefused::NothingToBill))
+}
+
+/// `payment_failed`: a declined charge of the newest unpaid invoice, in `tx`.
+pub async fn simulate_payment_failure(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> store::Result<Result<PaymentRow, BillingRefused>> {
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(Err(BillingRefused::NothingToPay));
+    };
+    let Some(invoice) = store::billing::latest_unpaid_invoice_tx(tx, account_uuid).await? else {
+        return Ok(Err(BillingRefused::NothingToPay));
+    };
+    let charged = Charged::Failed {
+        failure_code: "card_declined".to_owned(),
+    };
+    Ok(Ok(record_payment(
+        tx,
+        clock,
+        app,
+        &account,
+        &invoice,
+        charged,
+        "simulation",
+        clock.now(),
+    )
+    .await?))
+}

@@ -1,0 +1,397 @@
+//! Billing through the HTTP API: cycle reads and invoices on the account's clock, auto-pay 16
+//! days after the invoice, declines and past-due invoices, paying early, the sandbox's billing
+//! simulations and demo data, invoice PDFs, and a location's usage and meter reads.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::{
+    enrollment::{
+        add_card_number, advance, customer, event_types, pair, relaxed, settles_at, walk_to_active,
+        with_meters, HOUSE,
+    },
+    helpers::TestApp,
+};
+
+/// Cards the built-in processor knows.
+const DECLINES_LATER: &str = "4000000000000341";
+const GOOD_CARD: &str = "4242424242424242";
+
+async fn invoices(app: &TestApp, token: &str) -> Vec<Value> {
+    let r = app
+        .get("/v1/account/billing/invoices?limit=100", token)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["data"].as_array().unwrap().clone()
+}
+
+async fn invoice(app: &TestApp, token: &str, number: &str) -> Value {
+    let r = app
+        .get(&format!("/v1/account/billing/invoices/{number}"), token)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body
+}
+
+async fn seed(app: &TestApp, token: &str) -> Value {
+    let r = app
+        .post("/v1/account/sandbox/seed-demo-data", token, &Value::Null)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body
+}
+
+async fn simulate(app: &TestApp, token: &str, event: &str) -> crate::helpers::TestResponse {
+    app.post(
+        "/v1/account/sandbox/simulate",
+        token,
+        &json!({ "event": event }),
+    )
+    .await
+}
+
+fn date(v: &Value) -> chrono::NaiveDate {
+    chrono::NaiveDate::parse_from_str(v.as_str().unwrap(), "%Y-%m-%d").unwrap()
+}
+
+async fn email_subjects(app: &TestApp, account: &str) -> Vec<String> {
+    let r = app
+        .get(
+            &format!("/v1/app/sandbox/emails?account_uuid={account}&limit=100"),
+            &app.app_token,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["subject"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every line of a detail adds up to its group, and the groups to the total.
+fn assert_adds_up(detail: &Value) {
+    let groups = detail["charges_groups"].as_array().unwrap();
+    let mut total = 0;
+    for g in groups {
+        let lines: i64 = g["charges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["amount_cents"].as_i64().unwrap())
+            .sum();
+        assert_eq!(g["total_cents"].as_i64().unwrap(), lines, "{g}");
+        total += lines;
+    }
+    assert_eq!(detail["total_cents"].as_i64().unwrap(), total, "{detail}");
+}
+
+both_engines! {
+    with relaxed;
+    async fn the_cycle_read_issues_an_invoice_that_auto_pay_settles_sixteen_days_later(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "cycle@example.com").await;
+        walk_to_active(&app, &token, HOUSE).await;
+        let account = app.get("/v1/account", &token).await.body;
+        let location = account["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        assert!(date(&account["locations"][0]["estimated_next_reading_date"]) > date(&account["locations"][0]["service_start_date"]));
+
+        // Within a month, the cycle read comes and bills from the service start.
+        for _ in 0..32 {
+            if !invoices(&app, &token).await.is_empty() {
+                break;
+            }
+            advance(&app, &token, 1).await;
+        }
+        let list = invoices(&app, &token).await;
+        assert_eq!(list.len(), 1, "{list:?}");
+        let first = &list[0];
+        // The next read is a cycle later, on the same day of the month.
+        let next_read = date(&app.get("/v1/account", &token).await.body["locations"][0]["estimated_next_reading_date"]);
+        assert!(next_read > date(&first["invoice_date"]));
+        assert_eq!(chrono::Datelike::day(&next_read), chrono::Datelike::day(&date(&first["invoice_date"])));
+        let reads = app.get(&format!("/v1/account/locations/{location}/meter-reads"), &token).await;
+        assert_eq!(reads.body["data"].as_array().unwrap().len(), 1, "{}", reads.text);
+        assert_eq!(first["status"], "open");
+        assert!(first["number"].as_str().unwrap().starts_with("INV-"));
+        assert_eq!(date(&first["payment_due_date"]) - date(&first["invoice_date"]), chrono::Duration::days(16));
+        assert_eq!(first["billing_period_start"], account["locations"][0]["service_start_date"]);
+        assert_eq!(date(&first["billing_period_end"]), date(&first["invoice_date"]).pred_opt().unwrap());
+        let number = first["number"].as_str().unwrap().to_owned();
+        let detail = invoice(&app, &token, &number).await;
+        assert_adds_up(&detail);
+        let names: Vec<&str> = detail["charges_groups"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["Energy", "Delivery", "Taxes and fees"], "{detail}");
+        // Oncor's delivery charge per kWh and Dallas' gross-receipts reimbursement.
+        let lines: Vec<&Value> = detail["charges_groups"].as_array().unwrap().iter().flat_map(|g| g["charges"].as_array().unwrap()).collect();
+        let per_kwh = lines.iter().find(|c| c["description"] == "Delivery charge (utility, per kWh)").unwrap();
+        assert_eq!(per_kwh["rate"], "4.5403");
+        assert_eq!(per_kwh["quantity"], detail["total_kwh"]);
+        let receipts = lines.iter().find(|c| c["description"] == "Gross receipts reimbursement").unwrap();
+        assert_eq!(receipts["rate"], "1.997");
+        // The period's days add up to the invoice's kWh.
+        let days = detail["usage"]["daily"].as_array().unwrap();
+        let kwh: rust_decimal::Decimal = days.iter().map(|d| d["consumption"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap()).sum();
+        assert_eq!(kwh.to_string(), detail["total_kwh"].as_str().unwrap());
+        let period = date(&first["billing_period_end"]) - date(&first["billing_period_start"]);
+        assert_eq!(days.len() as i64, period.num_days() + 1);
+        assert!(detail["payments"].as_array().unwrap().is_empty());
+        let types = event_types(&app, &uuid).await;
+        assert!(types.iter().any(|t| t == "invoice.created"), "{types:?}");
+        assert!(email_subjects(&app, &uuid).await.iter().any(|s| s.contains("bill is ready")));
+
+        // Not charged before the due date; charged on it. (The clock's UTC date may be a day
+        // ahead of the market's.)
+        let clock = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let until_due = (date(&first["payment_due_date"]) - date(&json!(clock))).num_days();
+        if until_due > 1 {
+            advance(&app, &token, until_due - 1).await;
+            assert_eq!(invoice(&app, &token, &number).await["status"], "open");
+        }
+        advance(&app, &token, 3).await;
+        app.eventually("auto-pay settles the invoice", || async {
+            invoice(&app, &token, &number).await["status"] == "paid"
+        })
+        .await;
+        let detail = invoice(&app, &token, &number).await;
+        assert_eq!(detail["payments"][0]["status"], "succeeded");
+        assert_eq!(detail["payments"][0]["amount_cents"], detail["total_cents"]);
+        assert!(detail["paid_at"].is_string());
+        let types = event_types(&app, &uuid).await;
+        for expected in ["account.payment_successful", "invoice.paid"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+        assert!(!types.iter().any(|t| t == "invoice.past_due"), "{types:?}");
+        settles_at(&app, &token, pair("active", "active")).await;
+
+        // The next cycle bills from the day after the last read.
+        advance(&app, &token, 31).await;
+        let list = invoices(&app, &token).await;
+        assert!(list.len() >= 2, "{list:?}");
+        assert_eq!(date(&list[0]["billing_period_start"]), date(&list[1]["billing_period_end"]).succ_opt().unwrap());
+        let n0: i64 = list[0]["number"].as_str().unwrap()[4..].parse().unwrap();
+        let n1: i64 = list[1]["number"].as_str().unwrap()[4..].parse().unwrap();
+        assert!(n0 > n1);
+        let reads = app.get(&format!("/v1/account/locations/{location}/meter-reads"), &token).await;
+        assert_eq!(reads.body["data"].as_array().unwrap().len(), list.len(), "{}", reads.text);
+        assert_eq!(reads.body["data"][0]["kwh"], list[0]["total_kwh"]);
+        assert_eq!(reads.body["data"][0]["type"], "actual");
+
+        // Moving out: the final bill ends on the final service date, and no cycle follows.
+        let today = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let last_day = (date(&json!(today)) + chrono::Duration::days(5)).to_string();
+        let r = app.post(&format!("/v1/account/locations/{location}/cancel-service"), &token, &json!({"final_service_date": last_day, "reason": "moving"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 10).await;
+        settles_at(&app, &token, pair("cancelled", "cancelled_post_start")).await;
+        let list = invoices(&app, &token).await;
+        assert_eq!(list[0]["billing_period_end"], last_day.as_str(), "{list:?}");
+        assert_eq!(list[0]["invoice_date"], last_day.as_str(), "{list:?}");
+        let count = list.len();
+        advance(&app, &token, 40).await;
+        assert_eq!(invoices(&app, &token).await.len(), count);
+    }
+
+    async fn a_declined_auto_pay_retries_turns_past_due_and_can_be_paid_with_a_new_card(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "declined@example.com").await;
+        add_card_number(&app, &token, DECLINES_LATER).await;
+        seed(&app, &token).await;
+        let list = invoices(&app, &token).await;
+        assert!(list.len() >= 2, "{list:?}");
+        // The invoices already due were tried and turned past due.
+        let oldest = list.last().unwrap();
+        assert_eq!(oldest["status"], "past_due", "{list:?}");
+        let number = oldest["number"].as_str().unwrap().to_owned();
+        let detail = invoice(&app, &token, &number).await;
+        let payments = detail["payments"].as_array().unwrap();
+        assert!(!payments.is_empty());
+        assert!(payments.iter().all(|p| p["status"] == "failed" && p["failure_code"].is_string()), "{payments:?}");
+        let types = event_types(&app, &uuid).await;
+        for expected in ["account.payment_failed", "invoice.past_due"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+        let subjects = email_subjects(&app, &uuid).await;
+        assert!(subjects.iter().any(|s| s == "We could not charge your card"), "{subjects:?}");
+        assert!(subjects.iter().any(|s| s == "Your electricity bill is past due"), "{subjects:?}");
+        // Retries stop after the fourth decline.
+        advance(&app, &token, 20).await;
+        let detail = invoice(&app, &token, &number).await;
+        let tries = detail["payments"].as_array().unwrap().len();
+        assert!((1..=4).contains(&tries), "{detail}");
+
+        // Paying now with the same card is declined, recorded, and changes nothing else.
+        let pay = format!("/v1/account/billing/invoices/{number}/pay");
+        let r = app.post(&pay, &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::PAYMENT_REQUIRED, "card_declined"), "{}", r.text);
+        assert!(r.body["error"]["decline_code"].is_string(), "{}", r.text);
+        let detail = invoice(&app, &token, &number).await;
+        assert_eq!(detail["status"], "past_due");
+        assert_eq!(detail["payments"].as_array().unwrap().len(), tries + 1);
+
+        // A new card pays it; paying again is refused.
+        add_card_number(&app, &token, GOOD_CARD).await;
+        let r = app.post(&pay, &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["status"], "succeeded");
+        assert_eq!(r.body["invoice_number"], number.as_str());
+        assert_eq!(r.body["amount_cents"], detail["total_cents"]);
+        assert_eq!(invoice(&app, &token, &number).await["status"], "paid");
+        let r = app.post(&pay, &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "invoice_not_payable"), "{}", r.text);
+        let r = app.post("/v1/account/billing/invoices/INV-99999999/pay", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{}", r.text);
+    }
+
+    async fn seed_demo_data_brings_usage_invoices_and_a_pdf(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "seeded@example.com").await;
+        let account = seed(&app, &token).await;
+        let location = account["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let list = invoices(&app, &token).await;
+        assert!((2..=4).contains(&list.len()), "{list:?}");
+        // Auto-pay settled those already due; the newest is usually still open.
+        for i in &list {
+            assert!(i["status"] == "paid" || i["status"] == "open", "{i}");
+            assert_adds_up(&invoice(&app, &token, i["number"].as_str().unwrap()).await);
+            assert_eq!(i["location_uuid"], location.as_str());
+            assert!(i["total"].as_str().unwrap().contains('.'));
+        }
+        assert_eq!(list.last().unwrap()["status"], "paid", "{list:?}");
+        let types = event_types(&app, &uuid).await;
+        for expected in ["invoice.created", "account.payment_successful", "invoice.paid"] {
+            assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
+        }
+
+        // Usage: 12 months of history before the start, then the service months.
+        let r = app.get(&format!("/v1/account/locations/{location}/usage/monthly"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["units"], "kWh");
+        assert!(r.body["previous"].is_string(), "{}", r.text);
+        assert!(r.body["next"].is_null(), "{}", r.text);
+        let previous = app.get(r.body["previous"].as_str().unwrap(), &token).await;
+        assert_eq!(previous.status, StatusCode::OK, "{}", previous.text);
+        let months = r.body["months"].as_array().unwrap().len() + previous.body["months"].as_array().unwrap().len();
+        assert!(months >= 13, "{} {}", r.text, previous.text);
+        let first_invoice = list.last().unwrap();
+        let d = date(&first_invoice["billing_period_start"]);
+        let r = app.get(&format!("/v1/account/locations/{location}/usage/daily?year={}&month={}", chrono::Datelike::year(&d), chrono::Datelike::month(&d)), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(r.body["days"].as_array().unwrap().len() >= 28, "{}", r.text);
+        assert!(r.body["previous"].is_string() && r.body["next"].is_string(), "{}", r.text);
+        let day = r.body["days"][3].clone();
+        let r = app.get(&format!("/v1/account/locations/{location}/usage/intervals?date={}", day["date"].as_str().unwrap()), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let intervals = r.body["intervals"].as_array().unwrap();
+        assert!([92, 96, 100].contains(&intervals.len()), "{}", intervals.len());
+        assert_eq!(r.body["interval_minutes"], 15);
+        let sum: rust_decimal::Decimal = intervals.iter().map(|i| i["consumption"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap()).sum();
+        assert_eq!(sum.to_string(), day["consumption"].as_str().unwrap());
+
+        // The PDF.
+        let number = list[0]["number"].as_str().unwrap();
+        let r = app.get(list[0]["pdf"].as_str().unwrap(), &token).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(r.header("content-type"), "application/pdf");
+        assert!(r.text.starts_with("%PDF-"));
+        assert!(r.text.contains(number), "the PDF names the invoice");
+        let r = app.get("/v1/account/billing/invoices/INV-99999999/pdf", &token).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+
+        // Another account sees none of it.
+        let (_, other) = customer(&app, "other@example.com").await;
+        assert!(invoices(&app, &other).await.is_empty());
+        let r = app.get(&format!("/v1/account/billing/invoices/{number}"), &other).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+        let r = app.get(&format!("/v1/account/locations/{location}/usage/monthly"), &other).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+
+        // A sandbox reset removes the invoices, reads and usage.
+        let r = app.post("/v1/account/sandbox/delete-enrollment", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(invoices(&app, &token).await.is_empty());
+        let seeded = seed(&app, &token).await;
+        assert_eq!(seeded["status"], "active");
+        assert!(!invoices(&app, &token).await.is_empty());
+    }
+
+    async fn simulated_invoices_and_payment_failures(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "simulated@example.com").await;
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+        let r = simulate(&app, &token, "payment_failed").await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "invoice_not_payable"), "{}", r.text);
+        seed(&app, &token).await;
+        let before = invoices(&app, &token).await.len();
+
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let emitted: Vec<&str> = r.body["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert!(emitted.contains(&"invoice.created"), "{emitted:?}");
+        let list = invoices(&app, &token).await;
+        assert_eq!(list.len(), before + 1);
+        let newest = &list[0];
+        assert_eq!(newest["status"], "open");
+        assert_eq!(newest["billing_period_end"], newest["invoice_date"]);
+        // Read through today already.
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "nothing_to_bill"), "{}", r.text);
+        assert_eq!(invoices(&app, &token).await.len(), before + 1);
+
+        let r = simulate(&app, &token, "payment_failed").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let emitted: Vec<&str> = r.body["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert!(emitted.contains(&"account.payment_failed"), "{emitted:?}");
+        let detail = invoice(&app, &token, newest["number"].as_str().unwrap()).await;
+        assert_eq!(detail["status"], "open");
+        assert_eq!(detail["payments"][0]["status"], "failed");
+        assert_eq!(detail["payments"][0]["failure_code"], "card_declined");
+        let failed = server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap())
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "account.payment_failed")
+            .unwrap();
+        let data: Value = serde_json::from_str(&failed.data).unwrap();
+        assert_eq!(data["invoice_number"], newest["number"]);
+        assert_eq!(data["amount_cents"], newest["total_cents"]);
+
+        // The next cycle still comes on its day.
+        advance(&app, &token, 32).await;
+        assert!(invoices(&app, &token).await.len() >= before + 2);
+    }
+
+    async fn usage_parameters_are_checked(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "params@example.com").await;
+        let account = seed(&app, &token).await;
+        let location = account["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let base = format!("/v1/account/locations/{location}");
+        for (query, code, param) in [
+            ("/usage/daily?month=13", "parameter_invalid", "month"),
+            ("/usage/monthly?year=1990", "parameter_invalid", "year"),
+            ("/usage/monthly?year=abc", "parameter_invalid", "year"),
+            ("/usage/intervals", "parameter_missing", "date"),
+            ("/usage/intervals?year=2026", "parameter_missing", "month"),
+            ("/usage/intervals?date=2026-02-30", "parameter_invalid", "date"),
+            ("/usage/intervals?date=2026-01-01&year=2026&month=1", "parameter_invalid", "date"),
+            ("/meter-reads?limit=0", "parameter_invalid", "limit"),
+        ] {
+            let r = app.get(&format!("{base}{query}"), &token).await;
+            assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, code), "{query}: {}", r.text);
+            assert_eq!(r.body["error"]["param"], param, "{query}: {}", r.text);
+        }
+        let r = app.get("/v1/account/billing/invoices?limit=101", &token).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"));
+        let r = app.get(&format!("/v1/account/locations/{}/usage/monthly", uuid::Uuid::new_v4()), &token).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
+        // Pages of invoices link on.
+        let r = app.get("/v1/account/billing/invoices?limit=1", &token).await;
+        assert_eq!(r.body["data"].as_array().unwrap().len(), 1);
+        assert_eq!(r.body["has_more"], true);
+        let next = app.get(r.body["next_page_url"].as_str().unwrap(), &token).await;
+        assert_ne!(next.body["data"][0]["number"], r.body["data"][0]["number"]);
+    }
+}
