@@ -263,7 +263,7 @@ pub async fn simulate(
             let app = &principal.app;
             let applied = match sim {
                 BillingSimulation::InvoiceGenerated => {
-                    billing::simulate_invoice(&mut tx, &state, &clock, app, account_uuid)
+                    billing::simulate_invoice(&mut tx, &clock, app, account_uuid)
                         .await?
                         .map(|_| ())
                 }

@@ -24,7 +24,6 @@ use crate::{
         jobs::backoff,
         usage,
     },
-    http::AppState,
     mail::{self, templates::Template, Brand, NewEmail},
     market::payments::{
         processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError,
@@ -206,7 +205,6 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
     let period_end = payload.read_date - Duration::days(1);
     bill_cycle(
         &mut tx,
-        state,
         &ctx.clock,
         &app,
         &account,
@@ -228,7 +226,6 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
 #[allow(clippy::too_many_arguments)]
 pub async fn bill_cycle(
     tx: &mut Tx,
-    state: &AppState,
     clock: &AccountClock,
     app: &AppRow,
     account: &AccountRow,
@@ -281,9 +278,9 @@ pub async fn bill_cycle(
         consumption_kwh: consumption,
         generation_kwh: generation,
         rates: contract_rates(tx, location, period_end).await?,
-        delivery: delivery_charges(&state.db, location, period_end).await?,
+        delivery: delivery_charges(tx, location, period_end).await?,
         gross_receipts_percent: store::market::city_gross_receipts_percent(
-            &state.db,
+            tx,
             &location.city,
             &location.state,
         )
@@ -344,7 +341,7 @@ pub async fn bill_cycle(
         },
     )
     .await?;
-    let card = store::payments::current_payment_method(&state.db, account.uuid).await?;
+    let card = store::payments::current_payment_method_tx(tx, account.uuid).await?;
     let mut paragraphs = vec![
         format!(
             "Your electricity bill for {} to {} is {}, for {} kWh.",
@@ -449,11 +446,11 @@ async fn contract_rates(
 
 /// The utility's schedule in effect at the end of the cycle.
 async fn delivery_charges(
-    db: &store::Db,
+    tx: &mut Tx,
     location: &LocationRow,
     day: NaiveDate,
 ) -> store::Result<DeliveryCharges> {
-    let row = store::market::tdu_charges_on(db, &location.tdu, day).await?;
+    let row = store::market::tdu_charges_on_tx(tx, &location.tdu, day).await?;
     Ok(DeliveryCharges {
         fixed_cents_per_month: row.as_ref().map_or(0, |r| r.fixed_cents_per_month),
         cents_per_kwh: row
@@ -764,7 +761,6 @@ pub enum BillingRefused {
 /// `invoice_generated`: an off-cycle read through today and its invoice, in `tx`.
 pub async fn simulate_invoice(
     tx: &mut Tx,
-    state: &AppState,
     clock: &AccountClock,
     app: &AppRow,
     account_uuid: Uuid,
@@ -783,11 +779,11 @@ pub async fn simulate_invoice(
     };
     let today = clock.today();
     let now = clock.now();
-    Ok(bill_cycle(
-        tx, state, clock, app, &account, &location, today, today, now,
+    Ok(
+        bill_cycle(tx, clock, app, &account, &location, today, today, now)
+            .await?
+            .ok_or(BillingRefused::NothingToBill),
     )
-    .await?
-    .ok_or(BillingRefused::NothingToBill))
 }
 
 /// `payment_failed`: a declined charge of the newest unpaid invoice, in `tx`.

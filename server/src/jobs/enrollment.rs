@@ -421,6 +421,8 @@ pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
     let (app, account) = account_of(ctx)?;
     let payload: EndPayload = serde_json::from_str(&ctx.job.payload)?;
     let now = ctx.now();
+    let app_row = store::apps::app_by_uuid(&ctx.state.db, app).await?;
+    let account_row = store::accounts::account_of_app(&ctx.state.db, app, account).await?;
     let mut tx = ctx.state.db.begin().await?;
     let Some(mut e) = enrollment(&mut tx, app, account).await? else {
         return finish(ctx, tx, account).await;
@@ -435,12 +437,9 @@ pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
     let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
     // The final bill: the last read covers the days through the final service date.
     if location.is_service_active {
-        let app_row = store::apps::app_by_uuid(&ctx.state.db, app).await?;
-        let account_row = store::accounts::account_of_app(&ctx.state.db, app, account).await?;
         if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
             super::billing::bill_cycle(
                 &mut tx,
-                &ctx.state,
                 &ctx.clock,
                 &app_row,
                 &account_row,

@@ -73,25 +73,36 @@ pub async fn esi_prefixes(db: &Db) -> Result<Vec<EsiPrefixRow>> {
     on_db!(db, c => sqlx::query_as::<_, EsiPrefixRow>(sql).fetch_all(c).await)
 }
 
+const TDU_CHARGES_ON: &str = "SELECT fixed_cents_per_month, cents_per_kwh FROM tdu_charges \
+    WHERE tdu = $1 AND effective_date <= $2 ORDER BY effective_date DESC LIMIT 1";
+
 /// The delivery charges of `tdu` in effect on `date`.
 pub async fn tdu_charges_on(db: &Db, tdu: &str, date: NaiveDate) -> Result<Option<TduChargesRow>> {
-    let sql = "SELECT fixed_cents_per_month, cents_per_kwh FROM tdu_charges \
-        WHERE tdu = $1 AND effective_date <= $2 ORDER BY effective_date DESC LIMIT 1";
-    on_db!(db, c => sqlx::query_as::<_, TduChargesRow>(sql).bind(tdu).bind(date)
+    on_db!(db, c => sqlx::query_as::<_, TduChargesRow>(TDU_CHARGES_ON).bind(tdu).bind(date)
+        .fetch_optional(c).await)
+}
+
+/// `tdu_charges_on` inside a transaction (billing reads it while holding its own).
+pub async fn tdu_charges_on_tx(
+    tx: &mut Tx,
+    tdu: &str,
+    date: NaiveDate,
+) -> Result<Option<TduChargesRow>> {
+    on_tx!(tx, c => sqlx::query_as::<_, TduChargesRow>(TDU_CHARGES_ON).bind(tdu).bind(date)
         .fetch_optional(c).await)
 }
 
 /// The gross-receipts reimbursement of a city, percent (exact decimal); none for a place that
 /// is not in the table (outside city limits).
 pub async fn city_gross_receipts_percent(
-    db: &Db,
+    tx: &mut Tx,
     city: &str,
     state: &str,
 ) -> Result<Option<String>> {
     // The directory writes cities in capitals, the tax table as names are spelled.
     let sql = "SELECT gross_receipts_percent FROM cities WHERE lower(name) = lower($1) \
         AND state = $2";
-    on_db!(db, c => sqlx::query_scalar::<_, String>(sql).bind(city).bind(state)
+    on_tx!(tx, c => sqlx::query_scalar::<_, String>(sql).bind(city).bind(state)
         .fetch_optional(c).await)
 }
 

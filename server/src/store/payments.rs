@@ -111,10 +111,22 @@ pub async fn processor_payment_method(
 }
 
 /// The account's current payment method.
+const CURRENT_PAYMENT_METHOD: &str = "SELECT payment_method_id AS id, brand, last4, exp_month, \
+    exp_year, postal_code, fingerprint FROM account_payment_methods WHERE account_uuid = $1 \
+    AND detached_at IS NULL";
+
 pub async fn current_payment_method(db: &Db, account_uuid: Uuid) -> Result<Option<CardRow>> {
-    let sql = "SELECT payment_method_id AS id, brand, last4, exp_month, exp_year, postal_code, \
-        fingerprint FROM account_payment_methods WHERE account_uuid = $1 AND detached_at IS NULL";
-    on_db!(db, c => sqlx::query_as::<_, CardRow>(sql).bind(account_uuid).fetch_optional(c).await)
+    on_db!(db, c => sqlx::query_as::<_, CardRow>(CURRENT_PAYMENT_METHOD)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+pub async fn current_payment_method_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Option<CardRow>> {
+    on_tx!(tx, c => sqlx::query_as::<_, CardRow>(CURRENT_PAYMENT_METHOD)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
 }
 
 /// Attaches `card` to the account, detaching the one it replaces.
