@@ -28,6 +28,9 @@ use server::{
 };
 use uuid::Uuid;
 
+#[path = "common/mod.rs"]
+mod common;
+
 type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
 
 async fn receive(
@@ -60,25 +63,10 @@ async fn main() -> anyhow::Result<()> {
     let rate: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2_000);
 
     let dir = tempfile::tempdir()?;
-    let pg_name = format!("swb_bench_{}", Uuid::new_v4().simple());
-    let admin_url = std::env::var("TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    let url = if engine == "postgres" {
-        use sqlx::Connection;
-        let mut c = sqlx::PgConnection::connect(&admin_url).await?;
-        sqlx::query(&format!("CREATE DATABASE {pg_name}"))
-            .execute(&mut c)
-            .await?;
-        format!(
-            "{}/{pg_name}",
-            admin_url.rsplit_once('/').map_or("", |(b, _)| b)
-        )
-    } else {
-        format!("sqlite:{}", dir.path().join("bench.db").display())
-    };
+    let database = common::fresh_database(&engine, dir.path()).await?;
 
     let mut config = Config {
-        database_url: Secret::new(url),
+        database_url: Secret::new(database.url.clone()),
         database_max_connections: 16,
         ..Config::default()
     };
@@ -216,12 +204,6 @@ async fn main() -> anyhow::Result<()> {
     );
     workers.shutdown().await;
     state.db.close().await;
-    if engine == "postgres" {
-        use sqlx::Connection;
-        let mut c = sqlx::PgConnection::connect(&admin_url).await?;
-        sqlx::query(&format!("DROP DATABASE IF EXISTS {pg_name} WITH (FORCE)"))
-            .execute(&mut c)
-            .await?;
-    }
+    database.drop().await?;
     Ok(())
 }

@@ -290,6 +290,13 @@ pub async fn set_invoice_status(
     insert_status_history(tx, invoice_uuid, status, now).await
 }
 
+/// How many invoices exist (benchmarks and operations).
+pub async fn count_invoices(db: &Db) -> Result<i64> {
+    on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM invoices")
+        .fetch_one(c)
+        .await)
+}
+
 /// A page of the account's invoices, newest first.
 pub async fn invoices_of_account(
     db: &Db,
