@@ -181,7 +181,7 @@ async fn main() -> anyhow::Result<()> {
     .await;
     let secs = started.elapsed().as_secs_f64();
     let issued = store::billing::count_invoices(&state.db).await? - seeded;
-    let pick = |p: f64| took[((took.len() - 1) as f64 * p).round() as usize].as_secs_f64();
+    let pick = |p: f64| common::percentile(&took, p).as_secs_f64();
     println!(
         "run:    {issued} invoices (with their reads, e-mails and auto-pay) in {secs:.1} s = {:.0} invoices/s",
         issued as f64 / secs

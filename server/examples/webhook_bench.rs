@@ -47,14 +47,6 @@ async fn receive(
     "ok"
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -198,8 +190,8 @@ async fn main() -> anyhow::Result<()> {
     latencies.sort();
     println!(
         "steady: {got}/{sent} delivered at {offered:.0} events/s offered; latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
-        percentile(&latencies, 0.50).as_secs_f64() * 1000.0,
-        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        common::percentile(&latencies, 0.50).as_secs_f64() * 1000.0,
+        common::percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
     );
     workers.shutdown().await;

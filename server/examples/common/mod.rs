@@ -47,3 +47,12 @@ impl BenchDatabase {
         Ok(())
     }
 }
+
+/// The `p` quantile (0 to 1) of durations sorted ascending.
+pub fn percentile(sorted: &[std::time::Duration], p: f64) -> std::time::Duration {
+    if sorted.is_empty() {
+        return std::time::Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}

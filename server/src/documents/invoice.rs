@@ -9,7 +9,7 @@
 use chrono::{Datelike, NaiveDate};
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
-use crate::domain::billing::dollars;
+use crate::domain::{apps, billing::dollars};
 
 /// Everything printed on an invoice; amounts in integer cents, quantities and rates as
 /// already-formatted decimal strings.
@@ -271,11 +271,6 @@ impl Rgb {
         let mix = |c: f32| c + (1.0 - c) * amount;
         Rgb(mix(self.0), mix(self.1), mix(self.2))
     }
-
-    /// Whether dark text reads better on this colour than white text does.
-    fn is_light(self) -> bool {
-        0.299 * self.0 + 0.587 * self.1 + 0.114 * self.2 > 0.62
-    }
 }
 
 const PAGE_WIDTH: f32 = 612.0;
@@ -516,6 +511,8 @@ impl Standing {
 struct Layout<'a> {
     doc: &'a InvoiceDocument,
     brand: Rgb,
+    /// Dark rather than white text on the brand colour.
+    dark_text: bool,
     done: Vec<Canvas>,
     page: Canvas,
     /// The baseline of the next line.
@@ -524,14 +521,14 @@ struct Layout<'a> {
 
 impl<'a> Layout<'a> {
     fn new(doc: &'a InvoiceDocument) -> Layout<'a> {
-        let brand = doc
-            .brand_color
-            .as_deref()
-            .and_then(Rgb::parse)
-            .unwrap_or(DEFAULT_BRAND);
+        let color = doc.brand_color.as_deref().and_then(apps::brand_color);
+        let brand = color.and_then(Rgb::parse).unwrap_or(DEFAULT_BRAND);
+        // The same choice of text colour as the flows and e-mails make on the brand colour.
+        let dark_text = color.is_some_and(|c| apps::text_on(c) == "#000000");
         let mut layout = Layout {
             doc,
             brand,
+            dark_text,
             done: Vec::new(),
             page: Canvas::new(),
             y: PAGE_HEIGHT - BAND_HEIGHT,
@@ -545,7 +542,7 @@ impl<'a> Layout<'a> {
         self.page
             .fill_rect(0.0, bottom, PAGE_WIDTH, BAND_HEIGHT, self.brand);
         // A pale brand colour (yellow, say) would swallow white text.
-        let on_band = if self.brand.is_light() { INK } else { WHITE };
+        let on_band = if self.dark_text { INK } else { WHITE };
         let title_style = BOLD.sized(13.0).colored(on_band);
         let title = win_ansi("Electricity bill");
         let name_style = BOLD.sized(20.0).colored(on_band);

@@ -36,13 +36,11 @@ use crate::{
     domain::billing::{
         average_cents_per_kwh, dollars, to_cents, Charge, ChargeGroup, InvoiceStatus,
     },
-    jobs::billing::{record_payment, Charged},
-    market::payments::{
-        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError,
-    },
+    jobs::billing::{charge_invoice, record_payment, Charged},
+    market::payments::{processor_for, PaymentProcessor, ProcessorError},
     store::{
         self,
-        billing::{InvoiceRow, PaymentRow},
+        billing::{InvoiceRow, PaymentRow, UsageDayRow},
         events::NewEvent,
         payments::CardRow,
     },
@@ -248,6 +246,22 @@ async fn invoice_of(
         .ok_or_else(|| ApiError::not_found("invoice").with_param("invoice_number"))
 }
 
+/// The days of the invoice's period and its payment attempts.
+async fn period_and_payments(
+    state: &AppState,
+    row: &InvoiceRow,
+) -> ApiResult<(Vec<UsageDayRow>, Vec<PaymentRow>)> {
+    let days = store::billing::usage_days(
+        &state.db,
+        row.location_uuid,
+        row.billing_period_start,
+        row.billing_period_end,
+    )
+    .await?;
+    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
+    Ok((days, payments))
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct InvoicesQuery {
@@ -303,14 +317,7 @@ pub async fn get_invoice(
     Path(number): Path<String>,
 ) -> ApiResult<axum::Json<InvoiceDetail>> {
     let row = invoice_of(&state, &principal, &number).await?;
-    let days = store::billing::usage_days(
-        &state.db,
-        row.location_uuid,
-        row.billing_period_start,
-        row.billing_period_end,
-    )
-    .await?;
-    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
+    let (days, payments) = period_and_payments(&state, &row).await?;
     let charges_groups = charge_groups(&row)?
         .into_iter()
         .map(|g| ChargesGroup {
@@ -415,14 +422,7 @@ pub async fn invoice_pdf(
         .await?
         .into_iter()
         .find(|t| t.name == location.tdu);
-    let days = store::billing::usage_days(
-        &state.db,
-        row.location_uuid,
-        row.billing_period_start,
-        row.billing_period_end,
-    )
-    .await?;
-    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
+    let (days, payments) = period_and_payments(&state, &row).await?;
     let card = store::payments::current_payment_method(&state.db, principal.account_uuid).await?;
     let invoice = render_invoice(&row);
     let app = &principal.app;
@@ -557,29 +557,13 @@ pub async fn pay_invoice(
             )
         })?;
     let attempts = store::billing::payments_of_invoice(&state.db, invoice.uuid).await?;
-    let request = ChargeRequest {
-        account_uuid: principal.account_uuid,
-        payment_method_id: card.id.clone(),
-        amount_cents: invoice.total_cents,
-        idempotency_key: format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1),
-    };
-    let charged = match processor_for(&state, &principal.app)
+    let processor = processor_for(&state, &principal.app)
         .await
-        .map_err(processor_error)?
-        .charge(&request)
+        .map_err(processor_error)?;
+    let key = format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1);
+    let charged = charge_invoice(&processor, &invoice, &card.id, key)
         .await
-    {
-        Ok(ChargeOutcome::Succeeded { payment_id }) => Charged::Succeeded {
-            processor_payment_id: payment_id,
-        },
-        Ok(ChargeOutcome::Declined { decline_code }) => Charged::Failed {
-            failure_code: decline_code,
-        },
-        Err(ProcessorError::NotFound) => Charged::Failed {
-            failure_code: "payment_method_missing".to_owned(),
-        },
-        Err(e) => return Err(processor_error(e)),
-    };
+        .map_err(processor_error)?;
     let clock = state
         .clock
         .for_account(&state.db, principal.account_uuid)

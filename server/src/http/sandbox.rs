@@ -246,14 +246,7 @@ pub async fn simulate(
                 .with_detail("missing", serde_json::json!(["finalize"])));
             }
             tx.commit().await?;
-            advance_account(&state, account_uuid, clock.now()).await?;
-            let (account, clock, events) = aftermath(&state, &principal, before).await?;
-            return Ok(axum::Json(SimulateOut {
-                event: input.event,
-                account,
-                clock,
-                events,
-            }));
+            return simulated(&state, &principal, input.event, clock.now(), before).await;
         }
         Simulation::Billing(sim) => {
             let account_uuid = principal.account_uuid;
@@ -291,15 +284,7 @@ pub async fn simulate(
                 });
             }
             tx.commit().await?;
-            advance_account(&state, account_uuid, clock.now()).await?;
-            state.caches.accounts.invalidate(&account_uuid);
-            let (account, clock, events) = aftermath(&state, &principal, before).await?;
-            return Ok(axum::Json(SimulateOut {
-                event: input.event,
-                account,
-                clock,
-                events,
-            }));
+            return simulated(&state, &principal, input.event, clock.now(), before).await;
         }
         Simulation::Unknown => {
             return Err(
@@ -327,12 +312,23 @@ pub async fn simulate(
         rerun_credit_check(&mut tx, &account, &clock).await?;
     }
     tx.commit().await?;
-    // Run what is due now (the check and the e-mail it sends) before answering.
-    advance_account(&state, account_uuid, clock.now()).await?;
-    state.caches.accounts.invalidate(&account_uuid);
-    let (account, clock, events) = aftermath(&state, &principal, before).await?;
+    simulated(&state, &principal, input.event, clock.now(), before).await
+}
+
+/// The answer of a simulation committed at `now`: runs what fell due (the jobs and e-mails it
+/// caused) first, then answers the account and the events emitted since `before`.
+async fn simulated(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    event: String,
+    now: chrono::DateTime<chrono::Utc>,
+    before: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<axum::Json<SimulateOut>> {
+    advance_account(state, principal.account_uuid, now).await?;
+    state.caches.accounts.invalidate(&principal.account_uuid);
+    let (account, clock, events) = aftermath(state, principal, before).await?;
     Ok(axum::Json(SimulateOut {
-        event: input.event,
+        event,
         account,
         clock,
         events,

@@ -26,7 +26,7 @@ use crate::{
     },
     mail::{self, templates::Template, Brand, NewEmail},
     market::payments::{
-        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError,
+        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
     },
     store::{
         self,
@@ -494,6 +494,34 @@ pub enum Charged {
     Failed { failure_code: String },
 }
 
+/// Charges an invoice's total to the card `payment_method_id`: how it ended, or why the
+/// processor could not say. The same `idempotency_key` never charges twice.
+pub async fn charge_invoice(
+    processor: &Processor,
+    invoice: &InvoiceRow,
+    payment_method_id: &str,
+    idempotency_key: String,
+) -> Result<Charged, ProcessorError> {
+    let request = ChargeRequest {
+        account_uuid: invoice.account_uuid,
+        payment_method_id: payment_method_id.to_owned(),
+        amount_cents: invoice.total_cents,
+        idempotency_key,
+    };
+    match processor.charge(&request).await {
+        Ok(ChargeOutcome::Succeeded { payment_id }) => Ok(Charged::Succeeded {
+            processor_payment_id: payment_id,
+        }),
+        Ok(ChargeOutcome::Declined { decline_code }) => Ok(Charged::Failed {
+            failure_code: decline_code,
+        }),
+        Err(ProcessorError::NotFound) => Ok(Charged::Failed {
+            failure_code: "payment_method_missing".to_owned(),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
 /// Records one payment attempt of an invoice in `tx`: the payment row, and on success the
 /// invoice paid with `account.payment_successful` and `invoice.paid`; on failure
 /// `account.payment_failed` and an e-mail asking the customer to pay or update the card.
@@ -630,22 +658,9 @@ pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
         Ok(p) => p,
         Err(e) => return Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
     };
-    let request = ChargeRequest {
-        account_uuid,
-        payment_method_id: card.id.clone(),
-        amount_cents: invoice.total_cents,
-        idempotency_key: format!("invoice-{}-auto-{}", invoice.uuid, failures + 1),
-    };
-    let charged = match processor.charge(&request).await {
-        Ok(ChargeOutcome::Succeeded { payment_id }) => Charged::Succeeded {
-            processor_payment_id: payment_id,
-        },
-        Ok(ChargeOutcome::Declined { decline_code }) => Charged::Failed {
-            failure_code: decline_code,
-        },
-        Err(ProcessorError::NotFound) => Charged::Failed {
-            failure_code: "payment_method_missing".to_owned(),
-        },
+    let key = format!("invoice-{}-auto-{}", invoice.uuid, failures + 1);
+    let charged = match charge_invoice(&processor, &invoice, &card.id, key).await {
+        Ok(charged) => charged,
         Err(e) => {
             tracing::warn!(error = %e, "auto-pay could not reach the processor");
             let retry = ctx.now() + backoff(ctx.attempt());
