@@ -95,7 +95,8 @@ pub async fn advance_clock(
 }
 
 /// Sandbox reset: removes the account's locations, contracts, enrollment, confirmed and billing
-/// addresses (and the enrollment jobs still pending), so the account can enroll again. The
+/// addresses, invoices with their payments, meter reads and usage (and the enrollment and
+/// billing jobs still pending), so the account can enroll again. The
 /// account's status is derived anew and historized: `not_enrolled/unresolved` when no identity
 /// check or payment method remains, else the next step (`missing_address`). Its status history,
 /// events, credit checks and payment methods stay. Answers the account.
