@@ -10,6 +10,7 @@ use crate::{
         add_card_number, advance, customer, event_types, pair, relaxed, settles_at, walk_to_active,
         with_meters, HOUSE,
     },
+    flows::{flow_link, open_link},
     helpers::TestApp,
 };
 
@@ -361,6 +362,34 @@ both_engines! {
         // The next cycle still comes on its day.
         advance(&app, &token, 32).await;
         assert!(invoices(&app, &token).await.len() >= before + 2);
+    }
+
+    async fn a_billing_flow_session_reads_and_pays_invoices(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "flowpay@example.com").await;
+        let account = seed(&app, &token).await;
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let open = invoices(&app, &token).await[0].clone();
+        let number = open["number"].as_str().unwrap();
+
+        let link = flow_link(&app, &uuid, "billing").await;
+        let session = open_link(&app, link["login_link"].as_str().unwrap()).await.unwrap();
+        assert_eq!(invoices(&app, &session).await.len(), invoices(&app, &token).await.len());
+        assert_eq!(invoice(&app, &session, number).await["number"], number);
+        let r = app.get(open["pdf"].as_str().unwrap(), &session).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let r = app.post(&format!("/v1/account/billing/invoices/{number}/pay"), &session, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(invoice(&app, &token, number).await["status"], "paid");
+        // Usage and enrollment belong to other scopes; an enrollment session sees no invoices.
+        let location = account["locations"][0]["uuid"].as_str().unwrap();
+        let r = app.get(&format!("/v1/account/locations/{location}/usage/monthly"), &session).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"));
+        let link = flow_link(&app, &uuid, "enrollment").await;
+        let enrollment = open_link(&app, link["login_link"].as_str().unwrap()).await.unwrap();
+        let r = app.get("/v1/account/billing/invoices", &enrollment).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"));
     }
 
     async fn usage_parameters_are_checked(app) {

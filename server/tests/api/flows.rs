@@ -6,7 +6,10 @@ use serde_json::{json, Value};
 use crate::helpers::TestApp;
 
 /// Opens a flow link without following its redirect; returns the session token.
-async fn open_link(app: &TestApp, link: &str) -> Result<String, crate::helpers::TestResponse> {
+pub(crate) async fn open_link(
+    app: &TestApp,
+    link: &str,
+) -> Result<String, crate::helpers::TestResponse> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -25,7 +28,7 @@ async fn open_link(app: &TestApp, link: &str) -> Result<String, crate::helpers::
     Ok(location.split("#session=").nth(1).unwrap().to_owned())
 }
 
-async fn flow_link(app: &TestApp, account: &str, scope: &str) -> Value {
+pub(crate) async fn flow_link(app: &TestApp, account: &str, scope: &str) -> Value {
     let r = app
         .post(
             &format!("/v1/app/accounts/{account}/flow-login"),
