@@ -26,6 +26,17 @@ impl CardBrand {
     }
 }
 
+/// How people write a stored brand name (`visa` -> `Visa`); an unknown one as stored.
+pub fn brand_label(stored: &str) -> &str {
+    match stored {
+        "visa" => "Visa",
+        "mastercard" => "Mastercard",
+        "amex" => "American Express",
+        "discover" => "Discover",
+        other => other,
+    }
+}
+
 /// Why a card was refused before any bank saw it (the processor's `400`s).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardError {
@@ -284,5 +295,12 @@ mod tests {
         ] {
             assert_eq!(charge(ok), None, "{ok}");
         }
+    }
+
+    #[test]
+    fn brands_read_as_people_write_them() {
+        assert_eq!(brand_label(CardBrand::Mastercard.as_str()), "Mastercard");
+        assert_eq!(brand_label("amex"), "American Express");
+        assert_eq!(brand_label("jcb"), "jcb");
     }
 }

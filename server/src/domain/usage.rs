@@ -9,6 +9,8 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Timelike, Utc, Weekday};
 use rust_decimal::Decimal;
 
+use super::FieldError;
+
 /// The market's time zone: days, cycles and intervals are local to it.
 const MARKET_TZ: chrono_tz::Tz = chrono_tz::America::Chicago;
 
@@ -217,6 +219,44 @@ pub fn next_read_date(esi_id: &str, after: NaiveDate) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, day).unwrap_or(after + Duration::days(30))
 }
 
+/// The year a usage query asks for: `year` (2000 to 2100), else the year of `today`.
+pub fn year_of(param: Option<i32>, today: NaiveDate) -> Result<i32, FieldError> {
+    match param {
+        None => Ok(today.year()),
+        Some(y) if (2000..=2100).contains(&y) => Ok(y),
+        Some(_) => Err(FieldError::invalid(
+            "year",
+            "year must be between 2000 and 2100",
+        )),
+    }
+}
+
+/// The month a usage query asks for: `month` (1 to 12), else the month of `today`.
+pub fn month_of(param: Option<u32>, today: NaiveDate) -> Result<u32, FieldError> {
+    match param {
+        None => Ok(today.month()),
+        Some(m) if (1..=12).contains(&m) => Ok(m),
+        Some(_) => Err(FieldError::invalid(
+            "month",
+            "month must be between 1 and 12",
+        )),
+    }
+}
+
+/// The first day of a month (`year` and `month` already in range).
+pub fn first_of_month(year: i32, month: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(year, month, 1).unwrap_or_default()
+}
+
+pub fn last_of_month(year: i32, month: u32) -> NaiveDate {
+    let next = if month == 12 {
+        first_of_month(year + 1, 1)
+    } else {
+        first_of_month(year, month + 1)
+    };
+    next - Duration::days(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,5 +363,17 @@ mod tests {
         // The day before the cycle day reads the next day.
         let before = first.pred_opt().unwrap();
         assert_eq!(next_read_date(ESI, before), first);
+    }
+
+    #[test]
+    fn query_months_and_years() {
+        let today = d("2026-11-22");
+        assert_eq!(year_of(None, today), Ok(2026));
+        assert_eq!(year_of(Some(1999), today).unwrap_err().param, "year");
+        assert_eq!(month_of(None, today), Ok(11));
+        assert_eq!(month_of(Some(13), today).unwrap_err().param, "month");
+        assert_eq!(last_of_month(2028, 2), d("2028-02-29"));
+        assert_eq!(last_of_month(2026, 12), d("2026-12-31"));
+        assert_eq!(first_of_month(2026, 3), d("2026-03-01"));
     }
 }

@@ -32,10 +32,8 @@ use super::{
     AppState,
 };
 use crate::{
-    documents::invoice as pdf,
-    domain::billing::{
-        average_cents_per_kwh, dollars, to_cents, Charge, ChargeGroup, InvoiceStatus,
-    },
+    documents::{self, invoice as pdf, InvoiceRecords},
+    domain::billing::{average_cents_per_kwh, ChargeGroup, InvoiceStatus},
     jobs::billing::{charge_invoice, record_payment, Charged},
     market::payments::{processor_for, PaymentProcessor, ProcessorError},
     store::{
@@ -358,39 +356,6 @@ pub async fn get_invoice(
     }))
 }
 
-/// A line's quantity, unit and rate as a bill prints them: `1,034.512 kWh at 9.1¢`,
-/// `1 month at $9.95`, `1.997% of $150.58`.
-fn printed_quantity_and_rate(c: &Charge) -> (String, String, String) {
-    let rate = c.rate.normalize();
-    match c.unit.as_str() {
-        "kWh" => (
-            c.quantity.normalize().to_string(),
-            "kWh".to_owned(),
-            format!("{rate}\u{a2}"),
-        ),
-        "month" => (
-            c.quantity.normalize().to_string(),
-            if c.quantity == Decimal::ONE {
-                "month"
-            } else {
-                "months"
-            }
-            .to_owned(),
-            dollars(to_cents(c.rate)),
-        ),
-        "%" => (
-            dollars(to_cents(c.quantity)),
-            String::new(),
-            format!("{rate}%"),
-        ),
-        other => (
-            c.quantity.normalize().to_string(),
-            other.to_owned(),
-            rate.to_string(),
-        ),
-    }
-}
-
 /// The invoice as a PDF.
 #[utoipa::path(
     get, path = "/v1/account/billing/invoices/{invoice_number}/pdf", tag = "billing",
@@ -424,84 +389,17 @@ pub async fn invoice_pdf(
         .find(|t| t.name == location.tdu);
     let (days, payments) = period_and_payments(&state, &row).await?;
     let card = store::payments::current_payment_method(&state.db, principal.account_uuid).await?;
-    let invoice = render_invoice(&row);
-    let app = &principal.app;
-    let mut address = vec![match &location.address_2 {
-        Some(a2) if !a2.is_empty() => format!("{} {}", location.address_1, a2),
-        _ => location.address_1.clone(),
-    }];
-    address.push(format!(
-        "{}, {} {}",
-        location.city, location.state, location.postal_code
-    ));
-    let payable = InvoiceStatus::parse(&row.status).is_some_and(InvoiceStatus::is_payable);
-    let doc = pdf::InvoiceDocument {
-        brand_name: app.display_name.clone(),
-        brand_color: app.primary_color.clone(),
-        support_email: app.support_email.clone(),
-        support_phone: app.support_phone.clone(),
-        customer_name: format!("{} {}", account.first_name, account.last_name),
-        account_number: account.account_number.clone(),
-        service_address: address,
-        esi_id: location.esi_id.clone(),
-        utility_name: tdu
-            .as_ref()
-            .map_or_else(|| location.tdu.clone(), |t| t.display_name.clone()),
-        utility_outage_phone: tdu.and_then(|t| t.outage_phone),
-        invoice_number: row.number.clone(),
-        invoice_date: row.invoice_date,
-        payment_due_date: row.payment_due_date,
-        billing_period_start: row.billing_period_start,
-        billing_period_end: row.billing_period_end,
-        status: row.status.clone(),
-        total_cents: row.total_cents,
-        total_kwh: row.total_kwh.clone(),
-        avg_cents_per_kwh: invoice.avg_cents_per_kwh.clone(),
-        groups: charge_groups(&row)?
-            .into_iter()
-            .map(|g| pdf::ChargeGroupDoc {
-                name: g.name,
-                total_cents: g.total_cents,
-                charges: g
-                    .charges
-                    .into_iter()
-                    .map(|c| {
-                        let (quantity, unit, rate) = printed_quantity_and_rate(&c);
-                        pdf::ChargeDoc {
-                            description: c.description,
-                            quantity,
-                            unit,
-                            rate,
-                            amount_cents: c.amount_cents,
-                        }
-                    })
-                    .collect(),
-            })
-            .collect(),
-        payments: payments
-            .iter()
-            .map(|p| pdf::PaymentDoc {
-                date: p.attempted_at.date_naive(),
-                amount_cents: p.amount_cents,
-                status: p.status.clone(),
-                method: card
-                    .as_ref()
-                    .map_or_else(|| "Card".to_owned(), |c| format!("Card ending {}", c.last4)),
-            })
-            .collect(),
-        daily_kwh: days
-            .into_iter()
-            .map(|d| (d.day, d.consumption_kwh))
-            .collect(),
-        auto_pay_note: match (&card, payable) {
-            (Some(c), true) => Some(format!(
-                "Your card ending {} will be charged automatically on {}.",
-                c.last4,
-                row.payment_due_date.format("%b %-d, %Y")
-            )),
-            _ => None,
-        },
-    };
+    let doc = documents::invoice_document(InvoiceRecords {
+        app: &principal.app,
+        account: &account,
+        location: &location,
+        tdu: tdu.as_ref(),
+        invoice: &row,
+        groups: charge_groups(&row)?,
+        days,
+        payments: &payments,
+        card: card.as_ref(),
+    });
     let bytes = pdf::render(&doc);
     Ok((
         [

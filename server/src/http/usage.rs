@@ -26,7 +26,10 @@ use super::{
     AppState,
 };
 use crate::{
-    domain::{usage, FieldError},
+    domain::{
+        usage::{self, first_of_month, last_of_month, month_of, year_of},
+        FieldError,
+    },
     store::{self, billing::UsageDayRow, enrollment::LocationRow},
 };
 
@@ -48,41 +51,6 @@ async fn location(
     store::enrollment::location_of_account(&state.db, principal.account_uuid, uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("location").with_param("location_uuid"))
-}
-
-fn year_of(param: Option<i32>, today: NaiveDate) -> Result<i32, FieldError> {
-    match param {
-        None => Ok(today.year()),
-        Some(y) if (2000..=2100).contains(&y) => Ok(y),
-        Some(_) => Err(FieldError::invalid(
-            "year",
-            "year must be between 2000 and 2100",
-        )),
-    }
-}
-
-fn month_of(param: Option<u32>, today: NaiveDate) -> Result<u32, FieldError> {
-    match param {
-        None => Ok(today.month()),
-        Some(m) if (1..=12).contains(&m) => Ok(m),
-        Some(_) => Err(FieldError::invalid(
-            "month",
-            "month must be between 1 and 12",
-        )),
-    }
-}
-
-fn first_of_month(year: i32, month: u32) -> NaiveDate {
-    NaiveDate::from_ymd_opt(year, month, 1).unwrap_or_default()
-}
-
-fn last_of_month(year: i32, month: u32) -> NaiveDate {
-    let next = if month == 12 {
-        first_of_month(year + 1, 1)
-    } else {
-        first_of_month(year, month + 1)
-    };
-    next - Duration::days(1)
 }
 
 fn dec(s: &str) -> Decimal {

@@ -20,6 +20,7 @@ use crate::{
             self, auto_pay_retry_after, dollars, invoice_number, payment_due_date, ContractRates,
             DeliveryCharges, InvoiceInput, InvoiceStatus,
         },
+        cards::brand_label,
         enrollment::start_of_market_day,
         jobs::backoff,
         usage,
@@ -356,7 +357,7 @@ pub async fn bill_cycle(
         paragraphs.push(match &card {
             Some(c) => format!(
                 "Your {} ending {} will be charged automatically on {}.",
-                brand_name(&c.brand),
+                brand_label(&c.brand),
                 c.last4,
                 long_date(invoice.payment_due_date)
             ),
@@ -399,16 +400,6 @@ pub async fn bill_cycle(
 
 fn long_date(d: NaiveDate) -> String {
     d.format("%B %-d, %Y").to_string()
-}
-
-fn brand_name(brand: &str) -> String {
-    match brand {
-        "visa" => "Visa".to_owned(),
-        "mastercard" => "Mastercard".to_owned(),
-        "amex" => "American Express".to_owned(),
-        "discover" => "Discover".to_owned(),
-        other => other.to_owned(),
-    }
 }
 
 /// The contract that covers `day` at the location (else its newest), as billing rates.
