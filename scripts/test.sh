@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: formatting and lints, unit tests, the
-# integration suite on SQLite and on PostgreSQL (and Redis), the browser tests in Chromium, and
-# the flow bundle's size budget.
+# integration suite on SQLite and on PostgreSQL (and Redis), the browser tests in Chromium
+# against the release build, and the flow bundle's size budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
@@ -20,14 +20,15 @@ cargo clippy -p frontend -p app --features app/hydrate --target wasm32-unknown-u
 step "Unit and integration tests (SQLite and PostgreSQL)"
 cargo test --workspace
 
-step "Browser tests (Chromium)"
+step "Browser tests (Chromium, against the release build: what partners deploy)"
 if (exec 3<>/dev/tcp/127.0.0.1/3000) 2>/dev/null; then
   echo "Port 3000 is taken: stop the server running there first." >&2
   exit 1
 fi
 rm -rf target/e2e && mkdir -p target/e2e
 DATABASE_URL="sqlite:target/e2e/switchboard.db" SWITCHBOARD_LOG_FORMAT=human \
-  cargo leptos end-to-end
+  SWITCHBOARD_BIN="$PWD/target/release/switchboard" \
+  cargo leptos end-to-end --release --precompress
 
-step "Flow bundle size (release WASM + JS, brotli, budget 200 KB)"
-./end2end/bench/flow-size.sh
+step "Flow bundle size (the release WASM + JS just tested, brotli, budget 200 KB)"
+./end2end/bench/flow-size.sh --built

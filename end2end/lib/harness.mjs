@@ -4,7 +4,7 @@
 
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -28,10 +28,22 @@ export async function waitForServer(timeoutMs = 180_000) {
   }
 }
 
+/// The server binary under test: `SWITCHBOARD_BIN`, else the release build (what ships), else
+/// the debug build.
+export const serverBin =
+  process.env.SWITCHBOARD_BIN ??
+  [path.join(root, "target", "release", "switchboard"), path.join(root, "target", "debug", "switchboard")].find(
+    (p) => existsSync(p),
+  );
+
+/// Runs the server's own CLI (same DATABASE_URL) and returns what it printed.
+export function cli(args) {
+  return execFileSync(serverBin, args, { cwd: root, encoding: "utf8" });
+}
+
 /// Creates an app with the server's own CLI (same DATABASE_URL); returns {app_uuid, token}.
-export function createApp(name) {
-  const bin = process.env.SWITCHBOARD_BIN ?? path.join(root, "target", "debug", "switchboard");
-  const out = execFileSync(bin, ["apps", "create", "--name", name, "--environment", "sandbox", "--json"], {
+export function createApp(name, environment = "sandbox") {
+  const out = execFileSync(serverBin, ["apps", "create", "--name", name, "--environment", environment, "--json"], {
     cwd: root,
     encoding: "utf8",
   });

@@ -3,8 +3,8 @@
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
-    // Development builds explain panics in the console; release builds stay small.
-    #[cfg(debug_assertions)]
+    // A panic in a release build (panic = "abort") otherwise shows only as `unreachable`: the
+    // hook puts its message and place in the console, for the partner's engineers and for us.
     console_error_panic_hook::set_once();
     app::hydrate_islands();
 }

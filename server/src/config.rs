@@ -2,7 +2,11 @@
 //! `SWITCHBOARD_*` environment variables (nested keys with `__`), plus the conventional
 //! `DATABASE_URL` and `REDIS_URL`. Secrets are wrapped so that they never print.
 
-use std::{fmt, net::SocketAddr, path::Path};
+use std::{
+    fmt,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+};
 
 use figment::{
     providers::{Env, Format, Serialized, Toml},
@@ -116,6 +120,10 @@ pub struct Config {
     /// own keys, set by `apps set-payment-keys`); without it live apps cannot take cards.
     pub payment_processor_api_base: Option<String>,
     pub market: MarketConfig,
+    /// The built site (`pkg/` with the WASM, JS and CSS, and the static files). Without it the
+    /// server looks beside its binary (`site/`), then one folder up (`target/site` for
+    /// `target/release/switchboard`), then at `target/site` under the working directory.
+    pub site_root: Option<PathBuf>,
 }
 
 /// The service-address directory of a fresh install.
@@ -156,6 +164,7 @@ impl Default for Config {
             mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
             market: MarketConfig::default(),
             payment_processor_api_base: None,
+            site_root: None,
         }
     }
 }
@@ -167,6 +176,16 @@ impl Config {
             .as_deref()
             .map(|u| u.trim_end_matches('/').to_owned())
             .unwrap_or_else(|| format!("http://{}", self.addr))
+    }
+
+    /// Where the built site is: the setting, or the first of the usual places that holds a
+    /// built site (a `pkg/` folder), or `target/site` when none does.
+    pub fn site_root(&self) -> PathBuf {
+        if let Some(root) = &self.site_root {
+            return root.clone();
+        }
+        let exe = std::env::current_exe().ok();
+        find_site_root(exe.as_deref(), |dir| dir.join("pkg").is_dir())
     }
 
     /// Loads the configuration; `file` defaults to `switchboard.toml` when it exists.
@@ -181,6 +200,12 @@ impl Config {
             None => figment.merge(Toml::file("switchboard.toml")),
         };
         let config = figment
+            // The name deployments of other Leptos sites already use.
+            .merge(
+                Env::raw()
+                    .only(&["LEPTOS_SITE_ROOT"])
+                    .map(|_| "site_root".into()),
+            )
             .merge(Env::prefixed("SWITCHBOARD_").split("__"))
             .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL", "SMTP_URL"]))
             .extract()?;
@@ -188,9 +213,59 @@ impl Config {
     }
 }
 
+/// The places a site is looked for when none is configured, in order: `site/` beside the
+/// binary (a deployment copies both into one folder), the binary's parent folder's `site/`
+/// (`target/release/switchboard` finds `target/site`), and `target/site` under the working
+/// directory (running from the repository).
+fn find_site_root(exe: Option<&Path>, is_site: impl Fn(&Path) -> bool) -> PathBuf {
+    let beside = exe.and_then(Path::parent);
+    let candidates = [
+        beside.map(|dir| dir.join("site")),
+        beside.and_then(Path::parent).map(|dir| dir.join("site")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|dir| is_site(dir))
+        .unwrap_or_else(|| PathBuf::from("target/site"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_site_beside_the_binary_comes_first() {
+        let exe = Path::new("/srv/switchboard/switchboard");
+        let any = |_: &Path| true;
+        assert_eq!(
+            find_site_root(Some(exe), any),
+            PathBuf::from("/srv/switchboard/site")
+        );
+        let only_target = |d: &Path| d == Path::new("/repo/target/site");
+        assert_eq!(
+            find_site_root(
+                Some(Path::new("/repo/target/release/switchboard")),
+                only_target
+            ),
+            PathBuf::from("/repo/target/site")
+        );
+        let none = |_: &Path| false;
+        assert_eq!(
+            find_site_root(Some(exe), none),
+            PathBuf::from("target/site")
+        );
+        assert_eq!(find_site_root(None, any), PathBuf::from("target/site"));
+    }
+
+    #[test]
+    fn the_site_root_setting_wins() {
+        let c = Config {
+            site_root: Some(PathBuf::from("/opt/site")),
+            ..Config::default()
+        };
+        assert_eq!(c.site_root(), PathBuf::from("/opt/site"));
+    }
 
     #[test]
     fn secrets_never_print() {

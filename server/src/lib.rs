@@ -61,7 +61,7 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         caches: http::cache::Caches::new(chrono::Duration::milliseconds(i64::from(
             config.cache_ttl_ms,
         ))),
-        leptos: leptos_options(),
+        leptos: leptos_options(&config),
         metrics: metrics_handle(),
     }))
 }
@@ -86,20 +86,36 @@ pub(crate) fn pii_key(config: &Config) -> anyhow::Result<crypto::PiiKey> {
     crypto::PiiKey::from_file(&path.join("pii.key"))
 }
 
-/// Where the pages' assets are, as cargo-leptos tells it (or the defaults of `Cargo.toml`).
-fn leptos_options() -> LeptosOptions {
+/// Where the pages' assets are. Under cargo-leptos its own variables describe the build; a
+/// deployed binary needs none of them: the output name is fixed and the site is found by
+/// `Config::site_root`.
+fn leptos_options(config: &Config) -> LeptosOptions {
     let from_cargo_leptos = std::env::var_os("LEPTOS_OUTPUT_NAME").is_some();
     let options = from_cargo_leptos
         .then(|| leptos::config::get_configuration(None).ok())
         .flatten()
         .map(|c| c.leptos_options);
-    options.unwrap_or_else(|| {
-        LeptosOptions::builder()
+    let site_root = config.site_root();
+    if !site_root.join("pkg").is_dir() {
+        tracing::warn!(
+            site_root = %site_root.display(),
+            "no built site here: pages will load without their scripts and styles; build it \
+             with `cargo leptos build --release` or set SWITCHBOARD_SITE_ROOT"
+        );
+    }
+    let site_root = site_root.to_string_lossy().into_owned();
+    match options {
+        Some(options) if config.site_root.is_none() => options,
+        Some(mut options) => {
+            options.site_root = site_root.into();
+            options
+        }
+        None => LeptosOptions::builder()
             .output_name("switchboard")
-            .site_root("target/site")
+            .site_root(site_root)
             .site_pkg_dir("pkg")
-            .build()
-    })
+            .build(),
+    }
 }
 
 /// The process-wide Prometheus recorder (installed once, shared by every server in a process).
