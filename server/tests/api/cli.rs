@@ -362,6 +362,11 @@ both_engines! {
 
         let out = succeeds(&operator(&app, &["apps", "set-origins", "--app", live, "--origin", "https://A.example/", "--origin", "https://b.example:8443"]));
         assert!(out.contains("https://a.example") && out.contains("https://b.example:8443"), "{out}");
+        // A token's app is read from memory for up to a second.
+        app.eventually("GET /v1/app shows the origins", || async {
+            app.get("/v1/app", token).await.body["allowed_origins"] != json!([])
+        })
+        .await;
         let r = app.get("/v1/app", token).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["environment"], "live");

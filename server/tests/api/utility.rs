@@ -36,6 +36,8 @@ both_engines! {
         let token = token.body["token"].as_str().unwrap().to_owned();
 
         // An ESI ID whose ending holds the switch in sandbox.
+        let confirmed = server.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": SWITCH_HOLD})).await;
+        assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.text);
         let plans = server.post("/v1/account/enroll/plans/request", &token, &json!({"esi_id": SWITCH_HOLD})).await;
         assert_eq!(plans.status, StatusCode::OK, "{}", plans.text);
         let plan = plans.body["plans"].as_array().unwrap().iter().find(|p| p["plan_type"] == "fixed").unwrap().clone();
@@ -53,8 +55,9 @@ both_engines! {
         let finalized = server.post("/v1/account/enroll/finalize", &token, &json!({})).await;
         assert_eq!(finalized.status, StatusCode::OK, "{}", finalized.text);
 
-        // Live apps have no bureau connection yet: stand in for its answer, as the credit job
-        // records one, once verification passed.
+        // Verification runs a minute after finalize. Live apps have no bureau connection yet:
+        // stand in for its answer, as the credit job records one, once verification passed.
+        app.clock.advance(chrono::Duration::minutes(2));
         app.eventually("verification passes", || async {
             server.get("/v1/account", &token).await.body["enrollment"]["is_identity_verified"] == true
         })
