@@ -27,9 +27,9 @@ pub struct FlowBranding {
     /// A checked `#rgb`/`#rrggbb` colour, and the text colour that reads on it.
     pub primary_color: Option<(String, String)>,
     pub logo_url: Option<String>,
-    /// Where `service-flow-close` messages go (the partner's registered origin, or `*` for a
-    /// sandbox app with none); `None` when no host may be told.
-    pub post_message_origin: Option<String>,
+    /// Where `service-flow-close` messages go (the partner's registered origins, or `*` for a
+    /// sandbox app with none); empty when no host may be told.
+    pub post_message_origins: Vec<String>,
 }
 
 /// The server side of the flow pages, provided as Leptos context by the server crate so that
@@ -71,8 +71,9 @@ mod browser {
     }
 
     /// Posts `{type: "service-flow-close", reason, scope}` to the parent window and to a
-    /// React Native webview bridge when there is one.
-    pub fn post_close(reason: &str, scope: &str, origin: Option<&str>) {
+    /// React Native webview bridge when there is one. The message goes to each registered
+    /// origin in turn: the browser delivers it only where the parent's origin matches.
+    pub fn post_close(reason: &str, scope: &str, origins: &[String]) {
         let Some(window) = web_sys::window() else {
             return;
         };
@@ -84,9 +85,11 @@ mod browser {
         ] {
             let _ = js_sys::Reflect::set(&message, &key.into(), &value.into());
         }
-        if let (Ok(Some(parent)), Some(origin)) = (window.parent(), origin) {
+        if let Ok(Some(parent)) = window.parent() {
             if !js_sys::Object::is(&parent, &window) {
-                let _ = parent.post_message(&message, origin);
+                for origin in origins {
+                    let _ = parent.post_message(&message, origin);
+                }
             }
         }
         let bridge = js_sys::Reflect::get(&window, &"ReactNativeWebView".into()).ok();
@@ -144,11 +147,14 @@ pub fn FlowShell() -> impl IntoView {
                             .map(|b| b.display_name.clone())
                             .unwrap_or_else(|| "Switchboard".to_owned());
                         let logo = b.as_ref().and_then(|b| b.logo_url.clone());
-                        let origin = b.as_ref().and_then(|b| b.post_message_origin.clone());
+                        let origins = b
+                            .as_ref()
+                            .map(|b| b.post_message_origins.clone())
+                            .unwrap_or_default();
                         let style = b
                             .and_then(|b| b.primary_color)
                             .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}"));
-                        view! { <FlowApp scope=scope() name logo origin style/> }
+                        view! { <FlowApp scope=scope() name logo origins style/> }
                     })
             }}
         </Suspense>
@@ -162,19 +168,19 @@ fn FlowApp(
     scope: String,
     name: String,
     logo: Option<String>,
-    /// Where `service-flow-close` goes (see `FlowBranding::post_message_origin`).
-    origin: Option<String>,
+    /// Where `service-flow-close` goes (see `FlowBranding::post_message_origins`).
+    origins: Vec<String>,
     style: Option<String>,
 ) -> impl IntoView {
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
-    let (close_scope, close_origin) = (scope.clone(), origin);
+    let (close_scope, close_origins) = (scope.clone(), origins);
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
         #[cfg(feature = "hydrate")]
-        browser::post_close(reason, &close_scope, close_origin.as_deref());
+        browser::post_close(reason, &close_scope, &close_origins);
         #[cfg(not(feature = "hydrate"))]
-        let _ = (reason, &close_scope, &close_origin);
+        let _ = (reason, &close_scope, &close_origins);
     });
     let flow = Flow::new(close);
     let first = enrollment::Task::new();

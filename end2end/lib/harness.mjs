@@ -1,5 +1,5 @@
 // Shared by the browser tests: waits for the server that `cargo leptos end-to-end` started,
-// creates an app through the CLI, serves a partner's host page from another site, and starts
+// creates apps (and registers their origins) through the CLI, serves a partner's host page from another site, and starts
 // the system's Chromium (never a downloaded browser).
 
 import { execFileSync } from "node:child_process";
@@ -36,18 +36,24 @@ export const serverBin =
     (p) => existsSync(p),
   );
 
-/// Runs the server's own CLI (same DATABASE_URL) and returns what it printed.
-export function cli(args) {
+/// The server's own binary, run on the same DATABASE_URL as the server under test.
+function switchboard(args) {
   return execFileSync(serverBin, args, { cwd: root, encoding: "utf8" });
 }
 
-/// Creates an app with the server's own CLI (same DATABASE_URL); returns {app_uuid, token}.
+/// Creates an app with the server's own CLI; returns {app_uuid, token}. `environment` is
+/// "sandbox" (the default) or "live".
 export function createApp(name, environment = "sandbox") {
-  const out = execFileSync(serverBin, ["apps", "create", "--name", name, "--environment", environment, "--json"], {
-    cwd: root,
-    encoding: "utf8",
-  });
+  const out = switchboard(["apps", "create", "--name", name, "--environment", environment, "--json"]);
   return JSON.parse(out.trim().split("\n").pop());
+}
+
+/// Registers the origins that may embed the app's flows (`apps set-origins`).
+export function setOrigins(appUuid, origins) {
+  const args = ["apps", "set-origins", "--app", appUuid];
+  for (const origin of origins) args.push("--origin", origin);
+  if (origins.length === 0) args.push("--clear");
+  switchboard(args);
 }
 
 /// Serves `html` at http://localhost:<port>/ : another site than the server's 127.0.0.1.

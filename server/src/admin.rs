@@ -1,5 +1,6 @@
 //! Operator actions shared by the CLI and the first start: creating apps (with their default
-//! plan groups) and their tokens, and setting a live app's keys for the card processor.
+//! plan groups) and their tokens, setting a live app's keys for the card processor, its brand
+//! and the origins that may embed its flows.
 
 use app::api::Environment;
 use rand::{distributions::Alphanumeric, Rng};
@@ -8,7 +9,8 @@ use uuid::Uuid;
 use crate::{
     crypto::PiiKey,
     domain::{
-        apps::{brand_color, check_payment_keys, slug},
+        apps::{allowed_origins, brand_color, check_payment_keys, slug, Origin},
+        enrollment::UtilityRecord,
         pricing, tokens,
     },
     jobs::clock::Clock,
@@ -189,4 +191,50 @@ pub async fn set_branding(
     tx.commit().await?;
     anyhow::ensure!(set, "no app {app_uuid}");
     Ok(())
+}
+
+/// Replaces the origins that may frame the app's flows and receive their close message (none:
+/// a sandbox app may then be framed anywhere, a live app nowhere else).
+pub async fn set_allowed_origins(
+    db: &Db,
+    app_uuid: Uuid,
+    origins: Vec<Origin>,
+) -> anyhow::Result<Vec<Origin>> {
+    let origins = allowed_origins(origins).map_err(|e| anyhow::anyhow!(e))?;
+    let stored: Vec<String> = origins.iter().map(|o| o.as_str().to_owned()).collect();
+    let mut tx = db.begin().await?;
+    let set = store::apps::update_allowed_origins(&mut tx, app_uuid, &stored).await?;
+    tx.commit().await?;
+    anyhow::ensure!(set, "no app {app_uuid}");
+    Ok(origins)
+}
+
+/// The live submissions to the utility, oldest first (only those waiting for an answer when
+/// `pending_only`).
+pub async fn utility_submissions(
+    db: &Db,
+    pending_only: bool,
+) -> anyhow::Result<Vec<store::utility::SubmissionRow>> {
+    Ok(store::utility::submissions(db, pending_only).await?)
+}
+
+/// Records the utility's answer to a live submission and moves the enrollment on, all in one
+/// transaction.
+pub async fn record_utility_answer(
+    db: &Db,
+    clock: &Clock,
+    submission_uuid: Uuid,
+    record: &UtilityRecord,
+) -> anyhow::Result<store::utility::SubmissionRow> {
+    let submission = store::utility::submission(db, submission_uuid)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no submission {submission_uuid}"))?;
+    let clock = clock.for_account(db, submission.account_uuid).await?;
+    let mut tx = db.begin().await?;
+    let recorded =
+        crate::jobs::enrollment::record_utility_answer(&mut tx, &clock, submission_uuid, record)
+            .await?
+            .map_err(|why| anyhow::anyhow!(why))?;
+    tx.commit().await?;
+    Ok(recorded)
 }

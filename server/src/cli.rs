@@ -1,5 +1,6 @@
-//! The command line: `serve` (the default), `migrate`, `apps create|set-payment-keys`,
-//! `tokens create|revoke`, `market generate|import`.
+//! The command line: `serve` (the default), `migrate`,
+//! `apps create|set-payment-keys|set-branding|set-origins`, `tokens create|revoke`,
+//! `market generate|import|submissions`.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -10,6 +11,7 @@ use uuid::Uuid;
 use crate::{
     admin,
     config::{Config, LogFormat, Secret},
+    domain::{apps::Origin, enrollment::UtilityRecord},
     jobs::clock::Clock,
     store::{self, Db},
 };
@@ -44,7 +46,7 @@ pub enum Command {
         #[command(subcommand)]
         command: TokensCommand,
     },
-    /// Fill the service-address directory
+    /// Fill the service-address directory; record the utility's answers to live enrollments
     Market {
         #[command(subcommand)]
         command: MarketCommand,
@@ -64,6 +66,84 @@ pub enum MarketCommand {
     /// Import the utilities' ESI ID extract (CSV: ESI ID, address, address overflow, city,
     /// state, ZIP, TDU, premise type, status)
     Import { file: PathBuf },
+    /// Live enrollments submitted to the utility: list them and record its answers
+    Submissions {
+        #[command(subcommand)]
+        command: SubmissionsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubmissionsCommand {
+    /// List live submissions to the utility, oldest first
+    List {
+        /// Only those waiting for the utility's answer
+        #[arg(long)]
+        pending: bool,
+        /// Print a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record the utility's answer to a submission; the enrollment moves on at once
+    #[command(group(
+        clap::ArgGroup::new("answer")
+            .required(true)
+            .args(["accepted", "switch_hold", "deactivated", "rejected", "active"])
+    ))]
+    Record {
+        submission: Uuid,
+        /// The utility accepted the enrollment (with --start-date)
+        #[arg(long, requires = "start_date")]
+        accepted: bool,
+        /// The service start date the utility gave, YYYY-MM-DD
+        #[arg(long, requires = "accepted")]
+        start_date: Option<chrono::NaiveDate>,
+        /// The current provider holds the switch
+        #[arg(long)]
+        switch_hold: bool,
+        /// The meter is not active at the utility
+        #[arg(long)]
+        deactivated: bool,
+        /// The utility rejected the enrollment (with --reason)
+        #[arg(long, requires = "reason")]
+        rejected: bool,
+        /// Why the utility rejected it
+        #[arg(long, requires = "rejected")]
+        reason: Option<String>,
+        /// The utility switched the meter: service is active
+        #[arg(long)]
+        active: bool,
+        /// Print the submission as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The answer an operator typed, as the domain knows it.
+fn utility_record(command: &SubmissionsCommand) -> Result<UtilityRecord, String> {
+    let SubmissionsCommand::Record {
+        accepted,
+        start_date,
+        switch_hold,
+        deactivated,
+        rejected,
+        reason,
+        active,
+        ..
+    } = command
+    else {
+        return Err("not a record command".to_owned());
+    };
+    match (accepted, start_date, reason) {
+        (true, Some(start_date), _) => Ok(UtilityRecord::Accepted {
+            start_date: *start_date,
+        }),
+        _ if *switch_hold => Ok(UtilityRecord::SwitchHold),
+        _ if *deactivated => Ok(UtilityRecord::Deactivated),
+        (_, _, Some(reason)) if *rejected => UtilityRecord::rejected(reason),
+        _ if *active => Ok(UtilityRecord::Active),
+        _ => Err("say what the utility answered".to_owned()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -112,6 +192,18 @@ pub enum AppsCommand {
         #[arg(long)]
         logo_url: Option<String>,
     },
+    /// Set the origins that may embed an app's flows and receive their close message
+    #[command(group(clap::ArgGroup::new("origins").required(true).args(["origin", "clear"])))]
+    SetOrigins {
+        #[arg(long)]
+        app: Uuid,
+        /// An origin such as https://partner.example (repeat for several); replaces the list
+        #[arg(long, value_parser = origin_arg)]
+        origin: Vec<Origin>,
+        /// Register no origin
+        #[arg(long)]
+        clear: bool,
+    },
     /// Set a live app's keys for the card processor (the secret key is stored sealed)
     SetPaymentKeys {
         #[arg(long)]
@@ -154,6 +246,10 @@ pub enum TokensCommand {
     },
     /// Revoke an AppToken by its prefix (as listed in the dashboard) or its whole value
     Revoke { prefix: String },
+}
+
+fn origin_arg(raw: &str) -> Result<Origin, String> {
+    Origin::parse(raw)
 }
 
 /// A secret from the command line, kept in a type whose `Debug` prints nothing.
@@ -216,6 +312,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             db.close().await;
             Ok(())
         }
+        Command::Market {
+            command: MarketCommand::Submissions { command },
+        } => {
+            let db = connect(&config).await?;
+            let result = submissions_command(&db, &clock, &command).await;
+            db.close().await;
+            result
+        }
         Command::Market { command } => {
             let db = connect(&config).await?;
             let result = market_command(&db, command).await;
@@ -257,6 +361,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             db.close().await;
             Ok(())
         }
+        Command::Apps {
+            command: AppsCommand::SetOrigins { app, origin, .. },
+        } => {
+            let db = connect(&config).await?;
+            let origins = admin::set_allowed_origins(&db, app, origin).await?;
+            if origins.is_empty() {
+                println!("App {app} has no registered origin.");
+            } else {
+                println!("Origins of app {app}:");
+                for o in &origins {
+                    println!("  {}", o.as_str());
+                }
+            }
+            db.close().await;
+            Ok(())
+        }
         Command::Tokens { command } => {
             let db = connect(&config).await?;
             match command {
@@ -286,11 +406,59 @@ fn progress_bar(unit: &str) -> indicatif::ProgressBar {
     bar
 }
 
+async fn submissions_command(
+    db: &Db,
+    clock: &Clock,
+    command: &SubmissionsCommand,
+) -> anyhow::Result<()> {
+    match command {
+        SubmissionsCommand::List { pending, json } => {
+            let rows = admin::utility_submissions(db, *pending).await?;
+            if *json {
+                println!("{}", serde_json::to_string(&rows)?);
+                return Ok(());
+            }
+            if rows.is_empty() {
+                println!("No submissions.");
+            }
+            for s in &rows {
+                println!(
+                    "{}  {:<11}  ESI ID {}  account {}  submitted {}  start {}",
+                    s.uuid,
+                    s.status,
+                    s.esi_id,
+                    s.account_uuid,
+                    s.submitted_at.format("%Y-%m-%d %H:%M"),
+                    s.start_date
+                        .or(s.requested_start_date)
+                        .map_or_else(|| "-".to_owned(), |d| d.to_string()),
+                );
+            }
+            Ok(())
+        }
+        SubmissionsCommand::Record {
+            submission, json, ..
+        } => {
+            let record = utility_record(command).map_err(|e| anyhow::anyhow!(e))?;
+            let recorded = admin::record_utility_answer(db, clock, *submission, &record).await?;
+            if *json {
+                println!("{}", serde_json::to_string(&recorded)?);
+            } else {
+                println!("Submission {} is now {}.", recorded.uuid, recorded.status);
+            }
+            Ok(())
+        }
+    }
+}
+
 async fn market_command(db: &Db, command: MarketCommand) -> anyhow::Result<()> {
     let summary = match command {
         MarketCommand::Generate { addresses, seed } => {
             let bar = progress_bar("addresses");
             crate::market::setup::generate(db, addresses, seed, &bar).await?
+        }
+        MarketCommand::Submissions { .. } => {
+            anyhow::bail!("submissions are not a directory fill")
         }
         MarketCommand::Import { file } => {
             let bar = indicatif::ProgressBar::new(0);

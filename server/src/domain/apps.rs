@@ -1,5 +1,5 @@
-//! Apps: how their public slugs are made, which processor keys a live app accepts, and how
-//! their brand colour is used on pages and e-mails.
+//! Apps: how their public slugs are made, which processor keys a live app accepts, how their
+//! brand colour is used on pages and e-mails, and which origins may embed their flows.
 
 /// A URL-safe slug from an app's name, with a random suffix so that names may repeat.
 pub fn slug(name: &str, suffix: &str) -> String {
@@ -78,6 +78,57 @@ pub fn text_on(color: &str) -> &'static str {
     }
 }
 
+/// A web origin allowed to embed an app's flows and to receive their close message, as browsers
+/// write it: `https://host` or `http://host:port`, lower-case, without a default port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin(String);
+
+/// How many origins one app may register.
+pub const MAX_ORIGINS: usize = 20;
+
+impl Origin {
+    /// An origin from what an operator typed: an http(s) URL with a host and nothing after it
+    /// (a trailing `/` is tolerated), because a CSP source or a `postMessage` target with a path
+    /// would match nothing.
+    pub fn parse(raw: &str) -> Result<Origin, String> {
+        let raw = raw.trim();
+        let url = url::Url::parse(raw).map_err(|_| format!("{raw:?} is not a URL"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("{raw:?} must start with https:// or http://"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(format!("{raw:?} has no host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(format!("{raw:?} must not carry a user name or password"));
+        }
+        if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+            return Err(format!(
+                "{raw:?} must be an origin only (no path, query or fragment)"
+            ));
+        }
+        Ok(Origin(url.origin().ascii_serialization()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The origins an app registers: in the order given, each once, at most `MAX_ORIGINS`.
+pub fn allowed_origins(origins: Vec<Origin>) -> Result<Vec<Origin>, String> {
+    let mut out: Vec<Origin> = Vec::with_capacity(origins.len());
+    for origin in origins {
+        if !out.contains(&origin) {
+            out.push(origin);
+        }
+    }
+    if out.len() > MAX_ORIGINS {
+        return Err(format!("an app may register at most {MAX_ORIGINS} origins"));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +164,57 @@ mod tests {
         assert_eq!(text_on("#ffcc00"), "#000000");
         assert_eq!(text_on("#fc0"), "#000000");
         assert_eq!(text_on("#000"), "#ffffff");
+    }
+
+    #[test]
+    fn origins_are_scheme_and_host_only() {
+        let ok = |raw: &str| Origin::parse(raw).map(|o| o.as_str().to_owned());
+        assert_eq!(
+            ok("https://Partner.Example"),
+            Ok("https://partner.example".to_owned())
+        );
+        assert_eq!(
+            ok("https://partner.example/"),
+            Ok("https://partner.example".to_owned())
+        );
+        assert_eq!(
+            ok("https://partner.example:443"),
+            Ok("https://partner.example".to_owned())
+        );
+        assert_eq!(
+            ok("http://127.0.0.1:5173"),
+            Ok("http://127.0.0.1:5173".to_owned())
+        );
+        for bad in [
+            "partner.example",
+            "ftp://partner.example",
+            "javascript:alert(1)",
+            "https://partner.example/embed",
+            "https://partner.example?x=1",
+            "https://partner.example#top",
+            "https://user:pw@partner.example",
+            "file:///etc/passwd",
+            "*",
+            "",
+        ] {
+            assert!(Origin::parse(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn registered_origins_are_unique_and_few() {
+        let o = |raw: &str| Origin::parse(raw).unwrap();
+        let list = allowed_origins(vec![
+            o("https://a.example"),
+            o("https://b.example"),
+            o("https://A.example/"),
+        ])
+        .unwrap();
+        assert_eq!(list, vec![o("https://a.example"), o("https://b.example")]);
+        let many = (0..=MAX_ORIGINS)
+            .map(|i| o(&format!("https://{i}.example")))
+            .collect();
+        assert!(allowed_origins(many).is_err());
+        assert_eq!(allowed_origins(vec![]), Ok(vec![]));
     }
 }

@@ -189,6 +189,111 @@ pub fn sandbox_utility_answer(esi_id: &str) -> UtilityAnswer {
     }
 }
 
+/// Where a live enrollment's submission to the utility stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmissionStatus {
+    Pending,
+    Accepted,
+    SwitchHold,
+    Deactivated,
+    Rejected,
+    /// The utility switched the meter: service started.
+    Active,
+}
+
+impl SubmissionStatus {
+    pub const ALL: [SubmissionStatus; 6] = [
+        SubmissionStatus::Pending,
+        SubmissionStatus::Accepted,
+        SubmissionStatus::SwitchHold,
+        SubmissionStatus::Deactivated,
+        SubmissionStatus::Rejected,
+        SubmissionStatus::Active,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubmissionStatus::Pending => "pending",
+            SubmissionStatus::Accepted => "accepted",
+            SubmissionStatus::SwitchHold => "switch_hold",
+            SubmissionStatus::Deactivated => "deactivated",
+            SubmissionStatus::Rejected => "rejected",
+            SubmissionStatus::Active => "active",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// What the utility answered to a live submission, as an operator records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UtilityRecord {
+    /// Accepted; service is to start on `start_date`.
+    Accepted {
+        start_date: NaiveDate,
+    },
+    SwitchHold,
+    Deactivated,
+    Rejected {
+        reason: String,
+    },
+    /// The meter was switched: service is active.
+    Active,
+}
+
+impl UtilityRecord {
+    /// A rejection with the utility's reason (1 to 500 characters).
+    pub fn rejected(reason: &str) -> Result<UtilityRecord, String> {
+        let reason = reason.trim();
+        if reason.is_empty() || reason.chars().count() > 500 {
+            return Err("the reason must have 1 to 500 characters".to_owned());
+        }
+        Ok(UtilityRecord::Rejected {
+            reason: reason.to_owned(),
+        })
+    }
+
+    /// The answer to the enrollment this records, `None` for the start of service.
+    pub fn answer(&self) -> Option<UtilityAnswer> {
+        match self {
+            UtilityRecord::Accepted { .. } => Some(UtilityAnswer::Accepted),
+            UtilityRecord::SwitchHold => Some(UtilityAnswer::SwitchHold),
+            UtilityRecord::Deactivated => Some(UtilityAnswer::Deactivated),
+            UtilityRecord::Rejected { .. } => Some(UtilityAnswer::Rejected),
+            UtilityRecord::Active => None,
+        }
+    }
+
+    /// Where a submission in `current` moves with this record. The utility answers a pending
+    /// submission, or one it held once the hold is lifted; service starts only once accepted.
+    pub fn next_status(&self, current: SubmissionStatus) -> Result<SubmissionStatus, String> {
+        use SubmissionStatus as S;
+        let next = match self {
+            UtilityRecord::Accepted { .. } => S::Accepted,
+            UtilityRecord::SwitchHold => S::SwitchHold,
+            UtilityRecord::Deactivated => S::Deactivated,
+            UtilityRecord::Rejected { .. } => S::Rejected,
+            UtilityRecord::Active => S::Active,
+        };
+        let allowed = match next {
+            S::Active => current == S::Accepted,
+            S::SwitchHold => current == S::Pending,
+            _ => matches!(current, S::Pending | S::SwitchHold),
+        };
+        if allowed {
+            Ok(next)
+        } else {
+            Err(format!(
+                "the submission is {}; it cannot become {}",
+                current.as_str(),
+                next.as_str()
+            ))
+        }
+    }
+}
+
 /// How many business hours the utility takes to answer: 2 to 72, stable per ESI ID (the
 /// simulated market's variety between utilities and times of day).
 pub fn utility_answer_hours(esi_id: &str) -> u32 {
@@ -499,6 +604,60 @@ mod cancellation_tests {
         for bad in ["Moving", "", "price"] {
             let e = check_cancellation("2026-03-11", bad, today).unwrap_err();
             assert_eq!(e.param, "reason", "{bad}");
+        }
+    }
+
+    #[test]
+    fn recorded_answers_follow_the_submission() {
+        use SubmissionStatus as S;
+        let start = NaiveDate::from_ymd_opt(2026, 6, 1).unwrap();
+        let accepted = UtilityRecord::Accepted { start_date: start };
+        assert_eq!(accepted.next_status(S::Pending), Ok(S::Accepted));
+        assert_eq!(
+            accepted.next_status(S::SwitchHold),
+            Ok(S::Accepted),
+            "after a hold is lifted"
+        );
+        assert!(accepted.next_status(S::Accepted).is_err(), "answered once");
+        assert!(accepted.next_status(S::Rejected).is_err());
+        assert_eq!(
+            UtilityRecord::SwitchHold.next_status(S::Pending),
+            Ok(S::SwitchHold)
+        );
+        assert!(UtilityRecord::SwitchHold
+            .next_status(S::SwitchHold)
+            .is_err());
+        assert_eq!(
+            UtilityRecord::Deactivated.next_status(S::Pending),
+            Ok(S::Deactivated)
+        );
+        let rejected = UtilityRecord::rejected(" meter not found ").unwrap();
+        assert_eq!(
+            rejected,
+            UtilityRecord::Rejected {
+                reason: "meter not found".to_owned()
+            }
+        );
+        assert_eq!(rejected.next_status(S::SwitchHold), Ok(S::Rejected));
+        assert!(UtilityRecord::rejected("  ").is_err());
+        assert!(UtilityRecord::rejected(&"x".repeat(501)).is_err());
+        assert_eq!(
+            UtilityRecord::Active.next_status(S::Accepted),
+            Ok(S::Active)
+        );
+        for s in [
+            S::Pending,
+            S::SwitchHold,
+            S::Rejected,
+            S::Active,
+            S::Deactivated,
+        ] {
+            assert!(UtilityRecord::Active.next_status(s).is_err(), "{s:?}");
+        }
+        assert_eq!(UtilityRecord::Active.answer(), None);
+        assert_eq!(accepted.answer(), Some(UtilityAnswer::Accepted));
+        for s in S::ALL {
+            assert_eq!(S::parse(s.as_str()), Some(s));
         }
     }
 }

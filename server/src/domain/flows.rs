@@ -88,13 +88,15 @@ pub fn frame_ancestors(environment: Environment, allowed_origins: &[String]) -> 
     format!("frame-ancestors 'self' {}", allowed_origins.join(" "))
 }
 
-/// Where a flow posts `service-flow-close`: the registered origin, or `*` in sandbox when none
-/// is registered; a live app without one is not told (its webview bridge still is).
-pub fn post_message_origin(environment: Environment, allowed_origins: &[String]) -> Option<String> {
-    match (allowed_origins.first(), environment) {
-        (Some(origin), _) => Some(origin.clone()),
-        (None, Environment::Sandbox) => Some("*".to_owned()),
-        (None, Environment::Live) => None,
+/// Where a flow posts `service-flow-close`: each registered origin (a browser delivers the
+/// message only to the one that frames the flow, so every registered host can be told), or `*`
+/// in sandbox when none is registered; a live app without one is not told (its webview bridge
+/// still is).
+pub fn post_message_origins(environment: Environment, allowed_origins: &[String]) -> Vec<String> {
+    match (allowed_origins.is_empty(), environment) {
+        (false, _) => allowed_origins.to_vec(),
+        (true, Environment::Sandbox) => vec!["*".to_owned()],
+        (true, Environment::Live) => Vec::new(),
     }
 }
 
@@ -121,15 +123,9 @@ mod tests {
             frame_ancestors(Environment::Live, &[]),
             "frame-ancestors 'self'"
         );
-        assert_eq!(
-            post_message_origin(Environment::Live, &origins).as_deref(),
-            Some("https://partner.example")
-        );
-        assert_eq!(
-            post_message_origin(Environment::Sandbox, &[]).as_deref(),
-            Some("*")
-        );
-        assert_eq!(post_message_origin(Environment::Live, &[]), None);
+        assert_eq!(post_message_origins(Environment::Live, &origins), origins);
+        assert_eq!(post_message_origins(Environment::Sandbox, &[]), ["*"]);
+        assert!(post_message_origins(Environment::Live, &[]).is_empty());
     }
 
     #[test]

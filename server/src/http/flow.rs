@@ -46,7 +46,7 @@ impl FlowBackend for StoreFlowBackend {
             Ok(app.map(|a| {
                 let origins = allowed_origins(&a);
                 FlowBranding {
-                    post_message_origin: flows::post_message_origin(environment(&a), &origins),
+                    post_message_origins: flows::post_message_origins(environment(&a), &origins),
                     display_name: a.display_name,
                     primary_color: a
                         .primary_color

@@ -36,7 +36,7 @@ use axum::{
     Router,
 };
 use leptos::config::LeptosOptions;
-use tower::ServiceBuilder;
+use tower::{Layer, ServiceBuilder, ServiceExt};
 use tower_http::{
     catch_panic::CatchPanicLayer,
     compression::CompressionLayer,
@@ -103,8 +103,6 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::require_app,
         ));
-    // Method-not-allowed answers are set on the account group before its CORS layer, so that
-    // the layer also wraps them and answers browsers' preflight requests.
     let account_api = Router::new()
         .merge(accounts::account_router())
         .merge(identity::router())
@@ -117,8 +115,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::require_account,
         ))
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(account_cors());
+        .method_not_allowed_fallback(method_not_allowed);
 
     let mut router = Router::new()
         .nest("/v1/app", app_api)
@@ -140,18 +137,29 @@ pub fn router(state: AppState) -> Router {
     let assets = ServeDir::new(site_root)
         .precompressed_br()
         .precompressed_gzip()
+        // A POST to an unknown path is an unknown route (404), not a file that refuses POST.
+        .call_fallback_on_method_not_allowed(true)
         .not_found_service(axum::routing::any(not_found));
-    router
-        .fallback_service(assets)
-        // Inside the router, so that the matched route is known for the metrics' labels.
-        .layer(middleware::from_fn(observe))
-        .with_state(state)
-        .layer(
-            ServiceBuilder::new()
-                .layer(middleware::from_fn(request_id))
-                .layer(CatchPanicLayer::custom(panic_response))
-                .layer(CompressionLayer::new()),
-        )
+    edge(
+        router
+            .fallback_service(assets)
+            // Inside the router, so that the matched route is known for the metrics' labels.
+            .layer(middleware::from_fn(observe))
+            .with_state(state),
+    )
+}
+
+/// What every answer of the application passes on its way out.
+fn edge(router: Router) -> Router {
+    router.layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn(request_id))
+            // Outside the panic guard and the routes, so that preflights of any /v1 path and
+            // every answer of /v1, errors and panics included, carry the CORS headers.
+            .layer(middleware::from_fn(v1_cors))
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(CompressionLayer::new()),
+    )
 }
 
 /// What a worker-only process (`serve --role worker`) serves: liveness, readiness and metrics.
@@ -163,8 +171,28 @@ pub fn ops_router(state: AppState) -> Router {
         .layer(middleware::from_fn(request_id))
 }
 
-/// `/v1/account/*` may be called from browsers with an AccountToken.
-fn account_cors() -> CorsLayer {
+/// The whole of `/v1` answers browsers the same way: `/v1/account/*` is called from browsers
+/// with an AccountToken, and an error anywhere under `/v1` (an unknown route, a token sent to the
+/// wrong group, a rate limit, a panic) must reach the page's code as our JSON rather than as an
+/// opaque CORS failure. `/v1/app/*` is meant for partner backends, but answering it the same way
+/// opens nothing: the API takes bearer tokens only, never cookies, so a page that can call it
+/// already holds the AppToken. Other paths (pages, documents, health) get no CORS headers.
+async fn v1_cors(req: Request, next: Next) -> Response {
+    static CORS: std::sync::LazyLock<CorsLayer> = std::sync::LazyLock::new(v1_cors_layer);
+    if !is_v1(req.uri().path()) {
+        return next.run(req).await;
+    }
+    match CORS.layer(next).oneshot(req).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+fn is_v1(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
+}
+
+fn v1_cors_layer() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods([
@@ -184,6 +212,7 @@ fn account_cors() -> CorsLayer {
             HeaderName::from_static("ratelimit"),
             HeaderName::from_static("ratelimit-policy"),
             HeaderName::from_static("retry-after"),
+            axum::http::header::WWW_AUTHENTICATE,
         ])
         .max_age(std::time::Duration::from_secs(600))
 }
@@ -252,4 +281,49 @@ async fn observe(req: Request, next: Next) -> Response {
         "request"
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::{body::Body, http::StatusCode};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn boom() -> &'static str {
+        panic!("a bug")
+    }
+
+    #[tokio::test]
+    async fn a_panic_under_v1_reaches_browsers_as_json() {
+        let app = edge(Router::new().route("/v1/app/boom", get(boom)));
+        let request = Request::get("/v1/app/boom")
+            .header("origin", "https://partner.example")
+            .body(Body::empty())
+            .unwrap_or_default();
+        let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(
+            header("access-control-allow-origin"),
+            "https://partner.example"
+        );
+        assert!(header("access-control-expose-headers").contains("request-id"));
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        assert_eq!(body["error"]["code"], "internal_error");
+        assert!(
+            !body.to_string().contains("a bug"),
+            "no internals in the body"
+        );
+    }
 }

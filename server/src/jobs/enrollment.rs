@@ -1,8 +1,10 @@
 //! The enrollment pipeline after finalize, each step a job on the account's clock:
 //! verification (a plan whose price expired first cancels it: `expire_pre_active`), then the
-//! credit check (`jobs::credit`), then submission to the utility, the utility's answer after 2
-//! to 72 business hours (switch holds, deactivated meters and rejects by the sandbox's magic
-//! ESI IDs), and service start on the start date.
+//! credit check (`jobs::credit`), then submission to the utility through the app's
+//! `UtilityGateway`. In sandbox the utility's answer comes after 2 to 72 business hours (switch
+//! holds, deactivated meters and rejects by the magic ESI IDs) and service starts on the start
+//! date; a live app's answers and start of service are recorded by an operator
+//! (`record_utility_answer`), which moves the enrollment the same way.
 
 use anyhow::Context as _;
 use uuid::Uuid;
@@ -11,13 +13,14 @@ use super::{clock::AccountClock, JobContext, JobKind, Outcome};
 use crate::{
     domain::{
         enrollment::{
-            add_business_hours, sandbox_utility_answer, start_of_market_day, utility_answer_hours,
-            EnrollmentSimulation, UtilityAnswer,
+            start_of_market_day, EnrollmentSimulation, SubmissionStatus, UtilityAnswer,
+            UtilityRecord,
         },
         market::BusinessCalendar,
         status::{Cancellation, CreditState, UtilityState, VerificationState},
     },
     http::enrollment::schedule,
+    market::utility::UtilityGateway,
     store::{
         self,
         enrollment::{EnrollmentRow, LocationRow},
@@ -146,10 +149,32 @@ async fn calendar(ctx: &JobContext) -> anyhow::Result<BusinessCalendar> {
     ))
 }
 
+/// The utility of the app's environment; an app that cannot be read as sandbox never meets the
+/// simulator.
+async fn gateway_of(ctx: &JobContext, app: Uuid) -> anyhow::Result<UtilityGateway> {
+    let environment = store::apps::app_by_uuid(&ctx.state.db, app)
+        .await?
+        .and_then(|a| app::api::Environment::parse(&a.environment))
+        .unwrap_or(app::api::Environment::Live);
+    Ok(UtilityGateway::for_environment(environment))
+}
+
+/// The start date the customer accepted for `location`.
+fn accepted_start(
+    contracts: &[store::enrollment::ContractRow],
+    location: &LocationRow,
+) -> Option<chrono::NaiveDate> {
+    contracts
+        .iter()
+        .find(|c| c.location_uuid == location.uuid && c.status == "pending")
+        .map(|c| c.start_date)
+}
+
 pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
     let (app, account) = account_of(ctx)?;
     let now = ctx.now();
     let cal = calendar(ctx).await?;
+    let gateway = gateway_of(ctx, app).await?;
     let mut tx = ctx.state.db.begin().await?;
     let Some(mut e) = enrollment(&mut tx, app, account).await? else {
         return finish(ctx, tx, account).await;
@@ -158,30 +183,26 @@ pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
         return finish(ctx, tx, account).await;
     }
     let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let esi = locations
-        .first()
-        .map(|l| l.esi_id.clone())
-        .unwrap_or_default();
+    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
+    let Some(location) = locations.first() else {
+        return finish(ctx, tx, account).await;
+    };
     e.utility = UtilityState::Submitted.as_str().to_owned();
     e.updated_at = now;
     store::enrollment::update_enrollment(&mut tx, &e).await?;
-    let answer_at = add_business_hours(now, utility_answer_hours(&esi), &cal);
-    schedule(
-        &mut tx,
-        &ctx.clock,
-        JobKind::UtilityAnswer,
-        app,
-        account,
-        answer_at,
-    )
-    .await?;
+    let requested = accepted_start(&contracts, location);
+    gateway
+        .submit(&mut tx, &ctx.clock, &cal, location, requested)
+        .await?;
     store::status::refresh_status(&mut tx, app, account, now).await?;
     finish(ctx, tx, account).await
 }
 
+/// The simulated utility answers a sandbox submission.
 pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
     let (app, account) = account_of(ctx)?;
     let now = ctx.now();
+    let gateway = gateway_of(ctx, app).await?;
     let mut tx = ctx.state.db.begin().await?;
     let Some(mut e) = enrollment(&mut tx, app, account).await? else {
         return finish(ctx, tx, account).await;
@@ -194,7 +215,33 @@ pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
     let Some(location) = locations.first_mut() else {
         return finish(ctx, tx, account).await;
     };
-    let answer = sandbox_utility_answer(&location.esi_id);
+    let Some(answer) = gateway.simulated_answer(&location.esi_id) else {
+        return finish(ctx, tx, account).await;
+    };
+    let start = accepted_start(&contracts, location).unwrap_or_else(|| ctx.clock.today());
+    apply_answer(
+        &mut tx, &ctx.clock, app, &mut e, location, answer, start, gateway,
+    )
+    .await?;
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}
+
+/// The utility's answer to the enrollment, in `tx`: an acceptance sets the location's start
+/// date, and when the gateway starts service by itself, schedules it. The caller refreshes the
+/// status.
+#[allow(clippy::too_many_arguments)]
+async fn apply_answer(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    e: &mut EnrollmentRow,
+    location: &mut LocationRow,
+    answer: UtilityAnswer,
+    start: chrono::NaiveDate,
+    gateway: UtilityGateway,
+) -> store::Result<()> {
+    let now = clock.now();
     e.utility = match answer {
         UtilityAnswer::Accepted => UtilityState::Accepted,
         UtilityAnswer::SwitchHold => UtilityState::SwitchHold,
@@ -204,21 +251,25 @@ pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
     .as_str()
     .to_owned();
     e.updated_at = now;
-    store::enrollment::update_enrollment(&mut tx, &e).await?;
+    store::enrollment::update_enrollment(tx, e).await?;
     if answer == UtilityAnswer::Accepted {
-        let start = contracts
-            .iter()
-            .find(|c| c.location_uuid == location.uuid && c.status == "pending")
-            .map(|c| c.start_date)
-            .unwrap_or_else(|| ctx.clock.today());
         location.service_start_date = Some(start);
         location.updated_at = now;
-        store::enrollment::update_location(&mut tx, location).await?;
-        let at = start_of_market_day(start).max(now);
-        schedule(&mut tx, &ctx.clock, JobKind::ServiceStart, app, account, at).await?;
+        store::enrollment::update_location(tx, location).await?;
+        if gateway.starts_service_itself() {
+            let at = start_of_market_day(start).max(now);
+            schedule(
+                tx,
+                clock,
+                JobKind::ServiceStart,
+                app,
+                location.account_uuid,
+                at,
+            )
+            .await?;
+        }
     }
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
+    Ok(())
 }
 
 pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
@@ -231,16 +282,31 @@ pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
     if e.utility != UtilityState::Accepted.as_str() {
         return finish(ctx, tx, account).await;
     }
-    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
+    activate(&mut tx, &ctx.clock, app, account).await?;
+    store::status::refresh_status(&mut tx, app, account, now).await?;
+    finish(ctx, tx, account).await
+}
+
+/// Service starts at the account's locations, in `tx`: each becomes active with its usage
+/// history, billing starts, the events are written and the pending contracts turn active. The
+/// caller refreshes the status.
+async fn activate(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+) -> store::Result<()> {
+    let now = clock.now();
+    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
         location.status = "active".to_owned();
-        let start = location.service_start_date.unwrap_or(ctx.clock.today());
+        let start = location.service_start_date.unwrap_or(clock.today());
         location.service_start_date = Some(start);
         location.updated_at = now;
-        store::enrollment::update_location(&mut tx, location).await?;
-        super::billing::start_billing(&mut tx, &ctx.clock, app, location, start).await?;
+        store::enrollment::update_location(tx, location).await?;
+        super::billing::start_billing(tx, clock, app, location, start).await?;
         for (kind, data) in [
             (
                 "location.service_active",
@@ -256,7 +322,7 @@ pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
             ),
         ] {
             store::events::insert_event(
-                &mut tx,
+                tx,
                 &NewEvent {
                     app_uuid: app,
                     account_uuid: Some(account),
@@ -268,9 +334,90 @@ pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
             .await?;
         }
     }
-    store::enrollment::set_contract_status(&mut tx, account, "pending", "active").await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
+    store::enrollment::set_contract_status(tx, account, "pending", "active").await?;
+    Ok(())
+}
+
+/// Records what the utility answered to a live submission (the operator's worklist), in `tx`,
+/// moving the enrollment as the simulator's answers move a sandbox one. `Err` says why the
+/// answer does not apply; nothing is written then.
+pub async fn record_utility_answer(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    submission_uuid: Uuid,
+    record: &UtilityRecord,
+) -> anyhow::Result<Result<store::utility::SubmissionRow, String>> {
+    let now = clock.now();
+    let Some(peek) = store::utility::submission_tx(tx, submission_uuid).await? else {
+        return Ok(Err(format!("no submission {submission_uuid}")));
+    };
+    let (app, account) = (peek.app_uuid, peek.account_uuid);
+    // The account's lock first, as every change of an enrollment takes it; then the
+    // submission as it stands under that lock.
+    let Some((_, mut e)) = locked(tx, app, account).await? else {
+        return Ok(Err("the enrollment was cancelled or deleted".to_owned()));
+    };
+    let Some(mut submission) = store::utility::submission_tx(tx, submission_uuid).await? else {
+        return Ok(Err(format!("no submission {submission_uuid}")));
+    };
+    let current = SubmissionStatus::parse(&submission.status).unwrap_or(SubmissionStatus::Pending);
+    let next = match record.next_status(current) {
+        Ok(next) => next,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let Some(location) = locations
+        .iter_mut()
+        .find(|l| l.uuid == submission.location_uuid)
+    else {
+        return Ok(Err("the submission's location is gone".to_owned()));
+    };
+    match record.answer() {
+        Some(answer) => {
+            let waiting = [UtilityState::Submitted, UtilityState::SwitchHold];
+            if !waiting.iter().any(|w| w.as_str() == e.utility) {
+                return Ok(Err(format!(
+                    "the enrollment is not waiting for the utility ({})",
+                    e.utility
+                )));
+            }
+            let start = match record {
+                UtilityRecord::Accepted { start_date } => *start_date,
+                _ => clock.today(),
+            };
+            apply_answer(
+                tx,
+                clock,
+                app,
+                &mut e,
+                location,
+                answer,
+                start,
+                UtilityGateway::Worklist,
+            )
+            .await?;
+            if let UtilityRecord::Accepted { start_date } = record {
+                submission.start_date = Some(*start_date);
+            }
+            if let UtilityRecord::Rejected { reason } = record {
+                submission.reason = Some(reason.clone());
+            }
+            submission.answered_at = Some(now);
+        }
+        None => {
+            if e.utility != UtilityState::Accepted.as_str() {
+                return Ok(Err(
+                    "the utility has not accepted this enrollment".to_owned()
+                ));
+            }
+            activate(tx, clock, app, account).await?;
+            submission.activated_at = Some(now);
+        }
+    }
+    submission.status = next.as_str().to_owned();
+    store::utility::update_submission(tx, &submission).await?;
+    store::status::refresh_status(tx, app, account, now).await?;
+    Ok(Ok(submission))
 }
 
 /// Why a simulated event could not apply.

@@ -1,5 +1,6 @@
 //! The outside world behind traits, each with a realistic simulator that the sandbox and the
-//! tests use: the credit bureau (`credit`), the card processor (`payments`); the service-address directory with its search index
+//! tests use: the credit bureau (`credit`), the card processor (`payments`), the utility
+//! (`utility`); the service-address directory with its search index
 //! (`directory`), the generator of a realistic sandbox directory (`generator`), the import of
 //! the utilities' ESI ID extract (`import`) and the filling and indexing of it on start and
 //! from the command line (`setup`).
@@ -10,6 +11,7 @@ pub mod generator;
 pub mod import;
 pub mod payments;
 pub mod setup;
+pub mod utility;
 
 use std::sync::{Arc, RwLock};
 

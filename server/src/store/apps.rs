@@ -122,16 +122,21 @@ pub async fn update_branding(
     Ok(n == 1)
 }
 
-/// Replaces the origins allowed to embed the app's flows (a JSON array).
-pub async fn update_allowed_origins(tx: &mut Tx, app_uuid: Uuid, origins: &[String]) -> Result<()> {
+/// Replaces the origins allowed to embed the app's flows (a JSON array); false when there is no
+/// such app.
+pub async fn update_allowed_origins(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    origins: &[String],
+) -> Result<bool> {
     let json = serde_json::to_string(origins).unwrap_or_else(|_| "[]".to_owned());
-    on_tx!(tx, c => sqlx::query("UPDATE apps SET allowed_origins = $1 WHERE uuid = $2")
+    let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET allowed_origins = $1 WHERE uuid = $2")
         .bind(json)
         .bind(app_uuid)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
-    Ok(())
+    Ok(n == 1)
 }
 
 /// Revokes the token with this display prefix; returns whether one was revoked.

@@ -398,6 +398,7 @@ pub const SERVICE_END_JOB_KIND: &str = "service.end";
 pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     super::billing::delete_billing_of_account(tx, account_uuid).await?;
     for sql in [
+        "DELETE FROM utility_submissions WHERE account_uuid = $1",
         "DELETE FROM contracts WHERE account_uuid = $1",
         "DELETE FROM locations WHERE account_uuid = $1",
         "DELETE FROM enrollments WHERE account_uuid = $1",

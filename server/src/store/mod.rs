@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod market;
 pub mod payments;
 pub mod status;
+pub mod utility;
 pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};

@@ -6,7 +6,35 @@ use std::{
     time::{Duration, Instant},
 };
 
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::TestApp;
+
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+/// Runs the binary on the database (and with the PII key) of a running test server.
+pub(crate) fn operator(app: &TestApp, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env("DATABASE_URL", app.config.database_url.expose())
+        .env_remove("REDIS_URL");
+    if let Some(key) = &app.config.pii_key {
+        command.env("SWITCHBOARD_PII_KEY", key.expose());
+    }
+    command.output().unwrap()
+}
+
+/// The standard output of a command that must succeed.
+pub(crate) fn succeeds(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 fn switchboard(database_url: &str, args: &[&str]) -> std::process::Output {
     Command::new(BIN)
@@ -304,4 +332,58 @@ async fn an_operator_sets_an_apps_branding_from_the_command_line() {
             "https://example.com/logo.svg".to_owned()
         )
     );
+}
+
+both_engines! {
+    async fn a_live_app_registers_the_origins_that_embed_its_flows(app) {
+        let created = succeeds(&operator(&app, &["apps", "create", "--name", "Live Partner", "--environment", "live", "--json"]));
+        let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+        let (live, token) = (created["app_uuid"].as_str().unwrap(), created["token"].as_str().unwrap());
+        let page = format!("/flow/enrollment?app={live}");
+        let r = app.send(Method::GET, &page, None, None, &[]).await;
+        assert_eq!(r.header("content-security-policy"), "frame-ancestors 'self'", "a live app with no origin");
+
+        for bad in [
+            &["--origin", "https://a.example/embed"][..],
+            &["--origin", "ftp://a.example"][..],
+            &["--origin", "a.example"][..],
+            &["--origin", "https://a.example?x=1"][..],
+            &[][..],
+            &["--origin", "https://a.example", "--clear"][..],
+        ] {
+            let mut args = vec!["apps", "set-origins", "--app", live];
+            args.extend_from_slice(bad);
+            let out = operator(&app, &args);
+            assert!(!out.status.success(), "{bad:?} was accepted");
+        }
+        let r = app.get("/v1/app", token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["allowed_origins"], json!([]), "refused input changes nothing");
+
+        let out = succeeds(&operator(&app, &["apps", "set-origins", "--app", live, "--origin", "https://A.example/", "--origin", "https://b.example:8443"]));
+        assert!(out.contains("https://a.example") && out.contains("https://b.example:8443"), "{out}");
+        // A token's app is read from memory for up to a second.
+        app.eventually("GET /v1/app shows the origins", || async {
+            app.get("/v1/app", token).await.body["allowed_origins"] != json!([])
+        })
+        .await;
+        let r = app.get("/v1/app", token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["environment"], "live");
+        assert_eq!(r.body["allowed_origins"], json!(["https://a.example", "https://b.example:8443"]));
+        let r = app.send(Method::GET, &page, None, None, &[]).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(r.header("content-security-policy"), "frame-ancestors 'self' https://a.example https://b.example:8443");
+        assert!(r.text.contains("https://b.example:8443"), "the page knows whom to tell when it closes");
+
+        succeeds(&operator(&app, &["apps", "set-origins", "--app", live, "--clear"]));
+        let r = app.send(Method::GET, &page, None, None, &[]).await;
+        assert_eq!(r.header("content-security-policy"), "frame-ancestors 'self'");
+        app.eventually("GET /v1/app shows no origin", || async {
+            app.get("/v1/app", token).await.body["allowed_origins"] == json!([])
+        })
+        .await;
+        let unknown = operator(&app, &["apps", "set-origins", "--app", &uuid::Uuid::new_v4().to_string(), "--clear"]);
+        assert!(!unknown.status.success(), "an unknown app");
+    }
 }

@@ -1,0 +1,95 @@
+// A live app registers its site's origin: its flows then load in an iframe on that site, and
+// closing the flow tells the host page.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import {
+  artifacts,
+  baseUrl,
+  collectErrors,
+  createApp,
+  launchBrowser,
+  serveHostPage,
+  setOrigins,
+  waitForServer,
+} from "../lib/harness.mjs";
+
+let browser;
+let host;
+let app;
+
+async function api(method, url, token, body) {
+  const r = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await r.json();
+  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+before(async () => {
+  await waitForServer();
+  app = createApp("Live Partner", "live");
+  // The host page takes the flow link from its own address, because the link is made after
+  // the page's origin (its port) is known and registered.
+  host = await serveHostPage(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Partner app</title>
+<script>
+  window.__messages = [];
+  window.addEventListener("message", (e) => window.__messages.push({ origin: e.origin, data: e.data }));
+</script></head>
+<body>
+  <iframe id="flow" title="Electricity enrollment" width="400" height="640"></iframe>
+  <script>
+    document.getElementById("flow").src = new URLSearchParams(location.search).get("flow");
+  </script>
+</body></html>`);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await host?.close();
+});
+
+test("a live app's registered origin frames its flow and hears it close", async () => {
+  const origin = new URL(host.url).origin;
+  setOrigins(app.app_uuid, [origin]);
+  const me = await api("GET", "/v1/app", app.token);
+  assert.equal(me.environment, "live");
+  assert.deepEqual(me.allowed_origins, [origin]);
+
+  const account = await api("POST", "/v1/app/accounts", app.token, {
+    email: "live-origins@example.com",
+    first_name: "Ana",
+    last_name: "Díaz",
+  });
+  const link = await api("POST", `/v1/app/accounts/${account.uuid}/flow-login`, app.token, { scope: "enrollment" });
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.bringToFront();
+  const errors = collectErrors(page);
+  try {
+    await page.goto(`${host.url}?flow=${encodeURIComponent(link.login_link)}`);
+    const flow = page.frameLocator("#flow");
+    // Framing was allowed (a refused frame never hydrates) and the session read the account.
+    await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+    await flow.locator("section.steps[data-step=address]").waitFor({ timeout: 10_000 });
+    assert.equal(await flow.locator("[data-testid=app-name]").textContent(), "Live Partner");
+
+    await flow.getByRole("button", { name: "Close" }).click();
+    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 5_000 });
+    const [message] = await page.evaluate(() => window.__messages);
+    assert.deepEqual(message.data, { type: "service-flow-close", reason: "exited", scope: "enrollment" });
+    assert.equal(message.origin, new URL(baseUrl).origin);
+
+    await page.screenshot({ path: path.join(artifacts, "live-origins-1280.png") });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -1,0 +1,116 @@
+//! The utility's side of an enrollment: it receives the submission, answers it (accepted,
+//! switch hold, deactivated meter, rejected) and later switches the meter (service starts).
+//!
+//! `UtilityGateway::Simulator` serves sandbox apps: the answer comes by the magic ESI ID endings
+//! after the simulated 2 to 72 business hours, and service starts by itself on the start date.
+//! `UtilityGateway::Worklist` serves live apps until a market connection exists: the submission
+//! waits in `utility_submissions`, and an operator records the utility's answers
+//! (`switchboard market submissions`), which move the enrollment exactly as the simulator's do.
+//! Magic ESI IDs mean nothing there.
+
+use app::api::Environment;
+use uuid::Uuid;
+
+use crate::{
+    domain::{
+        enrollment::{
+            add_business_hours, sandbox_utility_answer, utility_answer_hours, SubmissionStatus,
+            UtilityAnswer,
+        },
+        market::BusinessCalendar,
+    },
+    jobs::{clock::AccountClock, JobKind},
+    store::{self, enrollment::LocationRow, utility::SubmissionRow, Tx},
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtilityGateway {
+    Simulator,
+    Worklist,
+}
+
+impl UtilityGateway {
+    pub fn for_environment(environment: Environment) -> UtilityGateway {
+        match environment {
+            Environment::Sandbox => UtilityGateway::Simulator,
+            Environment::Live => UtilityGateway::Worklist,
+        }
+    }
+
+    /// Hands the enrollment of `location` to the utility, in `tx`.
+    pub async fn submit(
+        self,
+        tx: &mut Tx,
+        clock: &AccountClock,
+        calendar: &BusinessCalendar,
+        location: &LocationRow,
+        requested_start_date: Option<chrono::NaiveDate>,
+    ) -> store::Result<()> {
+        let now = clock.now();
+        match self {
+            UtilityGateway::Simulator => {
+                let answer_at =
+                    add_business_hours(now, utility_answer_hours(&location.esi_id), calendar);
+                crate::http::enrollment::schedule(
+                    tx,
+                    clock,
+                    JobKind::UtilityAnswer,
+                    location.app_uuid,
+                    location.account_uuid,
+                    answer_at,
+                )
+                .await?;
+            }
+            UtilityGateway::Worklist => {
+                store::utility::insert_submission(
+                    tx,
+                    &SubmissionRow {
+                        uuid: Uuid::new_v4(),
+                        app_uuid: location.app_uuid,
+                        account_uuid: location.account_uuid,
+                        location_uuid: location.uuid,
+                        esi_id: location.esi_id.clone(),
+                        requested_start_date,
+                        status: SubmissionStatus::Pending.as_str().to_owned(),
+                        start_date: None,
+                        reason: None,
+                        submitted_at: now,
+                        answered_at: None,
+                        activated_at: None,
+                    },
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The simulator's answer to a submission; the worklist's come from the operator.
+    pub fn simulated_answer(self, esi_id: &str) -> Option<UtilityAnswer> {
+        (self == UtilityGateway::Simulator).then(|| sandbox_utility_answer(esi_id))
+    }
+
+    /// Whether service starts by itself on the accepted start date (simulated), rather than
+    /// when the utility reports the switch.
+    pub fn starts_service_itself(self) -> bool {
+        self == UtilityGateway::Simulator
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_apps_never_meet_the_simulator() {
+        let live = UtilityGateway::for_environment(Environment::Live);
+        assert_eq!(live.simulated_answer("10443720000201111"), None);
+        assert!(!live.starts_service_itself());
+        let sandbox = UtilityGateway::for_environment(Environment::Sandbox);
+        assert_eq!(
+            sandbox.simulated_answer("10443720000201111"),
+            Some(UtilityAnswer::SwitchHold)
+        );
+        assert!(sandbox.starts_service_itself());
+    }
+}
