@@ -292,7 +292,7 @@ both_engines! {
 
         // The PDF.
         let number = list[0]["number"].as_str().unwrap();
-        let r = app.get(list[0]["pdf"].as_str().unwrap(), &token).await;
+        let r = app.get(&format!("/v1/account/billing/invoices/{number}/pdf"), &token).await;
         assert_eq!(r.status, StatusCode::OK);
         assert_eq!(r.header("content-type"), "application/pdf");
         assert!(r.text.starts_with("%PDF-"));
