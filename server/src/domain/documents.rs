@@ -68,11 +68,11 @@ pub struct LocationDocument {
 
 /// The contract in force at a location: the active one, else the pending one, else the most
 /// recent (a cancelled or ended location still shows what it had).
-pub fn contract_in_force<'a, C>(
-    contracts: &'a [C],
+pub fn contract_in_force<C>(
+    contracts: &[C],
     status: impl Fn(&C) -> &str,
     start: impl Fn(&C) -> NaiveDate,
-) -> Option<&'a C> {
+) -> Option<&C> {
     contracts
         .iter()
         .max_by_key(|c| (status(c) == "active", status(c) == "pending", start(c)))

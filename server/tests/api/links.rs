@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::{
     enrollment::{customer, first_plan, relaxed, with_meters, HOUSE},
+    flows::{flow_link, open_link},
     helpers::{TestApp, TestResponse},
 };
 
@@ -103,7 +104,7 @@ both_engines! {
 
     async fn plan_and_location_document_links_open_without_a_token(app) {
         with_meters(&app).await;
-        let (_, token) = customer(&app, "docs@example.com").await;
+        let (account, token) = customer(&app, "docs@example.com").await;
         let plan = first_plan(&app, &token, HOUSE).await;
         for kind in ["efl", "tos", "yrac"] {
             let url = plan["documents"][kind].as_str().unwrap();
@@ -151,6 +152,15 @@ both_engines! {
         assert_eq!(p.body["rates"], plan["rates"]);
         assert_eq!(p.body["contract"]["start_date"], start.as_str());
         assert_eq!(p.body["contract"]["status"], "pending");
+
+        // A documents flow reads the documents, and nothing else of the location.
+        let session = open_link(&app, flow_link(&app, &account, "documents").await["login_link"].as_str().unwrap()).await.unwrap();
+        for path in ["documents", "all-documents"] {
+            let r = app.get(&format!("/v1/account/locations/{location}/{path}"), &session).await;
+            assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+        }
+        let r = app.get(&format!("/v1/account/locations/{location}/plan"), &session).await;
+        assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"));
 
         // Another account's location, or none at all, is a missing resource.
         let (_, other) = customer(&app, "other-docs@example.com").await;
