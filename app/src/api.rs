@@ -547,8 +547,10 @@ pub struct IdentityIn {
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     pub phone: Patch<String>,
+    /// Refused (403 `email_change_requires_app_token`): the verified e-mail changes only with
+    /// the AppToken, through `PATCH /v1/app/accounts/{account_uuid}`.
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, deprecated))]
     pub email: Patch<String>,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]

@@ -10,9 +10,15 @@ use aes_gcm::{
 };
 use base64::{engine::general_purpose::STANDARD, Engine};
 
+use crate::domain::links::LinkKey;
+
 const NONCE_LEN: usize = 12;
 
-pub struct PiiKey(Aes256Gcm);
+pub struct PiiKey {
+    cipher: Aes256Gcm,
+    /// Signs the links the API hands out; derived from this key so that every instance agrees.
+    links: LinkKey,
+}
 
 impl fmt::Debug for PiiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -27,7 +33,10 @@ impl PiiKey {
             .decode(encoded.trim())
             .map_err(|_| anyhow::anyhow!("pii_key must be base64"))?;
         anyhow::ensure!(bytes.len() == 32, "pii_key must be 32 bytes (base64)");
-        Ok(PiiKey(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&bytes))))
+        Ok(PiiKey {
+            cipher: Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&bytes)),
+            links: LinkKey::derive(&bytes),
+        })
     }
 
     /// A new random key in base64, for `pii_key`.
@@ -51,10 +60,14 @@ impl PiiKey {
         Self::from_base64(&std::fs::read_to_string(path)?)
     }
 
+    pub fn link_key(&self) -> &LinkKey {
+        &self.links
+    }
+
     pub fn seal(&self, plaintext: &[u8]) -> Vec<u8> {
         let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
         // Encryption into a Vec cannot fail for inputs of this size.
-        let ciphertext = self.0.encrypt(&nonce, plaintext).unwrap_or_default();
+        let ciphertext = self.cipher.encrypt(&nonce, plaintext).unwrap_or_default();
         let mut out = nonce.to_vec();
         out.extend(ciphertext);
         out
@@ -63,7 +76,7 @@ impl PiiKey {
     pub fn open(&self, sealed: &[u8]) -> anyhow::Result<Vec<u8>> {
         anyhow::ensure!(sealed.len() > NONCE_LEN, "sealed value too short");
         let (nonce, ciphertext) = sealed.split_at(NONCE_LEN);
-        self.0
+        self.cipher
             .decrypt(Nonce::from_slice(nonce), ciphertext)
             .map_err(|_| anyhow::anyhow!("sealed value does not open with this key"))
     }

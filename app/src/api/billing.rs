@@ -33,7 +33,9 @@ pub struct Invoice {
     pub status: String,
     pub paid_at: Option<Timestamp>,
     pub voided_at: Option<Timestamp>,
-    /// Path of the invoice's PDF (same AccountToken).
+    /// The invoice's PDF: an absolute, signed link that a browser opens with no token for
+    /// about an hour (`GET /v1/account/billing/invoices/{invoice_number}/pdf` with the
+    /// AccountToken gives the same PDF).
     pub pdf: String,
     pub location_uuid: Uuid,
 }

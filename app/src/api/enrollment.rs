@@ -108,3 +108,55 @@ pub struct CancelServiceIn {
     /// `moving`, `switching` or `other`.
     pub reason: String,
 }
+
+/// `GET /v1/account/locations/{location_uuid}/plan`: the plan of the contract in force.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct LocationPlan {
+    /// The plan's uuid (`plan_uuid` of the contract).
+    pub uuid: Uuid,
+    pub name: String,
+    /// `fixed` or `month_to_month`.
+    pub plan_type: String,
+    /// How the energy charge is structured: `flat` (one rate in every hour).
+    pub rate_structure: String,
+    pub contract: Contract,
+    pub rates: PlanRatesOut,
+}
+
+/// `GET /v1/account/locations/{location_uuid}/documents`: signed links (valid about an hour)
+/// to the documents in force.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct LocationDocuments {
+    pub efl: String,
+    pub tos: String,
+    pub yrac: String,
+    /// The Letter of Authorization of a client agent enrollment, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loa: Option<String>,
+    pub contract_start: NaiveDate,
+    pub contract_end: Option<NaiveDate>,
+}
+
+/// A document of a location.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct Document {
+    pub uuid: Uuid,
+    /// `efl`, `tos`, `yrac`, `loa` or `renewal_notice`.
+    pub kind: String,
+    pub version: String,
+    /// A signed link, valid about an hour.
+    pub url: String,
+    pub effective_date: NaiveDate,
+    /// `active`, `superseded` or `queued` (a contract that starts later, such as a renewal).
+    pub status: String,
+}
+
+/// `GET /v1/account/locations/{location_uuid}/all-documents`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct DocumentList {
+    pub data: Vec<Document>,
+}

@@ -162,6 +162,7 @@ pub struct AveragePrices {
     pub kwh_2000: String,
 }
 
+/// Absolute, signed links that a browser opens with no token for about an hour.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct PlanDocuments {

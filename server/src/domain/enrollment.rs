@@ -55,9 +55,56 @@ pub fn enrollment(f: &EnrollmentFacts) -> Enrollment {
     }
 }
 
+/// Whether accepting a plan for `accepted_esi_id` also confirms that meter's address. Accepting
+/// is the customer's confirmation in the spec's order (they confirmed it in the partner's UI),
+/// so the enrollment must not wait for a separate confirm-address call; an address confirmed
+/// earlier for the same meter is not confirmed twice.
+pub fn acceptance_confirms_address(confirmed_esi_id: Option<&str>, accepted_esi_id: &str) -> bool {
+    confirmed_esi_id != Some(accepted_esi_id)
+}
+
+/// How long before a fixed contract ends its renewal opens.
+pub const RENEWAL_WINDOW_DAYS: i64 = 90;
+
+/// Whether a contract ending on `end_date` (none for month-to-month) may be renewed `today`:
+/// from 90 days before its end through its last day.
+pub fn renewal_window_open(end_date: Option<NaiveDate>, today: NaiveDate) -> bool {
+    end_date.is_some_and(|end| today <= end && today >= end - Duration::days(RENEWAL_WINDOW_DAYS))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renewal_opens_ninety_days_before_a_fixed_contract_ends() {
+        let end = NaiveDate::from_ymd_opt(2026, 12, 31).unwrap();
+        let day = |m, d| NaiveDate::from_ymd_opt(2026, m, d).unwrap();
+        assert!(!renewal_window_open(Some(end), day(10, 1)));
+        assert!(renewal_window_open(Some(end), day(10, 2)));
+        assert!(renewal_window_open(Some(end), end));
+        assert!(!renewal_window_open(
+            Some(end),
+            NaiveDate::from_ymd_opt(2027, 1, 1).unwrap()
+        ));
+        assert!(
+            !renewal_window_open(None, day(10, 2)),
+            "month-to-month has nothing to renew"
+        );
+    }
+
+    #[test]
+    fn accepting_a_plan_confirms_its_meter_unless_already_confirmed() {
+        assert!(acceptance_confirms_address(None, "10443720000200001"));
+        assert!(acceptance_confirms_address(
+            Some("10443720000200002"),
+            "10443720000200001"
+        ));
+        assert!(!acceptance_confirms_address(
+            Some("10443720000200001"),
+            "10443720000200001"
+        ));
+    }
 
     #[test]
     fn a_new_account_misses_every_step() {

@@ -224,6 +224,10 @@ mod tests {
                 false,
             ),
         ];
+        for scope in FlowScope::ALL {
+            // The plan read belongs to no flow (API.md lists it under none).
+            assert!(!scope.allows("GET", "/v1/account/locations/{location_uuid}/plan"));
+        }
         for (scope, method, route, allowed) in cases {
             assert_eq!(
                 scope.allows(method, route),

@@ -23,11 +23,13 @@ use axum::{
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use utoipa::IntoParams;
+use uuid::Uuid;
 
 use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
+    links::{signed_url, SignedLink},
     pagination::Page,
     AppState,
 };
@@ -56,6 +58,19 @@ pub fn router() -> Router<AppState> {
         .route("/billing/invoices/{invoice_number}", get(get_invoice))
         .route("/billing/invoices/{invoice_number}/pdf", get(invoice_pdf))
         .route("/billing/invoices/{invoice_number}/pay", post(pay_invoice))
+}
+
+/// The invoice PDFs' signed links, opened in a browser with no token.
+pub fn public_router() -> Router<AppState> {
+    Router::new().route(
+        "/files/invoices/{account_uuid}/{invoice_number}",
+        get(signed_invoice_pdf),
+    )
+}
+
+/// The path of an invoice's signed link (`links::signed_url` makes it absolute and signs it).
+fn invoice_file_path(account_uuid: Uuid, number: &str) -> String {
+    format!("/files/invoices/{account_uuid}/{number}")
 }
 
 /// The processor's errors as answers: a missing payment method is a 404; a processor that is
@@ -196,7 +211,7 @@ pub async fn get_payment_method(
         .ok_or_else(|| ApiError::not_found("payment method"))
 }
 
-fn render_invoice(row: &InvoiceRow) -> Invoice {
+fn render_invoice(state: &AppState, row: &InvoiceRow) -> Invoice {
     let kwh = Decimal::from_str(&row.total_kwh).unwrap_or_default();
     Invoice {
         number: row.number.clone(),
@@ -214,7 +229,7 @@ fn render_invoice(row: &InvoiceRow) -> Invoice {
         status: row.status.clone(),
         paid_at: row.paid_at.map(Timestamp),
         voided_at: row.voided_at.map(Timestamp),
-        pdf: format!("/v1/account/billing/invoices/{}/pdf", row.number),
+        pdf: signed_url(state, &invoice_file_path(row.account_uuid, &row.number)),
         location_uuid: row.location_uuid,
     }
 }
@@ -291,7 +306,7 @@ pub async fn list_invoices(
         i64::try_from(page.offset).unwrap_or(i64::MAX),
     )
     .await?;
-    let invoices = rows.iter().map(render_invoice).collect();
+    let invoices = rows.iter().map(|r| render_invoice(&state, r)).collect();
     Ok(axum::Json(page.list(
         invoices,
         "/v1/account/billing/invoices",
@@ -335,7 +350,7 @@ pub async fn get_invoice(
         })
         .collect();
     Ok(axum::Json(InvoiceDetail {
-        invoice: render_invoice(&row),
+        invoice: render_invoice(&state, &row),
         charges_groups,
         usage: InvoiceUsage {
             total_kwh: row.total_kwh.clone(),
@@ -376,26 +391,50 @@ pub async fn invoice_pdf(
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
             .ok_or_else(|| ApiError::not_found("account"))?;
-    let location = store::enrollment::location_of_account(
-        &state.db,
-        principal.account_uuid,
-        row.location_uuid,
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found("location"))?;
+    invoice_pdf_of(&state, &principal.app, &account, &row).await
+}
+
+/// The invoice as a PDF, through the signed link its `pdf` field gives (no token).
+pub async fn signed_invoice_pdf(
+    State(state): State<AppState>,
+    _link: SignedLink,
+    Path((account_uuid, number)): Path<(Uuid, String)>,
+) -> ApiResult<impl IntoResponse> {
+    let account = store::accounts::account_by_uuid(&state.db, account_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("invoice"))?;
+    let app = store::apps::app_by_uuid(&state.db, account.app_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("invoice"))?;
+    let row = store::billing::invoice_by_number(&state.db, account.uuid, &number)
+        .await?
+        .ok_or_else(|| ApiError::not_found("invoice"))?;
+    invoice_pdf_of(&state, &app, &account, &row).await
+}
+
+async fn invoice_pdf_of(
+    state: &AppState,
+    app: &store::apps::AppRow,
+    account: &store::accounts::AccountRow,
+    row: &InvoiceRow,
+) -> ApiResult<impl IntoResponse> {
+    let location =
+        store::enrollment::location_of_account(&state.db, account.uuid, row.location_uuid)
+            .await?
+            .ok_or_else(|| ApiError::not_found("location"))?;
     let tdu = store::market::tdus(&state.db)
         .await?
         .into_iter()
         .find(|t| t.name == location.tdu);
-    let (days, payments) = period_and_payments(&state, &row).await?;
-    let card = store::payments::current_payment_method(&state.db, principal.account_uuid).await?;
+    let (days, payments) = period_and_payments(state, row).await?;
+    let card = store::payments::current_payment_method(&state.db, account.uuid).await?;
     let doc = documents::invoice_document(InvoiceRecords {
-        app: &principal.app,
-        account: &account,
+        app,
+        account,
         location: &location,
         tdu: tdu.as_ref(),
-        invoice: &row,
-        groups: charge_groups(&row)?,
+        invoice: row,
+        groups: charge_groups(row)?,
         days,
         payments: &payments,
         card: card.as_ref(),

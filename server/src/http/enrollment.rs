@@ -5,7 +5,8 @@
 use app::api::{
     enrollment::{
         AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, CancelServiceIn,
-        ConfirmAddressIn, Contract, FinalizeIn,
+        ConfirmAddressIn, Contract, Document, DocumentList, FinalizeIn, LocationDocuments,
+        LocationPlan,
     },
     market::PlanRatesOut,
     Account, ErrorEnvelope, Location, Timestamp,
@@ -23,14 +24,19 @@ use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path},
+    links::signed_url,
     AppState,
 };
 use crate::{
     domain::{
         account::parse_postal_address,
+        documents::{
+            contract_in_force, ContractTerms, DocumentKind, DocumentStatus, LocationDocument,
+        },
         enrollment::{
-            check_cancellation, check_start_date, contract_end, missing_steps, start_of_market_day,
-            EnrollmentFacts, EnrollmentType,
+            acceptance_confirms_address, check_cancellation, check_start_date, contract_end,
+            missing_steps, renewal_window_open, start_of_market_day, EnrollmentFacts,
+            EnrollmentType,
         },
         market::{BusinessCalendar, Enroller, EsiId},
         status::{CreditState, UtilityState, VerificationState},
@@ -69,6 +75,23 @@ pub fn router() -> Router<AppState> {
         .route(
             "/locations/{location_uuid}/cancel-service",
             post(cancel_service),
+        )
+        .route("/locations/{location_uuid}/plan", get(location_plan))
+        .route(
+            "/locations/{location_uuid}/documents",
+            get(location_documents),
+        )
+        .route(
+            "/locations/{location_uuid}/all-documents",
+            get(location_all_documents),
+        )
+        .route(
+            "/locations/{location_uuid}/renewal-plans/request",
+            post(request_renewal_plans),
+        )
+        .route(
+            "/locations/{location_uuid}/renewal-plans/accept",
+            post(accept_renewal_plan),
         )
 }
 
@@ -125,6 +148,220 @@ pub async fn location_support_info(
     Ok(axum::Json(
         super::market::support_info(&state, &principal.app, &row.tdu).await?,
     ))
+}
+
+/// The location's contracts (404 `resource_missing` for another account's location).
+async fn contracts_of_location(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    location_uuid: Uuid,
+) -> ApiResult<Vec<ContractRow>> {
+    location_row(state, principal.account_uuid, location_uuid).await?;
+    let mut contracts =
+        store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
+    contracts.retain(|c| c.location_uuid == location_uuid);
+    Ok(contracts)
+}
+
+/// The plan of the location's contract in force, with that contract.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}/plan", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The plan in force", body = LocationPlan),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn location_plan(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<LocationPlan>> {
+    let contracts = contracts_of_location(&state, &principal, location_uuid).await?;
+    let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+        .ok_or_else(|| ApiError::not_found("plan"))?;
+    let contract = render_contract(contract)?;
+    Ok(axum::Json(LocationPlan {
+        uuid: contract.plan_uuid,
+        name: contract.plan_name.clone(),
+        plan_type: contract.plan_type.clone(),
+        // Every plan offered bills energy at one rate in every hour.
+        rate_structure: "flat".to_owned(),
+        rates: contract.rates.clone(),
+        contract,
+    }))
+}
+
+/// Each of the location's documents, as the domain lists them, with a signed link.
+async fn documents_of_location(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    location_uuid: Uuid,
+) -> ApiResult<Vec<(LocationDocument, String)>> {
+    let contracts = contracts_of_location(state, principal, location_uuid).await?;
+    let mut terms = Vec::with_capacity(contracts.len());
+    for c in &contracts {
+        let yrac_version = store::market::plan_by_uuid(&state.db, c.plan_uuid)
+            .await?
+            .map(|p| p.yrac_version)
+            .unwrap_or_else(|| super::market::YRAC_VERSION.to_owned());
+        terms.push(ContractTerms {
+            uuid: c.uuid,
+            plan_uuid: c.plan_uuid,
+            tos_version: c.tos_version.clone(),
+            yrac_version,
+            start_date: c.start_date,
+            status: c.status.clone(),
+        });
+    }
+    Ok(crate::domain::documents::location_documents(&terms)
+        .into_iter()
+        .map(|d| {
+            let path = match d.kind {
+                DocumentKind::Efl => super::market::efl_path(d.plan_uuid),
+                DocumentKind::Tos => super::market::tos_path(&d.version),
+                DocumentKind::Yrac => super::market::yrac_path(&d.version),
+            };
+            let url = signed_url(state, &path);
+            (d, url)
+        })
+        .collect())
+}
+
+/// Links to the documents in force at the location (signed; each opens in a browser for
+/// about an hour).
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}/documents", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The documents in force", body = LocationDocuments),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn location_documents(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<LocationDocuments>> {
+    let contracts = contracts_of_location(&state, &principal, location_uuid).await?;
+    let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+        .ok_or_else(|| ApiError::not_found("documents"))?;
+    let documents = documents_of_location(&state, &principal, location_uuid).await?;
+    let active = |kind: DocumentKind| {
+        documents
+            .iter()
+            .find(|(d, _)| d.kind == kind && d.status == DocumentStatus::Active)
+            .map(|(_, url)| url.clone())
+            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("contract without {kind:?}")))
+    };
+    Ok(axum::Json(LocationDocuments {
+        efl: active(DocumentKind::Efl)?,
+        tos: active(DocumentKind::Tos)?,
+        yrac: active(DocumentKind::Yrac)?,
+        loa: None,
+        contract_start: contract.start_date,
+        contract_end: contract.end_date,
+    }))
+}
+
+/// Every document of the location: in force, queued (a contract that starts later) and
+/// superseded.
+#[utoipa::path(
+    get, path = "/v1/account/locations/{location_uuid}/all-documents", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "Every document of the location", body = DocumentList),
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn location_all_documents(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiResult<axum::Json<DocumentList>> {
+    let documents = documents_of_location(&state, &principal, location_uuid).await?;
+    Ok(axum::Json(DocumentList {
+        data: documents
+            .into_iter()
+            .map(|(d, url)| Document {
+                uuid: d.uuid,
+                kind: d.kind.as_str().to_owned(),
+                version: d.version,
+                url,
+                effective_date: d.effective_date,
+                status: d.status.as_str().to_owned(),
+            })
+            .collect(),
+    }))
+}
+
+/// The renewal window of the location's contract in force: 409 `renewal_not_eligible` outside
+/// it. Inside it, renewal plans are not priced yet: 503 until they are.
+async fn renewal_gate(
+    state: &AppState,
+    principal: &AccountPrincipal,
+    location_uuid: Uuid,
+) -> ApiResult<ApiError> {
+    let contracts = contracts_of_location(state, principal, location_uuid).await?;
+    let today = account_clock(state, principal.account_uuid).await?.today();
+    let open = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+        .filter(|c| c.status == "active")
+        .is_some_and(|c| renewal_window_open(c.end_date, today));
+    if !open {
+        return Err(ApiError::new(
+            ErrorCode::RenewalNotEligible,
+            "Renewal opens 90 days before an active fixed-term contract ends",
+        ));
+    }
+    Ok(ApiError::new(
+        ErrorCode::ServiceUnavailable,
+        "Renewal plans cannot be requested through the API yet; the customer receives the renewal e-mails",
+    ))
+}
+
+/// Renewal plans for the location (from 90 days before its fixed contract ends).
+#[utoipa::path(
+    post, path = "/v1/account/locations/{location_uuid}/renewal-plans/request", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+        (status = 409, description = "`renewal_not_eligible` outside the renewal window", body = ErrorEnvelope),
+        (status = 503, description = "Renewal plans are not offered through the API yet", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn request_renewal_plans(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiError {
+    match renewal_gate(&state, &principal, location_uuid).await {
+        Ok(e) | Err(e) => e,
+    }
+}
+
+/// Accept a renewal plan for the location.
+#[utoipa::path(
+    post, path = "/v1/account/locations/{location_uuid}/renewal-plans/accept", tag = "enrollment",
+    params(("location_uuid" = Uuid, Path)),
+    responses(
+        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
+        (status = 409, description = "`renewal_not_eligible` outside the renewal window", body = ErrorEnvelope),
+        (status = 503, description = "Renewal plans are not offered through the API yet", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn accept_renewal_plan(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Path(location_uuid): Path<Uuid>,
+) -> ApiError {
+    match renewal_gate(&state, &principal, location_uuid).await {
+        Ok(e) | Err(e) => e,
+    }
 }
 
 /// Cancel service at this location. Before service started it cancels at once (contract
@@ -242,11 +479,11 @@ fn render_location(
     contracts: &[ContractRow],
     reads: &[(Uuid, NaiveDate)],
 ) -> Location {
-    // The contract in force: the active one, else the pending one, else the newest.
-    let contract = contracts
+    let own: Vec<&ContractRow> = contracts
         .iter()
         .filter(|c| c.location_uuid == l.uuid)
-        .max_by_key(|c| (c.status == "active", c.status == "pending", c.start_date));
+        .collect();
+    let contract = contract_in_force(&own, |c| c.status.as_str(), |c| c.start_date).copied();
     Location {
         uuid: l.uuid,
         esi_id: l.esi_id.clone(),
@@ -590,6 +827,27 @@ pub async fn accept_plan(
     )?;
     store::enrollment::insert_location(&mut tx, &location).await?;
     store::enrollment::insert_contract(&mut tx, &contract).await?;
+    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
+    if acceptance_confirms_address(
+        confirmed.as_ref().map(|a| a.esi_id.as_str()),
+        &location.esi_id,
+    ) {
+        store::enrollment::insert_confirmed_address(
+            &mut tx,
+            account_uuid,
+            &ConfirmedAddressRow {
+                esi_id: location.esi_id.clone(),
+                address_1: location.address_1.clone(),
+                address_2: location.address_2.clone(),
+                city: location.city.clone(),
+                state: location.state.clone(),
+                postal_code: location.postal_code.clone(),
+                tdu: location.tdu.clone(),
+            },
+            now,
+        )
+        .await?;
+    }
     store::events::insert_event(
         &mut tx,
         &NewEvent {
@@ -649,7 +907,17 @@ pub async fn accept_plan(
         )
         .await?;
     }
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    // The address this acceptance confirmed may be the last prerequisite of a client agent
+    // enrollment.
+    crate::jobs::credit::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        principal.app.uuid,
+        account_uuid,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(axum::Json(AcceptPlanOut {
         account: render_account(&state, &principal).await?,

@@ -83,6 +83,9 @@ error_codes! {
     TokenWrongType => ("token_wrong_type", FORBIDDEN, Permission),
     ScopeDenied => ("scope_denied", FORBIDDEN, Permission),
     SandboxOnly => ("sandbox_only", FORBIDDEN, Permission),
+    EmailChangeRequiresAppToken => ("email_change_requires_app_token", FORBIDDEN, Permission),
+    LinkInvalid => ("link_invalid", FORBIDDEN, Permission),
+    LinkExpired => ("link_expired", FORBIDDEN, Permission),
     ResourceMissing => ("resource_missing", NOT_FOUND, InvalidRequest),
     MethodNotAllowed => ("method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest),
     EnrollmentIncomplete => ("enrollment_incomplete", CONFLICT, State),
@@ -127,6 +130,9 @@ pub struct ApiError {
     headers: Vec<(HeaderName, HeaderValue)>,
     /// What went wrong inside, for 5xx logs; never sent.
     source: Option<anyhow::Error>,
+    /// Rendered as a small HTML page rather than JSON: the request came from a person's
+    /// browser (a link opened in a tab), not from code.
+    page: bool,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -141,6 +147,7 @@ impl ApiError {
             details: BTreeMap::new(),
             headers: Vec::new(),
             source: None,
+            page: false,
         }
     }
 
@@ -161,6 +168,12 @@ impl ApiError {
 
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
+        self
+    }
+
+    /// Answer with an HTML page that says what went wrong, for a person in a browser.
+    pub fn as_page(mut self) -> Self {
+        self.page = true;
         self
     }
 
@@ -200,6 +213,29 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    fn page_html(&self, request_id: &str) -> String {
+        let escape = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        };
+        let title = match self.code {
+            ErrorCode::LinkInvalid | ErrorCode::LinkExpired => "This link is invalid or expired",
+            _ => "This page cannot be shown",
+        };
+        format!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{title}</title></head><body><main><h1>{title}</h1><p>{message}</p>\
+             <p><small>Reference: {id}</small></p></main></body></html>",
+            message = escape(&self.message),
+            id = escape(request_id),
+        )
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
         ApiError::internal(err)
@@ -232,7 +268,11 @@ impl IntoResponse for ApiError {
                 None => tracing::error!(%request_id, code = self.code.as_str(), "request failed"),
             }
         }
-        let mut response = (status, axum::Json(self.body(request_id))).into_response();
+        let mut response = if self.page {
+            (status, axum::response::Html(self.page_html(&request_id))).into_response()
+        } else {
+            (status, axum::Json(self.body(request_id))).into_response()
+        };
         let headers = response.headers_mut();
         if status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -32,13 +32,15 @@ pub fn router() -> Router<AppState> {
         .route("/enroll/credit-check", post(submit_credit_check))
 }
 
-/// Update the identity fields needed to start service.
+/// Update the identity fields needed to start service. The verified e-mail is not one of them:
+/// it changes only with the AppToken (`PATCH /v1/app/accounts/{account_uuid}`).
 #[utoipa::path(
     patch, path = "/v1/account/enroll/identity", tag = "enrollment",
     request_body = IdentityIn,
     responses(
         (status = 200, description = "The identity", body = IdentityOut),
         (status = 400, description = "A field is invalid", body = ErrorEnvelope),
+        (status = 403, description = "`email_change_requires_app_token`: the verified e-mail changes only through PATCH /v1/app/accounts/{account_uuid}", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
@@ -47,6 +49,15 @@ pub async fn update_identity(
     principal: AccountPrincipal,
     Json(input): Json<IdentityIn>,
 ) -> ApiResult<axum::Json<IdentityOut>> {
+    // An AccountToken may live in a browser; the e-mail receives sign-in links and notices, so
+    // only the partner's backend may change it. Any `email` key is refused, even null.
+    if !input.email.is_absent() {
+        return Err(ApiError::new(
+            ErrorCode::EmailChangeRequiresAppToken,
+            "The e-mail changes only with the AppToken: PATCH /v1/app/accounts/{account_uuid}",
+        )
+        .with_param("email"));
+    }
     let app = &principal.app;
     let ctx = ParseContext {
         today: state.clock.today(),
@@ -65,7 +76,6 @@ pub async fn update_identity(
             first_name: input.first_name,
             last_name: input.last_name,
             phone: input.phone,
-            email: input.email,
             date_of_birth: input.date_of_birth,
             ..UpdateAccountIn::default()
         },

@@ -27,6 +27,7 @@ use super::{
     auth::{AccountPrincipal, AppPrincipal},
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
+    links::{signed_url, SignedLink},
     pagination::Page,
     AppState,
 };
@@ -88,7 +89,20 @@ pub fn account_router() -> Router<AppState> {
         .route("/enroll/plans/request", post(account_request_plans))
 }
 
-/// Public pages of the plan documents (the PDFs come with the documents).
+/// The paths of the plan documents' pages; the API hands them out signed (`links::signed_url`).
+pub fn efl_path(plan_uuid: Uuid) -> String {
+    format!("/documents/efl/{plan_uuid}")
+}
+
+pub fn tos_path(version: &str) -> String {
+    format!("/documents/tos/{version}")
+}
+
+pub fn yrac_path(version: &str) -> String {
+    format!("/documents/yrac/{version}")
+}
+
+/// Pages of the plan documents (the PDFs come with the documents), opened through signed links.
 pub fn documents_router() -> Router<AppState> {
     Router::new()
         .route("/documents/efl/{plan_uuid}", get(efl_page))
@@ -783,15 +797,6 @@ fn plan_row(
     }
 }
 
-fn public_url(state: &AppState, path: &str) -> String {
-    let base = state
-        .config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{}", state.config.addr));
-    format!("{}{path}", base.trim_end_matches('/'))
-}
-
 fn render_plan(
     state: &AppState,
     r: &PlanRow,
@@ -828,9 +833,9 @@ fn render_plan(
         },
         renewable_percent: u8::try_from(r.renewable_percent).unwrap_or(0),
         documents: PlanDocuments {
-            efl: public_url(state, &format!("/documents/efl/{}", r.uuid)),
-            tos: public_url(state, &format!("/documents/tos/{}", r.tos_version)),
-            yrac: public_url(state, &format!("/documents/yrac/{}", r.yrac_version)),
+            efl: signed_url(state, &efl_path(r.uuid)),
+            tos: signed_url(state, &tos_path(&r.tos_version)),
+            yrac: signed_url(state, &yrac_path(&r.yrac_version)),
         },
         is_renewal: r.is_renewal,
         account_uuid: r.is_custom.then_some(r.account_uuid).flatten(),
@@ -1144,6 +1149,7 @@ fn cents(c: i64) -> String {
 /// The Electricity Facts Label of a priced plan (as a page until the PDF exists).
 pub async fn efl_page(
     State(state): State<AppState>,
+    _link: SignedLink,
     Path(plan_uuid): Path<Uuid>,
 ) -> ApiResult<Html<String>> {
     let p = store::market::plan_by_uuid(&state.db, plan_uuid)
@@ -1202,6 +1208,7 @@ pub async fn efl_page(
 /// A version of the Terms of Service that some plan group uses.
 pub async fn tos_page(
     State(state): State<AppState>,
+    _link: SignedLink,
     Path(version): Path<String>,
 ) -> ApiResult<Html<String>> {
     if !store::market::tos_version_exists(&state.db, &version).await? {
@@ -1218,7 +1225,7 @@ pub async fn tos_page(
 }
 
 /// Your Rights as a Customer.
-pub async fn yrac_page(Path(version): Path<String>) -> ApiResult<Html<String>> {
+pub async fn yrac_page(_link: SignedLink, Path(version): Path<String>) -> ApiResult<Html<String>> {
     if version != YRAC_VERSION {
         return Err(ApiError::not_found("document"));
     }

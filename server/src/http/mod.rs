@@ -15,6 +15,7 @@ pub mod flow;
 pub mod flows;
 pub mod idempotency;
 pub mod identity;
+pub mod links;
 pub mod market;
 pub mod openapi;
 pub mod ops;
@@ -124,6 +125,7 @@ pub fn router(state: AppState) -> Router {
         .merge(processor::router())
         .merge(flows::page_router())
         .merge(market::documents_router())
+        .merge(billing::public_router())
         .merge(flow::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));

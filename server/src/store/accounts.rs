@@ -127,6 +127,15 @@ pub async fn update_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
     Ok(())
 }
 
+/// The account, whichever app it belongs to: for signed links, which carry no token.
+pub async fn account_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<AccountRow>> {
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM accounts WHERE uuid = $1");
+    on_db!(db, c => sqlx::query_as::<_, AccountRow>(&sql)
+        .bind(uuid)
+        .fetch_optional(c)
+        .await)
+}
+
 /// The account, if it belongs to `app_uuid`.
 pub async fn account_of_app(db: &Db, app_uuid: Uuid, uuid: Uuid) -> Result<Option<AccountRow>> {
     let sql = format!("SELECT {SELECT_COLUMNS} FROM accounts WHERE uuid = $1 AND app_uuid = $2");

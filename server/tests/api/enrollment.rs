@@ -586,6 +586,62 @@ both_engines! {
     }
 }
 
+both_engines! {
+    with relaxed;
+    async fn a_spec_order_enrollment_finalizes_without_confirm_address(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "spec-order@example.com").await;
+        // Search, the customer confirms in the partner's UI, then plans/accept with the ESI ID.
+        let r = app.post("/v1/account/enroll/esi-id-search", &token, &json!({"esi_id": HOUSE})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["account"]["enrollment"]["has_confirmed_address"], true, "{}", r.text);
+        assert_eq!(status(&r.body["account"]), pair("not_enrolled", "missing_identity"));
+        // The accepted meter's address is the confirmed one: the billing address follows it.
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&json!({"same_as_service_address": true})), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["address_1"], "100 ELM ST");
+
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["missing"], json!([]), "{}", me.text);
+        assert_eq!(me.body["enrollment"]["can_finalize_enrollment"], true);
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(status(&r.body), pair("reviewing", "verification_pending"));
+    }
+
+    async fn a_client_agent_enrollment_without_confirm_address_finalizes(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "spec-agent@example.com").await;
+        let r = app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &app.app_token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(status(&me.body), pair("not_enrolled", "missing_address"), "{}", me.text);
+
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let today = server::jobs::clock::market_date(app.clock.now());
+        let r = accept(&app, &token, &plan, HOUSE, &(today + chrono::Duration::days(10)).to_string()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["contract"]["accepted_by"], "client_agent");
+        assert_eq!(r.body["account"]["enrollment"]["has_confirmed_address"], true);
+        assert_eq!(status(&r.body["account"]), pair("not_enrolled", "enrollment_pending_client_agent"), "{}", r.text);
+        let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(history.iter().any(|h| h.status_reason == "enrollment_pending_client_agent"));
+
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["status"], "reviewing");
+        assert_eq!(r.body["enrollment"]["is_enrollment_finalized"], true);
+    }
+}
+
 /// Finalizes and walks the pipeline to `active/active`; returns the service start date.
 pub(crate) async fn walk_to_active(app: &TestApp, token: &str, esi: &str) -> String {
     let start = ready_to_finalize(app, token, esi).await;

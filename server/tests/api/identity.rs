@@ -27,6 +27,33 @@ both_engines! {
         assert_eq!(me.body["date_of_birth"], "1985-07-04");
     }
 
+    async fn the_email_changes_only_with_the_app_token(app) {
+        let a = app.create_simple_account("before@example.com").await;
+        let uuid = a["uuid"].as_str().unwrap();
+        let token = app.account_token(uuid).await;
+        for body in [
+            json!({"email": "after@example.com"}),
+            json!({"email": "after@example.com", "phone": "512 555 0199"}),
+            json!({"email": null}),
+        ] {
+            let r = app.send(Method::PATCH, "/v1/account/enroll/identity", Some(&token), Some(&body), &[]).await;
+            assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "email_change_requires_app_token"), "{body}: {}", r.text);
+            assert_eq!(r.body["error"]["type"], "permission_error");
+            assert_eq!(r.body["error"]["param"], "email");
+        }
+        // Nothing changed, not even the phone sent along, and nothing was announced.
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.status, StatusCode::OK, "{}", me.text);
+        assert_eq!(me.body["email"], "before@example.com");
+        assert!(me.body["phone"].is_null(), "{}", me.text);
+        let events = server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(!events.iter().any(|e| e.kind == "enrollment.identity_updated"));
+        // The partner's backend changes it with the AppToken.
+        let r = app.patch(&format!("/v1/app/accounts/{uuid}"), &app.app_token, &json!({"email": "after@example.com"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(app.get("/v1/account", &token).await.body["email"], "after@example.com");
+    }
+
     async fn credit_check_needs_consent_and_a_valid_ssn(app) {
         let a = app.create_simple_account("credit@example.com").await;
         let uuid = a["uuid"].as_str().unwrap();

@@ -6,6 +6,7 @@
 #[macro_use]
 mod helpers;
 
+mod account_routes;
 mod accounts;
 mod auth;
 mod billing;
@@ -19,6 +20,7 @@ mod flows;
 mod idempotency;
 mod identity;
 mod jobs;
+mod links;
 mod live_payments;
 mod market;
 mod openapi;

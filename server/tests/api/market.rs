@@ -403,11 +403,15 @@ unlimited_on_both_engines! {
         assert_eq!(evs[0].0, "enrollment.plan_requested");
         assert_eq!(evs[0].1["account_uuid"], account_uuid.as_str());
         assert_eq!(evs[0].1["plan_uuids"].as_array().unwrap().len(), 4);
-        // Unknown documents are 404s.
-        let r = app.send(reqwest::Method::GET, &format!("/documents/efl/{}", uuid::Uuid::new_v4()), None, None, &[]).await;
-        assert_eq!(r.status, StatusCode::NOT_FOUND);
-        let r = app.send(reqwest::Method::GET, "/documents/tos/0.0", None, None, &[]).await;
-        assert_eq!(r.status, StatusCode::NOT_FOUND);
+        // Unsigned document paths are refused; signed links to unknown documents are 404s.
+        let unsigned = plans[0]["documents"]["efl"].as_str().unwrap().split('?').next().unwrap().to_owned();
+        let r = app.send(reqwest::Method::GET, &path_of(&json!(unsigned)), None, None, &[]).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+        for path in [format!("/documents/efl/{}", uuid::Uuid::new_v4()), "/documents/tos/0.0".to_owned()] {
+            let url = server::http::links::signed_url(&app.state, &path);
+            let r = app.send(reqwest::Method::GET, &path_of(&json!(url)), None, None, &[]).await;
+            assert_eq!(r.status, StatusCode::NOT_FOUND, "{path}: {}", r.text);
+        }
     }
 
     async fn plans_request_rejects_bad_input_and_changes_nothing(app) {
