@@ -3,8 +3,6 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{Engine, TestApp};
-
 both_engines! {
     async fn identity_updates_complete_the_identity(app) {
         let a = app.create_simple_account("id@example.com").await;
@@ -88,16 +86,26 @@ both_engines! {
     }
 }
 
-#[tokio::test]
-async fn ssns_never_reach_the_database_in_clear() {
-    let app = TestApp::spawn(Engine::Sqlite).await;
-    let a = app.create_simple_account("clear@example.com").await;
-    let token = app.account_token(a["uuid"].as_str().unwrap()).await;
-    app.post(
-        "/v1/account/enroll/credit-check",
-        &token,
-        &json!({"ssn": "321-54-9876", "consent": true}),
-    )
-    .await;
-    app.assert_not_stored(b"321549876", "an SSN");
+both_engines! {
+    async fn ssns_never_reach_the_database_in_clear(app) {
+        let a = app.create_simple_account("clear-ssn@example.com").await;
+        let token = app.account_token(a["uuid"].as_str().unwrap()).await;
+        let r = app
+            .post(
+                "/v1/account/enroll/credit-check",
+                &token,
+                &json!({"ssn": "321-54-9876", "consent": true}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+        assert_eq!(r.body["ssn_last4"], "9876");
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["has_credit_check"], true, "{}", me.text);
+        app.assert_not_stored(
+            "clear-ssn@example.com",
+            &["321549876", "321-54-9876", "321 54 9876"],
+            "an SSN",
+        )
+        .await;
+    }
 }
