@@ -105,7 +105,6 @@ error_codes! {
     EsiIdInvalid => ("esi_id_invalid", UNPROCESSABLE_ENTITY, InvalidRequest),
     EsiIdNotFound => ("esi_id_not_found", NOT_FOUND, InvalidRequest),
     NotInRetailChoiceArea => ("not_in_retail_choice_area", UNPROCESSABLE_ENTITY, InvalidRequest),
-    EmailTaken => ("email_taken", UNPROCESSABLE_ENTITY, InvalidRequest),
     IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
     CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
     InvalidNumber => ("invalid_number", BAD_REQUEST, InvalidRequest),
