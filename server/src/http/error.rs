@@ -1,6 +1,7 @@
 //! The one error type of the HTTP layer. Every failure — a rule broken, a bad token, a malformed
-//! body, an unknown route, a panic — is rendered here into the envelope of `API.md`. Codes are
-//! listed once, with their status and type, in `error_codes!`.
+//! body, an unknown route, a panic — is rendered here into the envelope described in
+//! `docs/api-conventions.md`. Codes are listed once, with their status and type, in
+//! `error_codes!`.
 
 use std::{borrow::Cow, collections::BTreeMap};
 
