@@ -3,6 +3,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use crate::enrollment::{customer, ready_to_finalize, with_meters, HOUSE};
+
 both_engines! {
     async fn identity_updates_complete_the_identity(app) {
         let a = app.create_simple_account("id@example.com").await;
@@ -104,6 +106,32 @@ both_engines! {
         app.assert_not_stored(
             "clear-ssn@example.com",
             &["321549876", "321-54-9876", "321 54 9876"],
+            "an SSN",
+        )
+        .await;
+    }
+
+    async fn ssns_stay_out_of_the_database_once_the_check_has_run(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "checked-ssn@example.com").await;
+        // Submits 123-45-6789 (answered 202) and every other step.
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // The bureau is asked in the background after finalize: jobs, their payloads and the
+        // bureau's answer are written too.
+        let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 1})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let mut tx = app.state.db.begin().await.unwrap();
+        let check = server::store::credit::latest_credit_check(&mut tx, uuid.parse().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(check.status, "passed");
+        app.assert_not_stored(
+            "checked-ssn@example.com",
+            &["123456789", "123-45-6789", "123 45 6789"],
             "an SSN",
         )
         .await;
