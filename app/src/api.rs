@@ -1,4 +1,5 @@
-//! The v1 wire format: request and response bodies exactly as partners see them (`API.md`).
+//! The v1 wire format: request and response bodies exactly as partners see them (conventions in
+//! `docs/api-conventions.md`).
 //! Request types carry what the wire carries (strings, optional fields); the server parses them
 //! into domain values at the edge. Response types are what every handler renders.
 

@@ -1,7 +1,8 @@
 // Shared by the browser tests: waits for the server that `cargo leptos end-to-end` started,
-// creates apps (and registers their origins) through the CLI, serves a partner's host page from another site, and starts
-// the system's Chromium (never a downloaded browser).
+// creates apps (and registers their origins) through the CLI, serves a partner's host page from another site, starts
+// the system's Chromium (never a downloaded browser), and checks that the service never sets a cookie.
 
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
 import { existsSync, mkdirSync } from "node:fs";
@@ -95,4 +96,70 @@ export function collectErrors(page) {
   });
   page.on("pageerror", (e) => errors.push(String(e)));
   return errors;
+}
+
+/// Watches every response that `target` (a page, its frames included, or a whole browser
+/// context) receives from the service at `origin`, and keeps the `Set-Cookie` headers among
+/// them. The flows run on bearer tokens only: the service must never try to set a cookie,
+/// whatever a browser's cookie policy would have done with it. `Set-Cookie` is read from the
+/// raw headers (`headerValue`), which the browser reports even for a cookie it refuses.
+export function collectSetCookies(target, origin = baseUrl) {
+  const service = new URL(origin).origin;
+  const reads = [];
+  const cookies = [];
+  const unread = [];
+  let responses = 0;
+  target.on("response", (response) => {
+    let url;
+    try {
+      url = new URL(response.url());
+    } catch {
+      return;
+    }
+    if (url.origin !== service) return;
+    responses += 1;
+    const what = `${response.request().method()} ${url.pathname} (${response.status()})`;
+    // A response whose raw headers never arrive (its page closed first) must not hang the test.
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(resolve, 5_000, undefined);
+    });
+    reads.push(
+      Promise.race([response.headerValue("set-cookie"), timeout])
+        .then(
+          (value) => {
+            if (value === undefined) unread.push(what);
+            else if (value !== null) cookies.push(`${what}: ${value}`);
+          },
+          () => unread.push(what),
+        )
+        .finally(() => clearTimeout(timer)),
+    );
+  });
+  return {
+    /// The responses from the service seen so far.
+    get responses() {
+      return responses;
+    },
+    /// Every `Set-Cookie` seen so far, as "METHOD path (status): value".
+    async setCookies() {
+      await Promise.all(reads);
+      return cookies;
+    },
+    /// The responses whose headers could not be read.
+    get unread() {
+      return unread;
+    },
+  };
+}
+
+/// Asserts that the service answered `collector`'s target at least once and that none of its
+/// answers carried `Set-Cookie`. Call it while the pages are still open.
+export async function assertNoSetCookie(collector) {
+  const cookies = await collector.setCookies();
+  assert.ok(
+    collector.responses > collector.unread.length,
+    `no response from the service could be read (${collector.responses} seen, unread: ${collector.unread.join(", ")})`,
+  );
+  assert.deepEqual(cookies, [], "the service sent Set-Cookie");
 }

@@ -3,7 +3,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { baseUrl, collectErrors, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+import { assertNoSetCookie, baseUrl, collectErrors, collectSetCookies, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
 
 let browser;
 let host;
@@ -56,6 +56,7 @@ async function callFromPage(page, url, init) {
 test("the page reads the JSON error of a bad token and of an unknown account path", async () => {
   const token = await accountToken();
   const page = await browser.newPage();
+  const setCookies = collectSetCookies(page);
   const errors = collectErrors(page);
   try {
     await page.goto(host.url);
@@ -86,6 +87,7 @@ test("the page reads the JSON error of a bad token and of an unknown account pat
 
     // The browser reports the error statuses themselves, and nothing else.
     assert.ok(errors.every((e) => !/CORS|Access-Control/i.test(e)), errors.join("\n"));
+    await assertNoSetCookie(setCookies);
   } finally {
     await page.close();
   }

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { collectErrors, launchBrowser, root, serveHostPage, serverBin } from "../lib/harness.mjs";
+import { assertNoSetCookie, collectErrors, collectSetCookies, launchBrowser, root, serveHostPage, serverBin } from "../lib/harness.mjs";
 import { execFileSync } from "node:child_process";
 
 let dir;
@@ -94,6 +94,7 @@ test("the deployed flow hydrates in a cross-site iframe and posts service-flow-c
   </script>
 </body></html>`);
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const setCookies = collectSetCookies(page, base);
   await page.bringToFront();
   const errors = collectErrors(page);
   await page.goto(host.url);
@@ -106,5 +107,6 @@ test("the deployed flow hydrates in a cross-site iframe and posts service-flow-c
   assert.equal(message.reason, "exited");
   assert.equal(message.scope, "enrollment");
   assert.deepEqual(errors, []);
+  await assertNoSetCookie(setCookies);
   await page.close();
 });

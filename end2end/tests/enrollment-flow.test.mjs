@@ -9,8 +9,10 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import {
   artifacts,
+  assertNoSetCookie,
   baseUrl,
   collectErrors,
+  collectSetCookies,
   createApp,
   launchBrowser,
   root,
@@ -210,6 +212,7 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
   });
   const host = await hostPage(await flowLink(account.uuid), 1280);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const setCookies = collectSetCookies(context);
   const page = await foreground(context);
   const errors = collectErrors(page);
   try {
@@ -242,6 +245,7 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
     assert.deepEqual(message.data, { type: "service-flow-close", reason: "completed", scope: "enrollment" });
     assert.deepEqual(await context.cookies(), [], "the flow needs no cookie");
     assert.deepEqual(appErrors(errors), []);
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
     await host.close();
@@ -253,6 +257,7 @@ test("the whole flow works at 360 px with third-party cookies blocked, by type-a
   const account = await createAccount("enroll-360@example.com", undefined);
   const host = await hostPage(await flowLink(account.uuid), 360);
   const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+  const setCookies = collectSetCookies(context);
   const page = await foreground(context);
   const cdp = await context.newCDPSession(page);
   await cdp.send("Network.setCookieControls", {
@@ -298,6 +303,7 @@ test("the whole flow works at 360 px with third-party cookies blocked, by type-a
     const [message] = await closeMessages(page);
     assert.equal(message.data.reason, "completed");
     assert.deepEqual(appErrors(errors), []);
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
     await host.close();
@@ -312,6 +318,7 @@ test("an expired price, a network failure and a declined card can all be fixed i
   await api("POST", "/v1/account/enroll/confirm-address", token, { esi_id: address.esi_id });
   const host = await hostPage(await flowLink(account.uuid), 1280);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const setCookies = collectSetCookies(context);
   const page = await foreground(context);
   const errors = collectErrors(page);
   try {
@@ -372,6 +379,7 @@ test("an expired price, a network failure and a declined card can all be fixed i
       appErrors(errors).filter((e) => !/status of 40[29]|ERR_INTERNET_DISCONNECTED/.test(e)),
       [],
     );
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
     await host.close();
@@ -391,6 +399,7 @@ test("a customer can find the home and choose a plan by keyboard alone", async (
   const address = await findAddress(3);
   const account = await createAccount("enroll-keys@example.com", undefined);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const setCookies = collectSetCookies(context);
   const page = await foreground(context);
   const errors = collectErrors(page);
   try {
@@ -429,6 +438,7 @@ test("a customer can find the home and choose a plan by keyboard alone", async (
     assert.equal(after.enrollment.is_identity_complete, true);
     assert.equal(after.date_of_birth, "1990-04-12");
     assert.deepEqual(appErrors(errors), []);
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
   }
@@ -438,6 +448,7 @@ test("a customer finds the meter by its ESI ID and sends bills to another addres
   const address = await findAddress(4);
   const account = await createAccount("enroll-esi@example.com", undefined);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const setCookies = collectSetCookies(context);
   const page = await foreground(context);
   const errors = collectErrors(page);
   try {
@@ -489,6 +500,7 @@ test("a customer finds the meter by its ESI ID and sends bills to another addres
     assert.equal(billing.same_as_service_address, false);
     assert.equal(billing.postal_code, "78701");
     assert.deepEqual(appErrors(errors), []);
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
   }

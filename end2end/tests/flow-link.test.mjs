@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, baseUrl, collectErrors, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+import { artifacts, assertNoSetCookie, baseUrl, collectErrors, collectSetCookies, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
 
 let browser;
 let app;
@@ -46,6 +46,7 @@ test("a flow link works in a cross-site iframe without cookies and reports its c
 </script></head>
 <body><iframe id="flow" title="Electricity enrollment" width="400" height="640" src="${link.login_link}"></iframe></body></html>`);
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const setCookies = collectSetCookies(context);
   const page = await context.newPage();
   await page.bringToFront();
   const errors = collectErrors(page);
@@ -77,6 +78,7 @@ test("a flow link works in a cross-site iframe without cookies and reports its c
     const response = await again.goto(link.login_link);
     assert.equal(response.status(), 410);
     await again.getByRole("heading", { name: "This link has expired" }).waitFor();
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
     await host.close();

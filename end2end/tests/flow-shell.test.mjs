@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, baseUrl, collectErrors, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+import { artifacts, assertNoSetCookie, baseUrl, collectErrors, collectSetCookies, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
 
 let browser;
 let host;
@@ -30,6 +30,7 @@ after(async () => {
 
 test("the flow hydrates inside a cross-site iframe and explains itself without a session", async () => {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const setCookies = collectSetCookies(page);
   await page.bringToFront();
   const errors = collectErrors(page);
   await page.goto(host.url);
@@ -41,11 +42,13 @@ test("the flow hydrates inside a cross-site iframe and explains itself without a
   await flow.locator("[data-testid=no-session]").waitFor({ timeout: 5_000 });
   await page.screenshot({ path: path.join(artifacts, "flow-shell-1280.png") });
   assert.deepEqual(errors, []);
+  await assertNoSetCookie(setCookies);
   await page.close();
 });
 
 test("the flow works at 360 px wide and by keyboard", async () => {
   const page = await browser.newPage({ viewport: { width: 360, height: 740 } });
+  const setCookies = collectSetCookies(page);
   await page.bringToFront();
   const errors = collectErrors(page);
   await page.goto(`${baseUrl}/flow/enrollment?app=${app.app_uuid}`);
@@ -58,5 +61,6 @@ test("the flow works at 360 px wide and by keyboard", async () => {
   assert.ok(width <= 360, `nothing is wider than the screen: ${width}`);
   await page.screenshot({ path: path.join(artifacts, "flow-shell-360.png") });
   assert.deepEqual(errors, []);
+  await assertNoSetCookie(setCookies);
   await page.close();
 });

@@ -6,8 +6,10 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import {
   artifacts,
+  assertNoSetCookie,
   baseUrl,
   collectErrors,
+  collectSetCookies,
   createApp,
   launchBrowser,
   serveHostPage,
@@ -70,6 +72,7 @@ test("a live app's registered origin frames its flow and hears it close", async 
   const link = await api("POST", `/v1/app/accounts/${account.uuid}/flow-login`, app.token, { scope: "enrollment" });
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const setCookies = collectSetCookies(context);
   const page = await context.newPage();
   await page.bringToFront();
   const errors = collectErrors(page);
@@ -89,6 +92,7 @@ test("a live app's registered origin frames its flow and hears it close", async 
 
     await page.screenshot({ path: path.join(artifacts, "live-origins-1280.png") });
     assert.deepEqual(errors, []);
+    await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
   }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::client::{ApiClient, CardInput, ClientError};
 
-/// The processor's test cards, as DOMAIN.md describes them.
+/// The processor's sandbox test cards (`docs/api-conventions.md`, Sandbox).
 const TEST_CARDS: [(&str, &str); 5] = [
     ("4242 4242 4242 4242", "succeeds (Visa)"),
     ("5555 5555 5555 4444", "succeeds (Mastercard)"),

@@ -56,7 +56,7 @@ pub fn enrollment(f: &EnrollmentFacts) -> Enrollment {
 }
 
 /// Whether accepting a plan for `accepted_esi_id` also confirms that meter's address. Accepting
-/// is the customer's confirmation in the spec's order (they confirmed it in the partner's UI),
+/// is the customer's confirmation in the usual order (they confirmed it in the partner's UI),
 /// so the enrollment must not wait for a separate confirm-address call; an address confirmed
 /// earlier for the same meter is not confirmed twice.
 pub fn acceptance_confirms_address(confirmed_esi_id: Option<&str>, accepted_esi_id: &str) -> bool {

@@ -225,7 +225,7 @@ mod tests {
             ),
         ];
         for scope in FlowScope::ALL {
-            // The plan read belongs to no flow (API.md lists it under none).
+            // The plan read belongs to no flow (docs/api-conventions.md lists it under none).
             assert!(!scope.allows("GET", "/v1/account/locations/{location_uuid}/plan"));
         }
         for (scope, method, route, allowed) in cases {

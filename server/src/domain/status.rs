@@ -441,7 +441,7 @@ mod tests {
             assert_eq!(derive_status(&facts), expected, "{facts:?}");
             seen.insert(expected);
         }
-        // The 21 pairs of the spec plus enrollment_pending_client_agent.
+        // Every pair an account can show, enrollment_pending_client_agent included.
         assert_eq!(seen.len(), 22);
     }
 

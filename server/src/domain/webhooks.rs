@@ -1,6 +1,6 @@
-//! Webhook rules (Standard Webhooks, `DOMAIN.md`): secrets and signatures, which URLs an
-//! endpoint may target, how an attempt's answer is judged, the retry schedule, and when an
-//! endpoint is disabled.
+//! Webhook rules (Standard Webhooks, as `docs/api-conventions.md` describes): secrets and
+//! signatures, which URLs an endpoint may target, how an attempt's answer is judged, the retry
+//! schedule, and when an endpoint is disabled.
 
 use std::{
     fmt,

@@ -1,6 +1,7 @@
 //! The one error type of the HTTP layer. Every failure — a rule broken, a bad token, a malformed
-//! body, an unknown route, a panic — is rendered here into the envelope of `API.md`. Codes are
-//! listed once, with their status and type, in `error_codes!`.
+//! body, an unknown route, a panic — is rendered here into the envelope described in
+//! `docs/api-conventions.md`. Codes are listed once, with their status and type, in
+//! `error_codes!`.
 
 use std::{borrow::Cow, collections::BTreeMap};
 
@@ -105,7 +106,6 @@ error_codes! {
     EsiIdInvalid => ("esi_id_invalid", UNPROCESSABLE_ENTITY, InvalidRequest),
     EsiIdNotFound => ("esi_id_not_found", NOT_FOUND, InvalidRequest),
     NotInRetailChoiceArea => ("not_in_retail_choice_area", UNPROCESSABLE_ENTITY, InvalidRequest),
-    EmailTaken => ("email_taken", UNPROCESSABLE_ENTITY, InvalidRequest),
     IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
     CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
     InvalidNumber => ("invalid_number", BAD_REQUEST, InvalidRequest),

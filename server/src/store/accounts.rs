@@ -163,7 +163,20 @@ pub async fn account_of_app_for_update(
                 .await
         }
         Tx::Postgres(t) => {
-            sqlx::query_as::<_, AccountRow>(&format!("{base} FOR UPDATE"))
+            // Lock, then read in a statement of its own: a statement sees what was committed
+            // when it began, so a read that waited for the lock would answer from before the
+            // holder's commit (two finalizes would both find no enrollment, and the second
+            // would break the enrollments key instead of answering `already_finalized`).
+            let locked =
+                sqlx::query("SELECT 1 FROM accounts WHERE uuid = $1 AND app_uuid = $2 FOR UPDATE")
+                    .bind(uuid)
+                    .bind(app_uuid)
+                    .fetch_optional(&mut **t)
+                    .await?;
+            if locked.is_none() {
+                return Ok(None);
+            }
+            sqlx::query_as::<_, AccountRow>(&base)
                 .bind(uuid)
                 .bind(app_uuid)
                 .fetch_optional(&mut **t)

@@ -1,4 +1,4 @@
-//! Every account endpoint of the spec and of API.md exists: partner code forgets an account
+//! Every account endpoint partners are told of exists: partner code forgets an account
 //! on a 401 or 404 from its reads, so a 404 may only ever be about the resource asked for.
 
 use reqwest::{Method, StatusCode};
@@ -6,9 +6,9 @@ use serde_json::json;
 
 use crate::enrollment::{customer, relaxed};
 
-/// (method, path under /v1/account) of every account endpoint the spec and API.md list;
+/// (method, path under /v1/account) of every account endpoint the OpenAPI document lists;
 /// `{l}` is a location and `{n}` an invoice number.
-const SPEC_ACCOUNT_ROUTES: &[(&str, &str)] = &[
+const DOCUMENTED_ACCOUNT_ROUTES: &[(&str, &str)] = &[
     ("GET", ""),
     ("POST", "/enroll/eligibility"),
     ("POST", "/enroll/address-search"),
@@ -52,7 +52,7 @@ both_engines! {
     async fn every_spec_account_route_exists(app) {
         let (_, token) = customer(&app, "routes@example.com").await;
         let unknown_location = uuid::Uuid::new_v4().to_string();
-        for (method, route) in SPEC_ACCOUNT_ROUTES {
+        for (method, route) in DOCUMENTED_ACCOUNT_ROUTES {
             let path = format!("/v1/account{route}")
                 .replace("{l}", &unknown_location)
                 .replace("{n}", "INV-99999999");
@@ -68,7 +68,7 @@ both_engines! {
                 assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{method} {path}");
             }
         }
-        // The router's own 404 still answers paths outside the spec.
+        // The router's own 404 still answers paths the API does not have.
         let r = app.get("/v1/account/locations/nothing/here/at/all", &token).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND);
     }

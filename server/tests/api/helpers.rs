@@ -386,20 +386,93 @@ impl TestApp {
             .unwrap();
     }
 
-    /// Asserts that `needle` appears nowhere in this (SQLite) app's database files.
-    pub fn assert_not_stored(&self, needle: &[u8], what: &str) {
-        let url = self
-            .config
-            .database_url
-            .expose()
-            .trim_start_matches("sqlite:")
-            .to_owned();
-        for file in [url.clone(), format!("{url}-wal")] {
-            let bytes = std::fs::read(&file).unwrap_or_default();
-            assert!(
-                !bytes.windows(needle.len()).any(|w| w == needle),
-                "{file} holds {what}"
-            );
+    /// Everything this app's database holds, as bytes to search. SQLite: the database file and
+    /// its write-ahead log, where recent commits wait for a checkpoint (free pages included, as a
+    /// deleted row's bytes stay on disk). PostgreSQL: every row of every table as text, byte
+    /// columns in escape form so that bytes kept in clear read as themselves.
+    pub async fn stored_bytes(&self) -> Vec<u8> {
+        match self.engine {
+            Engine::Sqlite => {
+                let path = self.database.url.trim_start_matches("sqlite:").to_owned();
+                let mut bytes = std::fs::read(&path)
+                    .unwrap_or_else(|e| panic!("the database file {path} cannot be read: {e}"));
+                assert!(!bytes.is_empty(), "the database file {path} is empty");
+                if let Ok(wal) = std::fs::read(format!("{path}-wal")) {
+                    bytes.extend(wal);
+                }
+                bytes
+            }
+            Engine::Postgres => {
+                use sqlx::Connection;
+                let mut conn = sqlx::PgConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
+                sqlx::query("SET bytea_output = 'escape'")
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+                let tables: Vec<String> = sqlx::query_scalar(
+                    "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) \
+                     FROM information_schema.tables WHERE table_type = 'BASE TABLE' \
+                     AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+                )
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+                assert!(tables.len() > 10, "the database has no schema: {tables:?}");
+                let mut bytes = Vec::new();
+                for table in tables {
+                    let rows: Vec<String> =
+                        sqlx::query_scalar(&format!("SELECT t::text FROM {table} t"))
+                            .fetch_all(&mut conn)
+                            .await
+                            .unwrap();
+                    for row in rows {
+                        bytes.extend_from_slice(row.as_bytes());
+                        bytes.push(b'\n');
+                    }
+                }
+                conn.close().await.ok();
+                bytes
+            }
+        }
+    }
+
+    /// The first column, as text, of every row `sql` answers, read straight from this app's
+    /// database: for what the API does not show (a job's attempts and last error).
+    pub async fn query_texts(&self, sql: &str) -> Vec<Option<String>> {
+        use sqlx::Connection;
+        match self.engine {
+            Engine::Sqlite => {
+                let url = format!("{}?mode=ro", self.database.url);
+                let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                let rows = sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap();
+                conn.close().await.ok();
+                rows
+            }
+            Engine::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
+                let rows = sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap();
+                conn.close().await.ok();
+                rows
+            }
+        }
+    }
+
+    /// Asserts that none of `needles` appears anywhere in this app's database. The search must
+    /// first find `known`, something the test just stored, so that it cannot pass by looking
+    /// at nothing.
+    pub async fn assert_not_stored(&self, known: &str, needles: &[&str], what: &str) {
+        let bytes = self.stored_bytes().await;
+        let holds = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+        assert!(
+            holds(known),
+            "the search does not see {known:?}, which was just stored"
+        );
+        for needle in needles {
+            assert!(!holds(needle), "the database holds {what} ({needle:?})");
         }
     }
 

@@ -3,7 +3,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{Engine, TestApp};
+use crate::enrollment::{customer, ready_to_finalize, with_meters, HOUSE};
 
 both_engines! {
     async fn identity_updates_complete_the_identity(app) {
@@ -88,16 +88,52 @@ both_engines! {
     }
 }
 
-#[tokio::test]
-async fn ssns_never_reach_the_database_in_clear() {
-    let app = TestApp::spawn(Engine::Sqlite).await;
-    let a = app.create_simple_account("clear@example.com").await;
-    let token = app.account_token(a["uuid"].as_str().unwrap()).await;
-    app.post(
-        "/v1/account/enroll/credit-check",
-        &token,
-        &json!({"ssn": "321-54-9876", "consent": true}),
-    )
-    .await;
-    app.assert_not_stored(b"321549876", "an SSN");
+both_engines! {
+    async fn ssns_never_reach_the_database_in_clear(app) {
+        let a = app.create_simple_account("clear-ssn@example.com").await;
+        let token = app.account_token(a["uuid"].as_str().unwrap()).await;
+        let r = app
+            .post(
+                "/v1/account/enroll/credit-check",
+                &token,
+                &json!({"ssn": "321-54-9876", "consent": true}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+        assert_eq!(r.body["ssn_last4"], "9876");
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["has_credit_check"], true, "{}", me.text);
+        app.assert_not_stored(
+            "clear-ssn@example.com",
+            &["321549876", "321-54-9876", "321 54 9876"],
+            "an SSN",
+        )
+        .await;
+    }
+
+    async fn ssns_stay_out_of_the_database_once_the_check_has_run(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "checked-ssn@example.com").await;
+        // Submits 123-45-6789 (answered 202) and every other step.
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // The bureau is asked in the background after finalize: jobs, their payloads and the
+        // bureau's answer are written too.
+        let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"days": 1})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let mut tx = app.state.db.begin().await.unwrap();
+        let check = server::store::credit::latest_credit_check(&mut tx, uuid.parse().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(check.status, "passed");
+        app.assert_not_stored(
+            "checked-ssn@example.com",
+            &["123456789", "123-45-6789", "123 45 6789"],
+            "an SSN",
+        )
+        .await;
+    }
 }

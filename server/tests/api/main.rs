@@ -11,6 +11,7 @@ mod accounts;
 mod auth;
 mod billing;
 mod cli;
+mod conflicts;
 mod cors;
 mod credit;
 mod enrollment;

@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{Engine, TestApp};
+use crate::helpers::TestApp;
 
 /// Posts a card to the processor the way the browser component does.
 pub async fn post_card(
@@ -159,17 +159,28 @@ both_engines! {
     }
 }
 
-#[tokio::test]
-async fn card_numbers_are_never_stored() {
-    let app = TestApp::spawn(Engine::Sqlite).await;
-    let (_, token) = account(&app).await;
-    let (pk, secret) = session(&app, &token).await;
-    let pm = post_card(&app, &pk, &secret, "4242424242424242").await;
-    app.post(
-        "/v1/account/billing/ensure-payment-method-added",
-        &token,
-        &json!({"payment_method_id": pm.body["id"]}),
-    )
-    .await;
-    app.assert_not_stored(b"4242424242424242", "a card number");
+both_engines! {
+    async fn card_numbers_are_never_stored(app) {
+        let (_, token) = account(&app).await;
+        let (pk, secret) = session(&app, &token).await;
+        let pm = post_card(&app, &pk, &secret, "4242 4242 4242 4242").await;
+        assert_eq!(pm.status, StatusCode::OK, "{}", pm.text);
+        let added = app
+            .post(
+                "/v1/account/billing/ensure-payment-method-added",
+                &token,
+                &json!({"payment_method_id": pm.body["id"]}),
+            )
+            .await;
+        assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+        assert_eq!(added.body["card_last4"], "4242");
+        // The processor's id of the card is kept; the number, in any spelling, is not.
+        let pm_id = pm.body["id"].as_str().unwrap();
+        app.assert_not_stored(
+            pm_id,
+            &["4242424242424242", "4242 4242 4242 4242", "4242-4242-4242-4242"],
+            "a card number",
+        )
+        .await;
+    }
 }

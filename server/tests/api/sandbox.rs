@@ -302,11 +302,33 @@ both_engines! {
         }).await;
         let account = app.create_simple_account("ana@example.com").await;
         let account_uuid: Uuid = account["uuid"].as_str().unwrap().parse().unwrap();
-        queue_email(&app, account_uuid, "ana@example.com").await;
-        // The attempt fails (nothing listens) and is retried later: still queued, not lost.
-        tokio::time::sleep(StdDuration::from_millis(500)).await;
+        let uuid = queue_email(&app, account_uuid, "ana@example.com").await;
+        // One attempt is made; it fails (nothing listens) and says why, and the e-mail waits
+        // for its retry: still queued, not lost.
+        let email = || async {
+            server::store::emails::email_by_uuid(&app.state.db, uuid).await.unwrap().unwrap()
+        };
+        app.eventually("a failed attempt", || async { email().await.error.is_some() }).await;
+        let failed = email().await;
+        assert_eq!(failed.status, "queued");
+        let error = failed.error.unwrap();
+        assert!(error.starts_with("SMTP failed: "), "{error}");
+        assert!(failed.sent_at.is_none());
         assert_eq!(emails(&app, "").await[0]["status"], json!("queued"));
-        assert_eq!(server::store::jobs::count_by_state(&app.state.db, "queued").await.unwrap(), 1);
+        let job = app
+            .query_texts(
+                "SELECT state || ' ' || CAST(attempts AS TEXT) || ' ' || COALESCE(last_error, '') \
+                 FROM jobs WHERE kind = 'email.send'",
+            )
+            .await;
+        assert_eq!(job.len(), 1, "{job:?}");
+        let job = job[0].clone().unwrap();
+        let (state, rest) = job.split_once(' ').unwrap();
+        let (attempts, last_error) = rest.split_once(' ').unwrap();
+        assert!(state == "queued" || state == "running", "{job}");
+        assert!(attempts.parse::<i64>().unwrap() >= 1, "{job}");
+        assert_eq!(last_error, "SMTP failed", "{job}");
+        assert_eq!(server::store::jobs::count_by_state(&app.state.db, "failed").await.unwrap(), 0);
         assert_eq!(server::store::jobs::count_by_state(&app.state.db, "done").await.unwrap(), 0);
     }
 }
