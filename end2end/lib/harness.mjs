@@ -42,6 +42,18 @@ function switchboard(args) {
   return execFileSync(serverBin, args, { cwd: root, encoding: "utf8" });
 }
 
+/// Calls the API with a token; asserts the call succeeded and returns its JSON body.
+export async function api(method, url, token, body) {
+  const r = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await r.json();
+  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
+  return json;
+}
+
 /// Creates an app with the server's own CLI; returns {app_uuid, token}. `environment` is
 /// "sandbox" (the default) or "live".
 export function createApp(name, environment = "sandbox") {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import {
+  api,
   artifacts,
   assertNoSetCookie,
   baseUrl,
@@ -24,17 +25,6 @@ const BRAND_COLOR = "#7a2e8e";
 
 let browser;
 let app;
-
-async function api(method, url, token, body) {
-  const r = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await r.json();
-  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
-  return json;
-}
 
 /// A plain single-meter address of the directory, away from the sandbox's magic ESI IDs.
 async function findAddress(skip = 0) {

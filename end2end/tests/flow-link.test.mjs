@@ -5,21 +5,21 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, assertNoSetCookie, baseUrl, collectErrors, collectSetCookies, createApp, launchBrowser, serveHostPage, waitForServer } from "../lib/harness.mjs";
+import {
+  api,
+  artifacts,
+  assertNoSetCookie,
+  baseUrl,
+  collectErrors,
+  collectSetCookies,
+  createApp,
+  launchBrowser,
+  serveHostPage,
+  waitForServer,
+} from "../lib/harness.mjs";
 
 let browser;
 let app;
-
-async function api(method, url, token, body) {
-  const r = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await r.json();
-  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
-  return json;
-}
 
 before(async () => {
   await waitForServer();

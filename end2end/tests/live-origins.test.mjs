@@ -5,6 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import {
+  api,
   artifacts,
   assertNoSetCookie,
   baseUrl,
@@ -20,17 +21,6 @@ import {
 let browser;
 let host;
 let app;
-
-async function api(method, url, token, body) {
-  const r = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await r.json();
-  assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
-  return json;
-}
 
 before(async () => {
   await waitForServer();
