@@ -259,21 +259,6 @@ pub fn auto_pay_retry_after(failures: u32) -> Option<Duration> {
     }
 }
 
-/// Dollars for people: `$1,234.56`, `-$0.05`.
-pub fn dollars(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let abs = cents.unsigned_abs();
-    let whole = (abs / 100).to_string();
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!("{sign}${grouped}.{:02}", abs % 100)
-}
-
 #[cfg(test)]
 mod tests {
     use std::str::FromStr;
@@ -419,14 +404,8 @@ mod tests {
     }
 
     #[test]
-    fn averages_and_dollars() {
+    fn averages() {
         assert_eq!(average_cents_per_kwh(15384, dec("1000")), Some(dec("15.4")));
         assert_eq!(average_cents_per_kwh(100, Decimal::ZERO), None);
-        assert_eq!(dollars(123_456), "$1,234.56");
-        assert_eq!(dollars(5), "$0.05");
-        assert_eq!(dollars(-5), "-$0.05");
-        assert_eq!(dollars(100_000_000), "$1,000,000.00");
-        assert_eq!(dollars(0), "$0.00");
-        assert_eq!(dollars(i64::MIN), "-$92,233,720,368,547,758.08");
     }
 }

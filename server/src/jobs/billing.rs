@@ -7,6 +7,7 @@
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
 
 use anyhow::Context as _;
+use app::format::{card_brand, dollars, long_date};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -17,10 +18,9 @@ use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
 use crate::{
     domain::{
         billing::{
-            self, auto_pay_retry_after, dollars, invoice_number, payment_due_date, ContractRates,
+            self, auto_pay_retry_after, invoice_number, payment_due_date, ContractRates,
             DeliveryCharges, InvoiceInput, InvoiceStatus,
         },
-        cards::brand_label,
         enrollment::start_of_market_day,
         jobs::backoff,
         usage,
@@ -357,7 +357,7 @@ pub async fn bill_cycle(
         paragraphs.push(match &card {
             Some(c) => format!(
                 "Your {} ending {} will be charged automatically on {}.",
-                brand_label(&c.brand),
+                card_brand(&c.brand),
                 c.last4,
                 long_date(invoice.payment_due_date)
             ),
@@ -396,10 +396,6 @@ pub async fn bill_cycle(
         .await?;
     }
     Ok(Some(invoice))
-}
-
-fn long_date(d: NaiveDate) -> String {
-    d.format("%B %-d, %Y").to_string()
 }
 
 /// The contract that covers `day` at the location (else its newest), as billing rates.
