@@ -13,8 +13,8 @@ use crate::client::{ApiClient, ClientError};
 mod address;
 mod card;
 mod enrollment;
-mod format;
 mod forms;
+mod input;
 mod plans;
 mod steps;
 

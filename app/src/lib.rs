@@ -4,6 +4,7 @@
 pub mod api;
 pub mod client;
 pub mod flow;
+pub mod format;
 pub mod views;
 
 use leptos::prelude::*;

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 use super::{
     enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
-    format::digits,
+    input::digits,
 };
 use crate::api::{market::Address, PostalAddress};
 

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::{
     enrollment::{ErrorNotice, Flow, Submit, Task},
-    format::{digits, parse_expiry},
+    input::{digits, parse_expiry},
 };
 use crate::client::{ApiClient, CardInput, ClientError};
 

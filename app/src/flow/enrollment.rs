@@ -7,7 +7,6 @@ use leptos::{html, prelude::*};
 use super::{
     address::AddressStep,
     card::PaymentStep,
-    format::{card_brand, long_date, phone},
     forms::{BillingStep, CreditStep, IdentityStep},
     plans::PlanStep,
     steps::{next_step, step_of_missing, Step},
@@ -15,6 +14,7 @@ use super::{
 use crate::{
     api::enrollment::BillingAddressOut,
     client::{ApiClient, ClientError},
+    format::{card_brand, long_date, phone},
     views::{Account, PaymentMethod},
 };
 

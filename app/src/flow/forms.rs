@@ -5,9 +5,9 @@ use leptos::prelude::*;
 
 use super::{
     enrollment::{ErrorNotice, Flow, Submit, Task},
-    format::{digits, phone},
+    input::digits,
 };
-use crate::api::PostalAddress;
+use crate::{api::PostalAddress, format::phone};
 
 #[component]
 pub fn IdentityStep(flow: Flow) -> impl IntoView {

@@ -6,10 +6,12 @@ use leptos::prelude::*;
 
 use super::{
     enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
-    format::{average, cents, dollars, long_date},
     steps::Step,
 };
-use crate::views::Plan;
+use crate::{
+    format::{average, cents, dollars, long_date},
+    views::Plan,
+};
 
 #[component]
 pub fn PlanStep(flow: Flow) -> impl IntoView {

@@ -1,17 +1,16 @@
 //! Document generation: invoices as PDF (later EFL, TOS, YRAC, LOA, renewal notices).
-//! `invoice` lays out plain data; `invoice_document` decides what an invoice prints from the
-//! stored records.
+//! `pdf` draws pages; `invoice` lays a bill out on them from plain data; `invoice_document`
+//! decides what an invoice prints from the stored records.
 
 pub mod invoice;
+mod pdf;
 
-use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
+use app::format::{card_brand, dollars, short_date};
+
 use crate::{
-    domain::{
-        billing::{average_cents_per_kwh, dollars, to_cents, Charge, ChargeGroup, InvoiceStatus},
-        cards::brand_label,
-    },
+    domain::billing::{average_cents_per_kwh, to_cents, Charge, ChargeGroup, InvoiceStatus},
     store::{
         accounts::AccountRow,
         apps::AppRow,
@@ -71,10 +70,6 @@ fn printed_quantity_and_rate(c: &Charge) -> (String, String, String) {
     }
 }
 
-fn short_date(d: NaiveDate) -> String {
-    d.format("%b %-d, %Y").to_string()
-}
-
 /// The invoice as its PDF prints it.
 pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
     let (app, location, row) = (r.app, r.location, r.invoice);
@@ -88,7 +83,7 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
     ));
     let payable = InvoiceStatus::parse(&row.status).is_some_and(InvoiceStatus::is_payable);
     let kwh = row.total_kwh.parse::<Decimal>().unwrap_or_default();
-    let card_name = |c: &CardRow| format!("{} ending {}", brand_label(&c.brand), c.last4);
+    let card_name = |c: &CardRow| format!("{} ending {}", card_brand(&c.brand), c.last4);
     InvoiceDocument {
         brand_name: app.display_name.clone(),
         brand_color: app.primary_color.clone(),

@@ -49,6 +49,98 @@ pub struct InvoiceInput {
     pub gross_receipts_percent: Decimal,
 }
 
+/// Why a cycle cannot be billed: something a charge is computed from is missing or unreadable.
+/// The cycle is stopped rather than billed with that charge at $0.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BillingError {
+    #[error("no contract covers the location")]
+    NoContract,
+    #[error("the contract's stored rates cannot be read: {0}")]
+    ContractRates(String),
+    #[error("no delivery charges of utility {tdu} are in effect on {day}")]
+    NoDeliveryCharges { tdu: String, day: NaiveDate },
+    #[error("the delivery charges of utility {tdu} cannot be read: cents per kWh {value:?}")]
+    DeliveryCharges { tdu: String, value: String },
+    #[error("the city's gross receipts percent cannot be read: {0:?}")]
+    GrossReceipts(String),
+}
+
+/// A cycle's inputs as the store holds them, before they are trusted.
+#[derive(Debug, Clone)]
+pub struct StoredCycle<'a> {
+    pub period_start: NaiveDate,
+    /// Inclusive; the contract and the delivery charges are the ones in effect on this day.
+    pub period_end: NaiveDate,
+    pub consumption_kwh: Decimal,
+    pub generation_kwh: Decimal,
+    /// The covering contract's rates as stored (JSON); `None` without a contract.
+    pub contract_rates: Option<&'a str>,
+    pub tdu: &'a str,
+    /// The utility's fixed cents per month and cents per kWh; `None` when no schedule is in
+    /// effect.
+    pub delivery: Option<(i64, &'a str)>,
+    /// `None` outside city limits, where no gross receipts are recovered.
+    pub gross_receipts_percent: Option<&'a str>,
+}
+
+/// The part of a contract's stored rates that billing reads; the rest is for documents.
+#[derive(serde::Deserialize)]
+struct StoredRates {
+    energy_cents_per_kwh: String,
+    base_charge_cents_per_month: i64,
+    solar_buyback_cents_per_kwh: String,
+}
+
+fn decimal(text: &str) -> Option<Decimal> {
+    text.trim().parse().ok()
+}
+
+impl InvoiceInput {
+    /// The cycle's input, or why it cannot be billed.
+    pub fn from_stored(s: &StoredCycle<'_>) -> Result<InvoiceInput, BillingError> {
+        let raw = s.contract_rates.ok_or(BillingError::NoContract)?;
+        let stored: StoredRates =
+            serde_json::from_str(raw).map_err(|e| BillingError::ContractRates(e.to_string()))?;
+        let rate = |name: &str, text: &str| {
+            decimal(text).ok_or_else(|| BillingError::ContractRates(format!("{name} {text:?}")))
+        };
+        let rates = ContractRates {
+            energy_cents_per_kwh: rate("energy_cents_per_kwh", &stored.energy_cents_per_kwh)?,
+            base_charge_cents_per_month: stored.base_charge_cents_per_month,
+            solar_buyback_cents_per_kwh: rate(
+                "solar_buyback_cents_per_kwh",
+                &stored.solar_buyback_cents_per_kwh,
+            )?,
+        };
+        let (fixed, per_kwh) = s.delivery.ok_or_else(|| BillingError::NoDeliveryCharges {
+            tdu: s.tdu.to_owned(),
+            day: s.period_end,
+        })?;
+        let delivery = DeliveryCharges {
+            fixed_cents_per_month: fixed,
+            cents_per_kwh: decimal(per_kwh).ok_or_else(|| BillingError::DeliveryCharges {
+                tdu: s.tdu.to_owned(),
+                value: per_kwh.to_owned(),
+            })?,
+        };
+        let gross_receipts_percent = match s.gross_receipts_percent {
+            None => Decimal::ZERO,
+            Some(text) => {
+                decimal(text).ok_or_else(|| BillingError::GrossReceipts(text.to_owned()))?
+            }
+        };
+        Ok(InvoiceInput {
+            period_start: s.period_start,
+            period_end: s.period_end,
+            consumption_kwh: s.consumption_kwh,
+            generation_kwh: s.generation_kwh,
+            rates,
+            delivery,
+            gross_receipts_percent,
+        })
+    }
+}
+
 /// One line of an invoice.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Charge {
@@ -259,21 +351,6 @@ pub fn auto_pay_retry_after(failures: u32) -> Option<Duration> {
     }
 }
 
-/// Dollars for people: `$1,234.56`, `-$0.05`.
-pub fn dollars(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let abs = cents.unsigned_abs();
-    let whole = (abs / 100).to_string();
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!("{sign}${grouped}.{:02}", abs % 100)
-}
-
 #[cfg(test)]
 mod tests {
     use std::str::FromStr;
@@ -418,15 +495,112 @@ mod tests {
         assert_eq!(auto_pay_retry_after(4), None);
     }
 
+    fn stored(rates: Option<&str>) -> StoredCycle<'_> {
+        StoredCycle {
+            period_start: date("2026-06-12"),
+            period_end: date("2026-07-11"),
+            consumption_kwh: dec("1000"),
+            generation_kwh: Decimal::ZERO,
+            contract_rates: rates,
+            tdu: "oncor",
+            delivery: Some((423, "4.5403")),
+            gross_receipts_percent: Some("1.997"),
+        }
+    }
+
+    const RATES: &str = r#"{"energy_cents_per_kwh":"9.1","base_charge_cents_per_month":995,
+        "tdu_fixed_cents_per_month":423,"tdu_cents_per_kwh":"4.5403",
+        "solar_buyback_cents_per_kwh":"0","early_termination_fee_cents":15000}"#;
+
     #[test]
-    fn averages_and_dollars() {
+    fn stored_inputs_become_the_cycle_input() {
+        assert_eq!(
+            InvoiceInput::from_stored(&stored(Some(RATES))),
+            Ok(input("1000"))
+        );
+        let outside_city = StoredCycle {
+            gross_receipts_percent: None,
+            ..stored(Some(RATES))
+        };
+        let parsed = InvoiceInput::from_stored(&outside_city).unwrap();
+        assert_eq!(parsed.gross_receipts_percent, Decimal::ZERO);
+    }
+
+    #[test]
+    fn a_missing_contract_stops_the_bill() {
+        assert_eq!(
+            InvoiceInput::from_stored(&stored(None)),
+            Err(BillingError::NoContract)
+        );
+    }
+
+    #[test]
+    fn unreadable_contract_rates_stop_the_bill() {
+        let energy = RATES.replace(r#""9.1""#, r#""nine""#);
+        let buyback = RATES.replace(
+            r#""solar_buyback_cents_per_kwh":"0""#,
+            r#""solar_buyback_cents_per_kwh":"""#,
+        );
+        let missing = r#"{"base_charge_cents_per_month":995}"#.to_owned();
+        for raw in [
+            "not json".to_owned(),
+            "{}".to_owned(),
+            energy,
+            buyback,
+            missing,
+        ] {
+            let err = InvoiceInput::from_stored(&stored(Some(&raw))).unwrap_err();
+            assert!(
+                matches!(err, BillingError::ContractRates(_)),
+                "{raw}: {err}"
+            );
+        }
+        let nine = RATES.replace("9.1", "nine");
+        let err = InvoiceInput::from_stored(&stored(Some(&nine))).unwrap_err();
+        assert!(
+            err.to_string().contains(r#"energy_cents_per_kwh "nine""#),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_or_unreadable_delivery_charges_stop_the_bill() {
+        let none = StoredCycle {
+            delivery: None,
+            ..stored(Some(RATES))
+        };
+        assert_eq!(
+            InvoiceInput::from_stored(&none),
+            Err(BillingError::NoDeliveryCharges {
+                tdu: "oncor".to_owned(),
+                day: date("2026-07-11"),
+            })
+        );
+        let unreadable = StoredCycle {
+            delivery: Some((423, "")),
+            ..stored(Some(RATES))
+        };
+        assert!(matches!(
+            InvoiceInput::from_stored(&unreadable),
+            Err(BillingError::DeliveryCharges { .. })
+        ));
+    }
+
+    #[test]
+    fn an_unreadable_gross_receipts_percent_stops_the_bill() {
+        let unreadable = StoredCycle {
+            gross_receipts_percent: Some("two"),
+            ..stored(Some(RATES))
+        };
+        assert_eq!(
+            InvoiceInput::from_stored(&unreadable),
+            Err(BillingError::GrossReceipts("two".to_owned()))
+        );
+    }
+
+    #[test]
+    fn averages() {
         assert_eq!(average_cents_per_kwh(15384, dec("1000")), Some(dec("15.4")));
         assert_eq!(average_cents_per_kwh(100, Decimal::ZERO), None);
-        assert_eq!(dollars(123_456), "$1,234.56");
-        assert_eq!(dollars(5), "$0.05");
-        assert_eq!(dollars(-5), "-$0.05");
-        assert_eq!(dollars(100_000_000), "$1,000,000.00");
-        assert_eq!(dollars(0), "$0.00");
-        assert_eq!(dollars(i64::MIN), "-$92,233,720,368,547,758.08");
     }
 }

@@ -215,12 +215,6 @@ impl ApiError {
 
 impl ApiError {
     fn page_html(&self, request_id: &str) -> String {
-        let escape = |s: &str| {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-        };
         let title = match self.code {
             ErrorCode::LinkInvalid | ErrorCode::LinkExpired => "This link is invalid or expired",
             _ => "This page cannot be shown",
@@ -230,8 +224,8 @@ impl ApiError {
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>{title}</title></head><body><main><h1>{title}</h1><p>{message}</p>\
              <p><small>Reference: {id}</small></p></main></body></html>",
-            message = escape(&self.message),
-            id = escape(request_id),
+            message = app::format::html_escape(&self.message),
+            id = app::format::html_escape(request_id),
         )
     }
 }

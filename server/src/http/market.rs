@@ -11,6 +11,7 @@ use app::api::{
     },
     ErrorEnvelope, List, Timestamp,
 };
+use app::format::{dollars, html_escape};
 use axum::{
     extract::State,
     response::Html,
@@ -1123,27 +1124,22 @@ pub async fn support_info(state: &AppState, app: &AppRow, tdu: &str) -> ApiResul
 // ---------------------------------------------------------------------------------------------
 // Document pages
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 fn page(title: &str, rows: &[(&str, String)]) -> Html<String> {
     let body: String = rows
         .iter()
-        .map(|(k, v)| format!("<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v)))
+        .map(|(k, v)| {
+            format!(
+                "<tr><th>{}</th><td>{}</td></tr>",
+                html_escape(k),
+                html_escape(v)
+            )
+        })
         .collect();
     Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title></head>\
          <body><h1>{t}</h1><table>{body}</table></body></html>",
-        t = escape(title)
+        t = html_escape(title)
     ))
-}
-
-fn cents(c: i64) -> String {
-    format!("${}.{:02}", c / 100, c % 100)
 }
 
 /// The Electricity Facts Label of a priced plan (as a page until the PDF exists).
@@ -1167,14 +1163,14 @@ pub async fn efl_page(
             ),
             (
                 "Base charge",
-                format!("{} per month", cents(p.base_charge_cents_per_month)),
+                format!("{} per month", dollars(p.base_charge_cents_per_month)),
             ),
             ("Delivery utility", tdu.display_name),
             (
                 "TDU delivery charges",
                 format!(
                     "{} per month and {}¢ per kWh",
-                    cents(p.tdu_fixed_cents_per_month),
+                    dollars(p.tdu_fixed_cents_per_month),
                     p.tdu_cents_per_kwh
                 ),
             ),
@@ -1196,7 +1192,7 @@ pub async fn efl_page(
             ),
             (
                 "Early termination fee",
-                cents(p.early_termination_fee_cents),
+                dollars(p.early_termination_fee_cents),
             ),
             ("Renewable content", format!("{}%", p.renewable_percent)),
             ("Terms of Service version", p.tos_version),

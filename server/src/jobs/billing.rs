@@ -7,6 +7,7 @@
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
 
 use anyhow::Context as _;
+use app::format::{card_brand, dollars, long_date};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -17,10 +18,9 @@ use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
 use crate::{
     domain::{
         billing::{
-            self, auto_pay_retry_after, dollars, invoice_number, payment_due_date, ContractRates,
-            DeliveryCharges, InvoiceInput, InvoiceStatus,
+            self, auto_pay_retry_after, invoice_number, payment_due_date, BillingError,
+            InvoiceInput, InvoiceStatus, StoredCycle,
         },
-        cards::brand_label,
         enrollment::start_of_market_day,
         jobs::backoff,
         usage,
@@ -204,7 +204,7 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
     };
     let when = payload.at.min(ctx.now());
     let period_end = payload.read_date - Duration::days(1);
-    bill_cycle(
+    let billed = bill_cycle(
         &mut tx,
         &ctx.clock,
         &app,
@@ -214,7 +214,21 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
         period_end,
         when,
     )
-    .await?;
+    .await;
+    let unbillable = match &billed {
+        Err(sqlx::Error::Decode(e)) => e.downcast_ref::<BillingError>().map(ToString::to_string),
+        _ => None,
+    };
+    if let Some(why) = unbillable {
+        // Retrying cannot repair stored data; nothing of the cycle is kept, and the failed job
+        // tells the operator why.
+        drop(tx);
+        tracing::error!(location = %location.uuid, error = %why, "a cycle could not be billed");
+        ctx.finish_alone(&Outcome::Failed(format!("billing stopped: {why}")))
+            .await?;
+        return Ok(());
+    }
+    billed?;
     let next = usage::next_read_date(&location.esi_id, payload.read_date);
     schedule_read(&mut tx, &ctx.clock, app.uuid, &location, next).await?;
     finish(ctx, tx, &Outcome::Done, account_uuid).await
@@ -273,22 +287,24 @@ pub async fn bill_cycle(
     if !store::billing::insert_meter_read(tx, &read).await? {
         return Ok(None);
     }
-    let input = InvoiceInput {
+    let rates = contract_rates(tx, location, period_end).await?;
+    let delivery = store::market::tdu_charges_on_tx(tx, &location.tdu, period_end).await?;
+    let gross_receipts =
+        store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
+    let input = InvoiceInput::from_stored(&StoredCycle {
         period_start,
         period_end,
         consumption_kwh: consumption,
         generation_kwh: generation,
-        rates: contract_rates(tx, location, period_end).await?,
-        delivery: delivery_charges(tx, location, period_end).await?,
-        gross_receipts_percent: store::market::city_gross_receipts_percent(
-            tx,
-            &location.city,
-            &location.state,
-        )
-        .await?
-        .and_then(|p| Decimal::from_str(&p).ok())
-        .unwrap_or_default(),
-    };
+        contract_rates: rates.as_deref(),
+        tdu: &location.tdu,
+        delivery: delivery
+            .as_ref()
+            .map(|d| (d.fixed_cents_per_month, d.cents_per_kwh.as_str())),
+        gross_receipts_percent: gross_receipts.as_deref(),
+    })
+    // Stored data that cannot be decoded into the cycle's input, as the store reports its own.
+    .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     let computed = billing::compute(&input);
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
@@ -357,7 +373,7 @@ pub async fn bill_cycle(
         paragraphs.push(match &card {
             Some(c) => format!(
                 "Your {} ending {} will be charged automatically on {}.",
-                brand_label(&c.brand),
+                card_brand(&c.brand),
                 c.last4,
                 long_date(invoice.payment_due_date)
             ),
@@ -398,16 +414,12 @@ pub async fn bill_cycle(
     Ok(Some(invoice))
 }
 
-fn long_date(d: NaiveDate) -> String {
-    d.format("%B %-d, %Y").to_string()
-}
-
-/// The contract that covers `day` at the location (else its newest), as billing rates.
+/// The stored rates of the contract that covers `day` at the location (else its newest).
 async fn contract_rates(
     tx: &mut Tx,
     location: &LocationRow,
     day: NaiveDate,
-) -> store::Result<ContractRates> {
+) -> store::Result<Option<String>> {
     let contracts = store::enrollment::contracts_of_account_tx(tx, location.account_uuid).await?;
     let of_location: Vec<_> = contracts
         .iter()
@@ -418,36 +430,7 @@ async fn contract_rates(
         .rev()
         .find(|c| c.start_date <= day && c.end_date.is_none_or(|e| day <= e))
         .or(of_location.last());
-    let rates = contract
-        .and_then(|c| serde_json::from_str::<app::api::market::PlanRatesOut>(&c.rates).ok());
-    Ok(match rates {
-        Some(r) => ContractRates {
-            energy_cents_per_kwh: Decimal::from_str(&r.energy_cents_per_kwh).unwrap_or_default(),
-            base_charge_cents_per_month: r.base_charge_cents_per_month,
-            solar_buyback_cents_per_kwh: Decimal::from_str(&r.solar_buyback_cents_per_kwh)
-                .unwrap_or_default(),
-        },
-        None => ContractRates {
-            energy_cents_per_kwh: Decimal::ZERO,
-            base_charge_cents_per_month: 0,
-            solar_buyback_cents_per_kwh: Decimal::ZERO,
-        },
-    })
-}
-
-/// The utility's schedule in effect at the end of the cycle.
-async fn delivery_charges(
-    tx: &mut Tx,
-    location: &LocationRow,
-    day: NaiveDate,
-) -> store::Result<DeliveryCharges> {
-    let row = store::market::tdu_charges_on_tx(tx, &location.tdu, day).await?;
-    Ok(DeliveryCharges {
-        fixed_cents_per_month: row.as_ref().map_or(0, |r| r.fixed_cents_per_month),
-        cents_per_kwh: row
-            .and_then(|r| Decimal::from_str(&r.cents_per_kwh).ok())
-            .unwrap_or_default(),
-    })
+    Ok(contract.map(|c| c.rates.clone()))
 }
 
 async fn notify(

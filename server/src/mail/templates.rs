@@ -1,6 +1,8 @@
 //! E-mail templates: each renders a subject, a plain-text body and an HTML body in the app's
 //! branding. The HTML escapes every value it is given.
 
+use app::format::{html_escape, long_date};
+
 /// The sending app's branding.
 #[derive(Debug, Clone)]
 pub struct Brand {
@@ -101,9 +103,9 @@ impl Template {
                     format!(
                         "On {}, {} accepted an electricity plan on your behalf, under the \
                          limited power of attorney you granted on {}.",
-                        l.accepted_at.format("%B %-d, %Y"),
+                        long_date(l.accepted_at.date_naive()),
                         brand.display_name,
-                        l.authorized_at.format("%B %-d, %Y")
+                        long_date(l.authorized_at.date_naive())
                     ),
                     format!("Customer: {} {}", l.first_name, l.last_name),
                     format!(
@@ -114,7 +116,7 @@ impl Template {
                         "Plan: {}, {} months at {}¢ per kWh for energy",
                         l.plan_name, l.term_months, l.energy_cents_per_kwh
                     ),
-                    format!("Service starts on {}.", l.start_date.format("%B %-d, %Y")),
+                    format!("Service starts on {}.", long_date(l.start_date)),
                     "If you did not agree to this, or changed your mind, reply to this e-mail \
                      or contact support before the start date to cancel at no cost."
                         .to_owned(),
@@ -133,7 +135,7 @@ impl Template {
                 days_left,
                 renewal_url,
             } => {
-                let end = contract_end.format("%B %-d, %Y").to_string();
+                let end = long_date(*contract_end);
                 layout(
                     brand,
                     &format!("Your electricity plan ends in {days_left} days"),
@@ -245,26 +247,26 @@ fn layout(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title></head>\
          <body style=\"font-family: sans-serif; color: #1a1a1a; max-width: 560px; margin: 0 auto;\">\
          <h1 style=\"color: {color}; font-size: 20px;\">{}</h1><p>Hello {},</p>",
-        escape(subject),
-        escape(&brand.display_name),
-        escape(first_name),
+        html_escape(subject),
+        html_escape(&brand.display_name),
+        html_escape(first_name),
     );
     for p in paragraphs {
-        html.push_str(&format!("<p>{}</p>", escape(p)));
+        html.push_str(&format!("<p>{}</p>", html_escape(p)));
     }
     if let Some(a) = action {
         html.push_str(&format!(
             "<p><a href=\"{}\" style=\"background: {color}; color: {on_color}; padding: 10px 16px; \
              border-radius: 4px; text-decoration: none; display: inline-block;\">{}</a></p>",
-            escape(&a.url),
-            escape(&a.label)
+            html_escape(&a.url),
+            html_escape(&a.label)
         ));
     }
     if let Some(support) = &brand.support_email {
         html.push_str(&format!(
             "<p style=\"color: #555; font-size: 13px;\">Questions? Write to \
              <a href=\"mailto:{0}\">{0}</a>.</p>",
-            escape(support)
+            html_escape(support)
         ));
     }
     html.push_str("</body></html>\n");
@@ -273,22 +275,6 @@ fn layout(
         text,
         html,
     }
-}
-
-/// Escapes text for HTML content and quoted attributes.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -424,3 +424,66 @@ both_engines! {
         assert_ne!(next.body["data"][0]["number"], r.body["data"][0]["number"]);
     }
 }
+
+/// Runs `sql` on the test's database, whichever engine it is, and returns its rows.
+async fn sql_rows<T>(app: &TestApp, sql: &str) -> Vec<T>
+where
+    T: Send + Unpin,
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
+    T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
+    let mut tx = app.state.db.begin().await.unwrap();
+    let rows = match &mut tx {
+        server::store::Tx::Sqlite(t) => sqlx::query_as(sql).fetch_all(&mut **t).await,
+        server::store::Tx::Postgres(t) => sqlx::query_as(sql).fetch_all(&mut **t).await,
+    }
+    .unwrap();
+    tx.commit().await.unwrap();
+    rows
+}
+
+both_engines! {
+    with relaxed;
+    async fn unreadable_contract_rates_fail_the_meter_read_and_invoice_nothing(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "broken-rates@example.com").await;
+        walk_to_active(&app, &token, HOUSE).await;
+        let location = app.get("/v1/account", &token).await.body["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let reads_path = format!("/v1/account/locations/{location}/meter-reads");
+        let read_count = || async { app.get(&reads_path, &token).await.body["data"].as_array().unwrap().len() };
+        let created = || async { event_types(&app, &uuid).await.iter().filter(|t| *t == "invoice.created").count() };
+        let bill_mails = || async { email_subjects(&app, &uuid).await.iter().filter(|s| s.contains("bill is ready")).count() };
+        // Whatever was billed while the rates were sound stays as it is.
+        let before = (invoices(&app, &token).await, read_count().await, created().await, bill_mails().await);
+        sql_rows::<(String,)>(&app, "UPDATE contracts SET rates = 'not rates' RETURNING rates").await;
+
+        let failed_reads = || async {
+            sql_rows::<(String, Option<String>)>(&app, "SELECT state, last_error FROM jobs WHERE kind = 'billing.meter_read'")
+                .await
+                .into_iter()
+                .filter(|(state, _)| state == "failed")
+                .collect::<Vec<_>>()
+        };
+        for _ in 0..32 {
+            if !failed_reads().await.is_empty() {
+                break;
+            }
+            advance(&app, &token, 1).await;
+        }
+        let failed = failed_reads().await;
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        let why = failed[0].1.clone().unwrap_or_default();
+        assert!(why.contains("billing stopped: the contract's stored rates cannot be read"), "{why}");
+
+        // Nothing of the stopped cycle is kept: no invoice, no read, no event, no e-mail.
+        let numbers = |list: &[Value]| list.iter().map(|i| i["number"].clone()).collect::<Vec<_>>();
+        assert_eq!(numbers(&invoices(&app, &token).await), numbers(&before.0));
+        assert_eq!(read_count().await, before.1);
+        assert_eq!(created().await, before.2);
+        assert_eq!(bill_mails().await, before.3);
+        // It is not retried on its own, and no later cycle bills around it.
+        advance(&app, &token, 40).await;
+        assert_eq!(numbers(&invoices(&app, &token).await), numbers(&before.0));
+        assert_eq!(failed_reads().await.len(), 1);
+    }
+}
