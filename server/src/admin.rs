@@ -7,13 +7,13 @@ use rand::{distributions::Alphanumeric, Rng};
 use uuid::Uuid;
 
 use crate::{
+    clock::Clock,
     crypto::PiiKey,
     domain::{
         apps::{allowed_origins, brand_color, check_payment_keys, slug, Origin},
         enrollment::UtilityRecord,
         pricing, tokens,
     },
-    jobs::clock::Clock,
     store::{self, apps::NewApp, market::PlanGroupRow, Db},
 };
 

@@ -34,10 +34,10 @@ use super::{
     AppState,
 };
 use crate::{
+    adapters::payments::{PaymentProcessor, ProcessorError},
     documents::{self, invoice as pdf, InvoiceRecords},
     domain::billing::{average_cents_per_kwh, ChargeGroup, InvoiceStatus},
     jobs::billing::{charge_invoice, record_payment, Charged},
-    market::payments::{processor_for, PaymentProcessor, ProcessorError},
     store::{
         self,
         billing::{InvoiceRow, PaymentRow, UsageDayRow},
@@ -119,7 +119,8 @@ pub async fn create_payment_session(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<PaymentSession>> {
-    let processor = processor_for(&state, &principal.app)
+    let processor = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?;
     let session = processor
@@ -150,7 +151,8 @@ pub async fn ensure_payment_method_added(
     Json(input): Json<EnsurePaymentMethodIn>,
 ) -> ApiResult<axum::Json<PaymentMethod>> {
     let account = principal.account_uuid;
-    let card = processor_for(&state, &principal.app)
+    let card = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?
         .read_card(account, input.payment_method_id.trim())
@@ -188,7 +190,7 @@ pub async fn ensure_payment_method_added(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account);
+    state.http.caches.accounts.invalidate(&account);
     Ok(axum::Json(render(&card)))
 }
 
@@ -494,7 +496,8 @@ pub async fn pay_invoice(
             )
         })?;
     let attempts = store::billing::payments_of_invoice(&state.db, invoice.uuid).await?;
-    let processor = processor_for(&state, &principal.app)
+    let processor = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?;
     let key = format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1);
@@ -539,7 +542,11 @@ pub async fn pay_invoice(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     match &payment.failure_code {
         None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
         Some(code) => Err(

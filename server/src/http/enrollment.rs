@@ -28,6 +28,7 @@ use super::{
     AppState,
 };
 use crate::{
+    clock::AccountClock,
     domain::{
         account::parse_postal_address,
         documents::{
@@ -42,12 +43,13 @@ use crate::{
         status::{CreditState, UtilityState, VerificationState},
         FieldError,
     },
-    jobs::{self, clock::AccountClock, JobKind, NewJob},
+    jobs,
     mail::{
         self,
         templates::{Brand, LetterOfAuthorization, Template},
         NewEmail,
     },
+    outbox::{self, JobKind, NewJob},
     store::{
         self,
         enrollment::{
@@ -422,7 +424,7 @@ pub async fn cancel_service(
         location.final_service_date = Some(final_date);
         location.updated_at = now;
         store::enrollment::update_location(&mut tx, &location).await?;
-        jobs::enqueue(
+        outbox::enqueue(
             &mut tx,
             &clock,
             &NewJob {
@@ -453,7 +455,7 @@ pub async fn cancel_service(
         store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
     }
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
     let reads = store::billing::read_dates_of_account(&state.db, account_uuid).await?;
     Ok(axum::Json(render_location(&location, &contracts, &reads)))
@@ -538,7 +540,11 @@ async fn account_clock(state: &AppState, account_uuid: Uuid) -> ApiResult<Accoun
 }
 
 async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiResult<Account> {
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     let row =
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
@@ -1037,7 +1043,7 @@ pub async fn schedule(
     account_uuid: Uuid,
     at: chrono::DateTime<chrono::Utc>,
 ) -> store::Result<Uuid> {
-    jobs::enqueue(
+    outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -1170,7 +1176,11 @@ pub async fn put_billing_address(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     Ok(axum::Json(render_billing(&row, service.as_ref())))
 }
 
@@ -1413,7 +1423,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
     .await?;
     store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     // The cycles since `start`: reads, invoices, auto-pay of those already due.
     jobs::sandbox::advance_account(state, account_uuid, now).await?;
     Ok(())

@@ -21,6 +21,7 @@ use super::{
     AppState,
 };
 use crate::{
+    adapters::credit::SandboxBureau,
     domain::{
         credit::{parse_simulation, BillingSimulation, Simulation},
         jobs::advance_target,
@@ -31,7 +32,6 @@ use crate::{
         credit::rerun_credit_check,
         sandbox::advance_account,
     },
-    market::credit::SandboxBureau,
     store,
     store::apps::AppRow,
     webhooks::render_event,
@@ -122,7 +122,7 @@ pub async fn delete_enrollment(
     store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
     store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     let (account, _, _) = aftermath(&state, &principal, clock.now()).await?;
     Ok(axum::Json(account))
 }
@@ -326,7 +326,11 @@ async fn simulated(
     before: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<axum::Json<SimulateOut>> {
     advance_account(state, principal.account_uuid, now).await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     let (account, clock, events) = aftermath(state, principal, before).await?;
     Ok(axum::Json(SimulateOut {
         event,

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 use uuid::Uuid;
 
-use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
 use crate::{
+    adapters::payments::{
+        ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
+    },
     domain::{
         billing::{
             self, auto_pay_retry_after, dollars, invoice_number, payment_due_date, ContractRates,
@@ -26,9 +28,6 @@ use crate::{
         usage,
     },
     mail::{self, templates::Template, Brand, NewEmail},
-    market::payments::{
-        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
-    },
     store::{
         self,
         accounts::AccountRow,
@@ -38,6 +37,11 @@ use crate::{
         events::NewEvent,
         Tx,
     },
+};
+use crate::{
+    clock::AccountClock,
+    jobs::JobContext,
+    outbox::{JobKind, NewJob, Outcome},
 };
 
 /// Days of usage history the utility supplies when service starts.
@@ -120,7 +124,7 @@ async fn schedule_read(
     read_date: NaiveDate,
 ) -> store::Result<Uuid> {
     let at = read_instant(read_date);
-    super::enqueue(
+    crate::outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -146,7 +150,7 @@ async fn schedule_invoice_job(
     invoice: &InvoiceRow,
     at: DateTime<Utc>,
 ) -> store::Result<Uuid> {
-    super::enqueue(
+    crate::outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -173,7 +177,7 @@ async fn finish(
 ) -> anyhow::Result<()> {
     if ctx.finish(&mut tx, outcome).await? {
         tx.commit().await?;
-        ctx.state.caches.accounts.invalidate(&account);
+        ctx.state.account_changed(account);
     }
     Ok(())
 }
@@ -645,7 +649,7 @@ pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
         .iter()
         .filter(|p| p.initiated_by == "auto_pay" && p.status == "failed")
         .count();
-    let processor = match processor_for(state, &app).await {
+    let processor = match state.processor_for(&app).await {
         Ok(p) => p,
         Err(e) => return Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
     };

@@ -14,17 +14,16 @@ use app::api::{AccountStatus, StatusReason};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::{
-    clock::{AccountClock, Clock},
-    JobContext, JobKind, NewJob, Outcome,
-};
 use crate::{
+    adapters::credit::{bureau_for, CreditAnswer, SoftCheck},
+    clock::{AccountClock, Clock},
     domain::{
         credit::{next_attempt_in, notice_for, should_run, CreditNotice},
         status::CreditState,
     },
+    jobs::JobContext,
     mail::{self, Brand, NewEmail, Template},
-    market::credit::{bureau_for, CreditAnswer, SoftCheck},
+    outbox::{self, JobKind, NewJob, Outcome},
     store::{self, accounts::AccountRow, Tx},
 };
 
@@ -94,7 +93,7 @@ async fn start_check(
     if !force && !should_run(state) {
         return Ok(None);
     }
-    let job = super::enqueue(
+    let job = outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -218,7 +217,7 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
     };
     if ctx.finish(&mut tx, &outcome).await? {
         tx.commit().await?;
-        state.caches.accounts.invalidate(&account.uuid);
+        state.account_changed(account.uuid);
     }
     Ok(())
 }

@@ -9,8 +9,8 @@
 use anyhow::Context as _;
 use uuid::Uuid;
 
-use super::{clock::AccountClock, JobContext, JobKind, Outcome};
 use crate::{
+    adapters::utility::UtilityGateway,
     domain::{
         enrollment::{
             start_of_market_day, EnrollmentSimulation, SubmissionStatus, UtilityAnswer,
@@ -20,13 +20,17 @@ use crate::{
         status::{Cancellation, CreditState, UtilityState, VerificationState},
     },
     http::enrollment::schedule,
-    market::utility::UtilityGateway,
     store::{
         self,
         enrollment::{EnrollmentRow, LocationRow},
         events::NewEvent,
         Tx,
     },
+};
+use crate::{
+    clock::AccountClock,
+    jobs::JobContext,
+    outbox::{JobKind, Outcome},
 };
 
 #[derive(serde::Deserialize)]
@@ -47,7 +51,7 @@ fn account_of(ctx: &JobContext) -> anyhow::Result<(Uuid, Uuid)> {
 async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<()> {
     if ctx.finish(&mut tx, &Outcome::Done).await? {
         tx.commit().await?;
-        ctx.state.caches.accounts.invalidate(&account);
+        ctx.state.account_changed(account);
     }
     Ok(())
 }

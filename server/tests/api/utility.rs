@@ -83,7 +83,7 @@ both_engines! {
         assert_eq!(pending[0]["status"], "pending");
         // The magic ending means nothing here: no hold, the enrollment waits for the answer.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        server.state.caches.accounts.invalidate(&account_uuid);
+        server.state.http.caches.accounts.invalidate(&account_uuid);
         assert_eq!(status(&server.get("/v1/account", &token).await.body), pair("reviewing", "utility_submitted"));
 
         // Nonsense is refused and changes nothing.

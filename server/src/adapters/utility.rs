@@ -12,6 +12,7 @@ use app::api::Environment;
 use uuid::Uuid;
 
 use crate::{
+    clock::AccountClock,
     domain::{
         enrollment::{
             add_business_hours, sandbox_utility_answer, utility_answer_hours, SubmissionStatus,
@@ -19,7 +20,7 @@ use crate::{
         },
         market::BusinessCalendar,
     },
-    jobs::{clock::AccountClock, JobKind},
+    outbox::JobKind,
     store::{self, enrollment::LocationRow, utility::SubmissionRow, Tx},
 };
 
