@@ -231,10 +231,14 @@ pub async fn record_utility_answer(
         .ok_or_else(|| anyhow::anyhow!("no submission {submission_uuid}"))?;
     let clock = clock.for_account(db, submission.account_uuid).await?;
     let mut tx = db.begin().await?;
-    let recorded =
-        crate::jobs::enrollment::record_utility_answer(&mut tx, &clock, submission_uuid, record)
-            .await?
-            .map_err(|why| anyhow::anyhow!(why))?;
+    let recorded = crate::services::enrollment::record_utility_answer(
+        &mut tx,
+        &clock,
+        submission_uuid,
+        record,
+    )
+    .await?
+    .map_err(|why| anyhow::anyhow!(why))?;
     tx.commit().await?;
     Ok(recorded)
 }

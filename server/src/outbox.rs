@@ -170,6 +170,30 @@ impl JobRun {
     }
 }
 
+/// Schedules one of an account's enrollment jobs (its payload names the app), due `at` on the
+/// account's clock.
+pub async fn enqueue_account_job(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    kind: JobKind,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    at: DateTime<Utc>,
+) -> store::Result<Uuid> {
+    enqueue(
+        tx,
+        clock,
+        &NewJob {
+            kind,
+            payload: &serde_json::json!({ "app_uuid": app_uuid }),
+            account_uuid: Some(account_uuid),
+            run_at: at,
+            max_attempts: 20,
+        },
+    )
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,7 +52,7 @@ impl UtilityGateway {
             UtilityGateway::Simulator => {
                 let answer_at =
                     add_business_hours(now, utility_answer_hours(&location.esi_id), calendar);
-                crate::http::enrollment::schedule(
+                crate::outbox::enqueue_account_job(
                     tx,
                     clock,
                     JobKind::UtilityAnswer,

@@ -333,7 +333,7 @@ pub async fn update_account(
     row.set_profile(&profile).map_err(ApiError::internal)?;
     row.updated_at = state.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
-    if crate::jobs::credit::refresh_status(
+    if crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -386,7 +386,7 @@ pub async fn record_client_agent(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,

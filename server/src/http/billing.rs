@@ -37,7 +37,7 @@ use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError},
     documents::{self, invoice as pdf, InvoiceRecords},
     domain::billing::{average_cents_per_kwh, ChargeGroup, InvoiceStatus},
-    jobs::billing::{charge_invoice, record_payment, Charged},
+    services::billing::{charge_invoice, record_payment, Charged},
     store::{
         self,
         billing::{InvoiceRow, PaymentRow, UsageDayRow},
@@ -180,7 +180,7 @@ pub async fn ensure_payment_method_added(
         },
     )
     .await?;
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,

@@ -43,20 +43,19 @@ use crate::{
         status::{CreditState, UtilityState, VerificationState},
         FieldError,
     },
-    jobs,
     mail::{
         self,
         templates::{Brand, LetterOfAuthorization, Template},
         NewEmail,
     },
     outbox::{self, JobKind, NewJob},
+    services,
     store::{
         self,
         enrollment::{
             BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
         },
         events::NewEvent,
-        Tx,
     },
 };
 
@@ -441,7 +440,7 @@ pub async fn cancel_service(
         )
         .await?;
     } else {
-        jobs::enrollment::cancel_location(
+        services::enrollment::cancel_location(
             &mut tx,
             app_uuid,
             &mut e,
@@ -452,7 +451,7 @@ pub async fn cancel_service(
         )
         .await?;
         store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+        store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
     }
     tx.commit().await?;
     state.http.caches.accounts.invalidate(&account_uuid);
@@ -609,7 +608,7 @@ pub async fn confirm_address(
     )
     .await?;
     // Confirming the address may be the last prerequisite of a client agent enrollment.
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -915,7 +914,7 @@ pub async fn accept_plan(
     }
     // The address this acceptance confirmed may be the last prerequisite of a client agent
     // enrollment.
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -1006,7 +1005,7 @@ pub async fn finalize(
         },
     )
     .await?;
-    schedule(
+    outbox::enqueue_account_job(
         &mut tx,
         &clock,
         JobKind::EnrollmentVerify,
@@ -1029,32 +1028,9 @@ pub async fn finalize(
         },
     )
     .await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
-}
-
-/// Schedules one of the enrollment pipeline's jobs for the account.
-pub async fn schedule(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    kind: JobKind,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    at: chrono::DateTime<chrono::Utc>,
-) -> store::Result<Uuid> {
-    outbox::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind,
-            payload: &serde_json::json!({ "app_uuid": app_uuid }),
-            account_uuid: Some(account_uuid),
-            run_at: at,
-            max_attempts: 20,
-        },
-    )
-    .await
 }
 
 fn render_billing(
@@ -1401,7 +1377,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
         location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(&mut tx, location).await?;
-        jobs::billing::start_billing(&mut tx, &clock, app_uuid, location, start).await?;
+        services::billing::start_billing(&mut tx, &clock, app_uuid, location, start).await?;
         let started = serde_json::json!({
             "account_uuid": account_uuid,
             "location_uuid": location.uuid,
@@ -1421,11 +1397,11 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
         &store::enrollment::PIPELINE_JOB_KINDS,
     )
     .await?;
-    store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+    store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     state.http.caches.accounts.invalidate(&account_uuid);
     // The cycles since `start`: reads, invoices, auto-pay of those already due.
-    jobs::sandbox::advance_account(state, account_uuid, now).await?;
+    crate::jobs::sandbox::advance_account(state, account_uuid, now).await?;
     Ok(())
 }
 

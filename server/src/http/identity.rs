@@ -99,7 +99,7 @@ pub async fn update_identity(
             },
         )
         .await?;
-        crate::jobs::credit::refresh_status(
+        crate::services::status::refresh_status(
             &mut tx,
             &state.clock,
             &state.db,
@@ -165,7 +165,7 @@ pub async fn submit_credit_check(
     .await?;
     // A client agent enrollment runs the check once every prerequisite is met (standard ones
     // after finalize).
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,

@@ -27,10 +27,10 @@ use crate::{
         jobs::advance_target,
         FieldError,
     },
-    jobs::{
+    jobs::sandbox::advance_account,
+    services::{
         billing::{self, BillingRefused},
         credit::rerun_credit_check,
-        sandbox::advance_account,
     },
     store,
     store::apps::AppRow,
@@ -120,7 +120,7 @@ pub async fn delete_enrollment(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
+    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
     tx.commit().await?;
     state.http.caches.accounts.invalidate(&account_uuid);
     let (account, _, _) = aftermath(&state, &principal, clock.now()).await?;
@@ -231,7 +231,7 @@ pub async fn simulate(
             let clock = state.clock.for_account(&state.db, account_uuid).await?;
             let before = clock.now();
             let mut tx = state.db.begin().await?;
-            let applied = crate::jobs::enrollment::simulate(
+            let applied = crate::services::enrollment::simulate(
                 &mut tx,
                 principal.app.uuid,
                 account_uuid,

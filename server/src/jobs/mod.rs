@@ -3,9 +3,9 @@
 //! sandbox accounts' clocks (`sandbox`). Use cases that handlers share with the HTTP layer live
 //! in `services`; nothing here is called from `http` except running an account's due jobs.
 
-pub mod billing;
 pub mod credit;
-pub mod enrollment;
+pub mod cycle;
+pub mod pipeline;
 pub mod queue;
 pub mod sandbox;
 
@@ -42,13 +42,13 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::WebhookDelivery => crate::webhooks::deliver(&ctx.run, &ctx.state.webhooks).await,
         JobKind::SendEmail => crate::mail::send(&ctx.run, &ctx.state.mailer).await,
         JobKind::CreditCheck => credit::run(ctx).await,
-        JobKind::EnrollmentVerify => enrollment::verify(ctx).await,
-        JobKind::UtilitySubmit => enrollment::submit_to_utility(ctx).await,
-        JobKind::UtilityAnswer => enrollment::utility_answer(ctx).await,
-        JobKind::ServiceStart => enrollment::start_service(ctx).await,
-        JobKind::ServiceEnd => enrollment::end_service(ctx).await,
-        JobKind::MeterRead => billing::meter_read(ctx).await,
-        JobKind::AutoPay => billing::auto_pay(ctx).await,
-        JobKind::PastDue => billing::past_due(ctx).await,
+        JobKind::EnrollmentVerify => pipeline::verify(ctx).await,
+        JobKind::UtilitySubmit => pipeline::submit_to_utility(ctx).await,
+        JobKind::UtilityAnswer => pipeline::utility_answer(ctx).await,
+        JobKind::ServiceStart => pipeline::start_service(ctx).await,
+        JobKind::ServiceEnd => pipeline::end_service(ctx).await,
+        JobKind::MeterRead => cycle::meter_read(ctx).await,
+        JobKind::AutoPay => cycle::auto_pay(ctx).await,
+        JobKind::PastDue => cycle::past_due(ctx).await,
     }
 }

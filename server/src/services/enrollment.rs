@@ -1,12 +1,9 @@
-//! The enrollment pipeline after finalize, each step a job on the account's clock:
-//! verification (a plan whose price expired first cancels it: `expire_pre_active`), then the
-//! credit check (`jobs::credit`), then submission to the utility through the app's
-//! `UtilityGateway`. In sandbox the utility's answer comes after 2 to 72 business hours (switch
-//! holds, deactivated meters and rejects by the magic ESI IDs) and service starts on the start
-//! date; a live app's answers and start of service are recorded by an operator
-//! (`record_utility_answer`), which moves the enrollment the same way.
+//! The enrollment's use cases after finalize, shared by the pipeline's jobs (`jobs::pipeline`),
+//! the handlers and the operator's worklist: sending a verified enrollment to the utility
+//! (`credit_passed`), applying the utility's answer (`apply_answer`, `record_utility_answer`),
+//! starting service at the account's locations (`activate_locations`), cancelling a location
+//! (`cancel_location`) and the sandbox's simulated market events (`simulate`).
 
-use anyhow::Context as _;
 use uuid::Uuid;
 
 use crate::{
@@ -16,10 +13,8 @@ use crate::{
             start_of_market_day, EnrollmentSimulation, SubmissionStatus, UtilityAnswer,
             UtilityRecord,
         },
-        market::BusinessCalendar,
-        status::{Cancellation, CreditState, UtilityState, VerificationState},
+        status::{Cancellation, UtilityState, VerificationState},
     },
-    http::enrollment::schedule,
     store::{
         self,
         enrollment::{EnrollmentRow, LocationRow},
@@ -29,44 +24,11 @@ use crate::{
 };
 use crate::{
     clock::AccountClock,
-    jobs::JobContext,
-    outbox::{JobKind, Outcome},
+    outbox::{enqueue_account_job as schedule, JobKind},
 };
 
-#[derive(serde::Deserialize)]
-struct Payload {
-    app_uuid: Uuid,
-}
-
-fn account_of(ctx: &JobContext) -> anyhow::Result<(Uuid, Uuid)> {
-    let payload: Payload = serde_json::from_str(&ctx.job.payload)?;
-    let account = ctx
-        .job
-        .account_uuid
-        .context("an enrollment job without account")?;
-    Ok((payload.app_uuid, account))
-}
-
-/// Commits `tx` with the job's end, unless another worker took the job over.
-async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<()> {
-    if ctx.finish(&mut tx, &Outcome::Done).await? {
-        tx.commit().await?;
-        ctx.state.account_changed(account);
-    }
-    Ok(())
-}
-
-/// Locks the account and reads its enrollment; `None` when there is nothing to do.
-async fn enrollment(
-    tx: &mut Tx,
-    app: Uuid,
-    account: Uuid,
-) -> anyhow::Result<Option<EnrollmentRow>> {
-    Ok(locked(tx, app, account).await?.map(|(_, e)| e))
-}
-
 /// The locked account and its enrollment (unless cancelled).
-async fn locked(
+pub async fn locked(
     tx: &mut Tx,
     app: Uuid,
     account: Uuid,
@@ -78,53 +40,6 @@ async fn locked(
         .await?
         .filter(|e| e.cancellation.is_none())
         .map(|e| (row, e)))
-}
-
-pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let mut tx = ctx.state.db.begin().await?;
-    let Some((row, mut e)) = locked(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
-        return finish(ctx, tx, account).await;
-    }
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let mut expired = false;
-    for c in contracts.iter().filter(|c| c.status == "pending") {
-        if let Some(plan) = store::market::plan_by_uuid(&ctx.state.db, c.plan_uuid).await? {
-            expired |= plan.expires_at <= now;
-        }
-    }
-    e.updated_at = now;
-    if expired {
-        e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
-        store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::enrollment::set_contract_status(&mut tx, account, "pending", "cancelled").await?;
-    } else {
-        e.verification = VerificationState::Passed.as_str().to_owned();
-        store::enrollment::update_enrollment(&mut tx, &e).await?;
-        let credit = store::credit::latest_credit_check(&mut tx, account)
-            .await?
-            .and_then(|c| CreditState::parse(&c.status))
-            .unwrap_or_default();
-        if credit == CreditState::Passed {
-            schedule(
-                &mut tx,
-                &ctx.clock,
-                JobKind::UtilitySubmit,
-                app,
-                account,
-                now,
-            )
-            .await?;
-        } else {
-            super::credit::schedule_credit_check(&mut tx, &row, &ctx.clock).await?;
-        }
-    }
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
 }
 
 /// Called when a credit check passes: a finalized, verified enrollment goes to the utility.
@@ -147,95 +62,11 @@ pub async fn credit_passed(
     Ok(())
 }
 
-async fn calendar(ctx: &JobContext) -> anyhow::Result<BusinessCalendar> {
-    Ok(BusinessCalendar::new(
-        store::market::federal_holidays(&ctx.state.db).await?,
-    ))
-}
-
-/// The utility of the app's environment; an app that cannot be read as sandbox never meets the
-/// simulator.
-async fn gateway_of(ctx: &JobContext, app: Uuid) -> anyhow::Result<UtilityGateway> {
-    let environment = store::apps::app_by_uuid(&ctx.state.db, app)
-        .await?
-        .and_then(|a| app::api::Environment::parse(&a.environment))
-        .unwrap_or(app::api::Environment::Live);
-    Ok(UtilityGateway::for_environment(environment))
-}
-
-/// The start date the customer accepted for `location`.
-fn accepted_start(
-    contracts: &[store::enrollment::ContractRow],
-    location: &LocationRow,
-) -> Option<chrono::NaiveDate> {
-    contracts
-        .iter()
-        .find(|c| c.location_uuid == location.uuid && c.status == "pending")
-        .map(|c| c.start_date)
-}
-
-pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let cal = calendar(ctx).await?;
-    let gateway = gateway_of(ctx, app).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::NotSubmitted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let Some(location) = locations.first() else {
-        return finish(ctx, tx, account).await;
-    };
-    e.utility = UtilityState::Submitted.as_str().to_owned();
-    e.updated_at = now;
-    store::enrollment::update_enrollment(&mut tx, &e).await?;
-    let requested = accepted_start(&contracts, location);
-    gateway
-        .submit(&mut tx, &ctx.clock, &cal, location, requested)
-        .await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
-/// The simulated utility answers a sandbox submission.
-pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let gateway = gateway_of(ctx, app).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::Submitted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let Some(location) = locations.first_mut() else {
-        return finish(ctx, tx, account).await;
-    };
-    let Some(answer) = gateway.simulated_answer(&location.esi_id) else {
-        return finish(ctx, tx, account).await;
-    };
-    let start = accepted_start(&contracts, location).unwrap_or_else(|| ctx.clock.today());
-    apply_answer(
-        &mut tx, &ctx.clock, app, &mut e, location, answer, start, gateway,
-    )
-    .await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
 /// The utility's answer to the enrollment, in `tx`: an acceptance sets the location's start
 /// date, and when the gateway starts service by itself, schedules it. The caller refreshes the
 /// status.
 #[allow(clippy::too_many_arguments)]
-async fn apply_answer(
+pub async fn apply_answer(
     tx: &mut Tx,
     clock: &AccountClock,
     app: Uuid,
@@ -276,29 +107,16 @@ async fn apply_answer(
     Ok(())
 }
 
-pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::Accepted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    activate(&mut tx, &ctx.clock, app, account).await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
 /// history, billing starts, the events are written and the pending contracts turn active. The
-/// caller refreshes the status.
-async fn activate(
+/// start date is `start` when given, else the location's accepted one, else today. The caller
+/// refreshes the status.
+pub async fn activate_locations(
     tx: &mut Tx,
     clock: &AccountClock,
     app: Uuid,
     account: Uuid,
+    start: Option<chrono::NaiveDate>,
 ) -> store::Result<()> {
     let now = clock.now();
     let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
@@ -306,7 +124,9 @@ async fn activate(
         location.is_service_active = true;
         location.has_usage_history = true;
         location.status = "active".to_owned();
-        let start = location.service_start_date.unwrap_or(clock.today());
+        let start = start
+            .or(location.service_start_date)
+            .unwrap_or(clock.today());
         location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
@@ -414,13 +234,13 @@ pub async fn record_utility_answer(
                     "the utility has not accepted this enrollment".to_owned()
                 ));
             }
-            activate(tx, clock, app, account).await?;
+            activate_locations(tx, clock, app, account, None).await?;
             submission.activated_at = Some(now);
         }
     }
     submission.status = next.as_str().to_owned();
     store::utility::update_submission(tx, &submission).await?;
-    store::status::refresh_status(tx, app, account, now).await?;
+    store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(submission))
 }
 
@@ -505,7 +325,7 @@ pub async fn simulate(
         }
     }
     store::enrollment::update_enrollment(tx, &e).await?;
-    store::status::refresh_status(tx, app, account, now).await?;
+    store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(()))
 }
 
@@ -558,61 +378,4 @@ pub async fn cancel_location(
     )
     .await?;
     Ok(())
-}
-
-#[derive(serde::Deserialize)]
-struct EndPayload {
-    location_uuid: Uuid,
-    reason: String,
-}
-
-/// A scheduled cancellation falls due on its final service date: the contract ends, the
-/// location is deactivated and the account moves to `cancelled/cancelled_post_start`.
-pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let payload: EndPayload = serde_json::from_str(&ctx.job.payload)?;
-    let now = ctx.now();
-    let app_row = store::apps::app_by_uuid(&ctx.state.db, app).await?;
-    let account_row = store::accounts::account_of_app(&ctx.state.db, app, account).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let Some(mut location) = locations
-        .into_iter()
-        .find(|l| l.uuid == payload.location_uuid && l.status != "cancelled")
-    else {
-        return finish(ctx, tx, account).await;
-    };
-    let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
-    // The final bill: the last read covers the days through the final service date.
-    if location.is_service_active {
-        if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
-            super::billing::bill_cycle(
-                &mut tx,
-                &ctx.clock,
-                &app_row,
-                &account_row,
-                &location,
-                final_date,
-                final_date,
-                now,
-            )
-            .await?;
-        }
-    }
-    cancel_location(
-        &mut tx,
-        app,
-        &mut e,
-        &mut location,
-        final_date,
-        &payload.reason,
-        now,
-    )
-    .await?;
-    store::enrollment::update_enrollment(&mut tx, &e).await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
 }
