@@ -41,7 +41,6 @@ use crate::{
     store::{
         self,
         billing::{InvoiceRow, PaymentRow, UsageDayRow},
-        events::NewEvent,
         payments::CardRow,
     },
 };
@@ -164,22 +163,7 @@ pub async fn ensure_payment_method_added(
     }
     let now = state.clock.now();
     let mut tx = state.db.begin().await?;
-    store::payments::attach_payment_method(&mut tx, account, &card, now).await?;
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(account),
-            kind: "account.payment_method_added",
-            data: serde_json::json!({
-                "account_uuid": account,
-                "card_brand": card.brand,
-                "card_last4": card.last4,
-            }),
-            created_at: now,
-        },
-    )
-    .await?;
+    crate::services::billing::attach_card(&mut tx, principal.app.uuid, account, &card, now).await?;
     crate::services::status::refresh_status(
         &mut tx,
         &state.clock,

@@ -8,7 +8,6 @@ use app::api::{
         ConfirmAddressIn, Contract, Document, DocumentList, FinalizeIn, LocationDocuments,
         LocationPlan,
     },
-    market::PlanRatesOut,
     Account, ErrorEnvelope, Location, Timestamp,
 };
 use axum::{
@@ -631,67 +630,6 @@ fn parse_start_date(raw: &str) -> ApiResult<NaiveDate> {
     })
 }
 
-/// The Location and the pending Contract a plan acceptance creates.
-#[allow(clippy::too_many_arguments)]
-pub fn new_location_and_contract(
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    address: store::market::ServiceAddressRow,
-    plan: &store::market::PlanRow,
-    start: NaiveDate,
-    enrollment_type: EnrollmentType,
-    accepted_by: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> ApiResult<(LocationRow, ContractRow)> {
-    let location = LocationRow {
-        uuid: Uuid::new_v4(),
-        app_uuid,
-        account_uuid,
-        esi_id: address.esi_id.clone(),
-        address_1: address.address_1,
-        address_2: address.address_2,
-        city: address.city,
-        state: address.state,
-        postal_code: address.postal_code,
-        tdu: address.tdu,
-        enrollment_type: enrollment_type.as_str().to_owned(),
-        status: "pending".to_owned(),
-        service_start_date: None,
-        final_service_date: None,
-        is_service_active: false,
-        has_usage_history: false,
-        created_at: now,
-        updated_at: now,
-    };
-    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
-    let rates = PlanRatesOut {
-        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-        base_charge_cents_per_month: plan.base_charge_cents_per_month,
-        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
-        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
-        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
-        early_termination_fee_cents: plan.early_termination_fee_cents,
-    };
-    let contract = ContractRow {
-        uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
-        account_uuid,
-        plan_uuid: plan.uuid,
-        plan_name: plan.name.clone(),
-        plan_type: plan.plan_type.clone(),
-        term_months: plan.term_months,
-        start_date: start,
-        end_date: contract_end(start, term_months, &plan.plan_type),
-        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
-        tos_version: plan.tos_version.clone(),
-        status: "pending".to_owned(),
-        accepted_at: now,
-        accepted_by: accepted_by.to_owned(),
-        created_at: now,
-    };
-    Ok((location, contract))
-}
-
 /// Accept a plan for a meter: creates the Location and its Contract.
 #[utoipa::path(
     post, path = "/v1/account/enroll/plans/accept", tag = "enrollment",
@@ -817,7 +755,7 @@ pub async fn accept_plan(
             "A plan is already accepted for this account's location",
         ));
     }
-    let (location, contract) = new_location_and_contract(
+    let (location, contract) = services::enrollment::new_location_and_contract(
         principal.app.uuid,
         account_uuid,
         address,
@@ -829,9 +767,16 @@ pub async fn accept_plan(
             Enroller::Customer => "customer",
         },
         now,
-    )?;
-    store::enrollment::insert_location(&mut tx, &location).await?;
-    store::enrollment::insert_contract(&mut tx, &contract).await?;
+    )
+    .map_err(ApiError::internal)?;
+    services::enrollment::record_plan_accepted(
+        &mut tx,
+        principal.app.uuid,
+        &location,
+        &contract,
+        now,
+    )
+    .await?;
     let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
     if acceptance_confirms_address(
         confirmed.as_ref().map(|a| a.esi_id.as_str()),
@@ -853,24 +798,6 @@ pub async fn accept_plan(
         )
         .await?;
     }
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(account_uuid),
-            kind: "enrollment.plan_accepted",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "location_uuid": location.uuid,
-                "plan_uuid": plan.uuid,
-                "contract_uuid": contract.uuid,
-                "service_start_date": start,
-                "accepted_by": contract.accepted_by,
-            }),
-            created_at: now,
-        },
-    )
-    .await?;
     if enroller == Enroller::ClientAgent {
         // The Letter of Authorization: the customer's record that the partner accepted for them.
         let profile = account.profile().map_err(ApiError::internal)?;
@@ -1211,13 +1138,6 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
     let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
-        app_uuid,
-        account_uuid: Some(account_uuid),
-        kind,
-        data,
-        created_at: now,
-    };
     if let Some(e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
         if e.cancellation.is_some() {
             return Err(ApiError::new(
@@ -1275,19 +1195,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             now,
         )
         .await?;
-        store::payments::attach_payment_method(&mut tx, account_uuid, &card, now).await?;
-        store::events::insert_event(
-            &mut tx,
-            &event(
-                "account.payment_method_added",
-                serde_json::json!({
-                    "account_uuid": account_uuid,
-                    "card_brand": card.brand,
-                    "card_last4": card.last4,
-                }),
-            ),
-        )
-        .await?;
+        services::billing::attach_card(&mut tx, app_uuid, account_uuid, &card, now).await?;
     }
     // The location and its contract, starting today.
     if let Some((address, plan)) = new_location {
@@ -1307,7 +1215,7 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
                 .await?;
         }
-        let (location, contract) = new_location_and_contract(
+        let (location, contract) = services::enrollment::new_location_and_contract(
             app_uuid,
             account_uuid,
             address,
@@ -1316,24 +1224,10 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             EnrollmentType::MoveIn,
             "customer",
             now,
-        )?;
-        store::enrollment::insert_location(&mut tx, &location).await?;
-        store::enrollment::insert_contract(&mut tx, &contract).await?;
-        store::events::insert_event(
-            &mut tx,
-            &event(
-                "enrollment.plan_accepted",
-                serde_json::json!({
-                    "account_uuid": account_uuid,
-                    "location_uuid": location.uuid,
-                    "plan_uuid": plan.uuid,
-                    "contract_uuid": contract.uuid,
-                    "service_start_date": start,
-                    "accepted_by": contract.accepted_by,
-                }),
-            ),
         )
-        .await?;
+        .map_err(ApiError::internal)?;
+        services::enrollment::record_plan_accepted(&mut tx, app_uuid, &location, &contract, now)
+            .await?;
     }
     // Finalized, verified, accepted by the utility.
     match store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
@@ -1369,27 +1263,8 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
         let end = contract_end(start, term, &contract.plan_type);
         store::enrollment::set_contract_dates(&mut tx, contract.uuid, start, end).await?;
     }
-    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account_uuid).await?;
-    for location in locations.iter_mut().filter(|l| !l.is_service_active) {
-        location.is_service_active = true;
-        location.has_usage_history = true;
-        location.status = "active".to_owned();
-        location.service_start_date = Some(start);
-        location.updated_at = now;
-        store::enrollment::update_location(&mut tx, location).await?;
-        services::billing::start_billing(&mut tx, &clock, app_uuid, location, start).await?;
-        let started = serde_json::json!({
-            "account_uuid": account_uuid,
-            "location_uuid": location.uuid,
-            "service_start_date": location.service_start_date,
-        });
-        let usage =
-            serde_json::json!({"account_uuid": account_uuid, "location_uuid": location.uuid});
-        store::events::insert_event(&mut tx, &event("location.service_active", started)).await?;
-        store::events::insert_event(&mut tx, &event("location.usage_history_available", usage))
-            .await?;
-    }
-    store::enrollment::set_contract_status(&mut tx, account_uuid, "pending", "active").await?;
+    services::enrollment::activate_locations(&mut tx, &clock, app_uuid, account_uuid, Some(start))
+        .await?;
     // The pipeline's own steps, if it was running, have nothing left to do.
     store::enrollment::drop_pending_jobs(
         &mut tx,

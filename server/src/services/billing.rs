@@ -34,6 +34,7 @@ use crate::{
         billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
         enrollment::LocationRow,
         events::NewEvent,
+        payments::CardRow,
         Tx,
     },
 };
@@ -555,6 +556,34 @@ pub async fn record_payment(
         .await?;
     }
     Ok(payment)
+}
+
+/// A card becomes the account's payment method, in `tx`, announced by
+/// `account.payment_method_added`.
+pub async fn attach_card(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    card: &CardRow,
+    now: DateTime<Utc>,
+) -> store::Result<()> {
+    store::payments::attach_payment_method(tx, account_uuid, card, now).await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid,
+            account_uuid: Some(account_uuid),
+            kind: "account.payment_method_added",
+            data: serde_json::json!({
+                "account_uuid": account_uuid,
+                "card_brand": card.brand,
+                "card_last4": card.last4,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 /// Why a sandbox billing simulation could not apply.

@@ -6,18 +6,20 @@
 
 use uuid::Uuid;
 
+use app::api::market::PlanRatesOut;
+
 use crate::{
     adapters::utility::UtilityGateway,
     domain::{
         enrollment::{
-            start_of_market_day, EnrollmentSimulation, SubmissionStatus, UtilityAnswer,
-            UtilityRecord,
+            contract_end, start_of_market_day, EnrollmentSimulation, EnrollmentType,
+            SubmissionStatus, UtilityAnswer, UtilityRecord,
         },
         status::{Cancellation, UtilityState, VerificationState},
     },
     store::{
         self,
-        enrollment::{EnrollmentRow, LocationRow},
+        enrollment::{ContractRow, EnrollmentRow, LocationRow},
         events::NewEvent,
         Tx,
     },
@@ -242,6 +244,99 @@ pub async fn record_utility_answer(
     store::utility::update_submission(tx, &submission).await?;
     store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(submission))
+}
+
+/// The Location and the pending Contract a plan acceptance creates.
+#[allow(clippy::too_many_arguments)]
+pub fn new_location_and_contract(
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    address: store::market::ServiceAddressRow,
+    plan: &store::market::PlanRow,
+    start: chrono::NaiveDate,
+    enrollment_type: EnrollmentType,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(LocationRow, ContractRow), serde_json::Error> {
+    let location = LocationRow {
+        uuid: Uuid::new_v4(),
+        app_uuid,
+        account_uuid,
+        esi_id: address.esi_id.clone(),
+        address_1: address.address_1,
+        address_2: address.address_2,
+        city: address.city,
+        state: address.state,
+        postal_code: address.postal_code,
+        tdu: address.tdu,
+        enrollment_type: enrollment_type.as_str().to_owned(),
+        status: "pending".to_owned(),
+        service_start_date: None,
+        final_service_date: None,
+        is_service_active: false,
+        has_usage_history: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
+    let rates = PlanRatesOut {
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        base_charge_cents_per_month: plan.base_charge_cents_per_month,
+        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
+        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
+        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
+        early_termination_fee_cents: plan.early_termination_fee_cents,
+    };
+    let contract = ContractRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        account_uuid,
+        plan_uuid: plan.uuid,
+        plan_name: plan.name.clone(),
+        plan_type: plan.plan_type.clone(),
+        term_months: plan.term_months,
+        start_date: start,
+        end_date: contract_end(start, term_months, &plan.plan_type),
+        rates: serde_json::to_string(&rates)?,
+        tos_version: plan.tos_version.clone(),
+        status: "pending".to_owned(),
+        accepted_at: now,
+        accepted_by: accepted_by.to_owned(),
+        created_at: now,
+    };
+    Ok((location, contract))
+}
+
+/// A plan accepted for a meter, in `tx`: the new Location, its pending Contract and
+/// `enrollment.plan_accepted`.
+pub async fn record_plan_accepted(
+    tx: &mut Tx,
+    app: Uuid,
+    location: &LocationRow,
+    contract: &ContractRow,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<()> {
+    store::enrollment::insert_location(tx, location).await?;
+    store::enrollment::insert_contract(tx, contract).await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid: app,
+            account_uuid: Some(contract.account_uuid),
+            kind: "enrollment.plan_accepted",
+            data: serde_json::json!({
+                "account_uuid": contract.account_uuid,
+                "location_uuid": location.uuid,
+                "plan_uuid": contract.plan_uuid,
+                "contract_uuid": contract.uuid,
+                "service_start_date": contract.start_date,
+                "accepted_by": contract.accepted_by,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 /// Why a simulated event could not apply.
