@@ -34,18 +34,12 @@ use crate::{
             contract_in_force, ContractTerms, DocumentKind, DocumentStatus, LocationDocument,
         },
         enrollment::{
-            acceptance_confirms_address, check_cancellation, check_start_date, contract_end,
-            missing_steps, renewal_window_open, start_of_market_day, EnrollmentFacts,
-            EnrollmentType,
+            check_cancellation, contract_end, missing_steps, renewal_window_open,
+            start_of_market_day, EnrollmentFacts, EnrollmentType,
         },
-        market::{BusinessCalendar, Enroller, EsiId},
+        market::EsiId,
         status::{CreditState, UtilityState, VerificationState},
         FieldError,
-    },
-    mail::{
-        self,
-        templates::{Brand, LetterOfAuthorization, Template},
-        NewEmail,
     },
     outbox::{self, JobKind, NewJob},
     services,
@@ -676,185 +670,27 @@ pub async fn accept_plan(
             })
         })
         .transpose()?;
-    let given_esi = input.esi_id.as_deref().map(parse_esi_id).transpose()?;
-    let account_uuid = principal.account_uuid;
-    let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
-        .await?
-        .filter(|p| p.app_uuid == principal.app.uuid)
-        .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
-        .ok_or_else(|| ApiError::not_found("plan").with_param("plan_uuid"))?;
-    // Without an ESI ID: the meter the plan was priced for, else the confirmed address's.
-    let esi = match given_esi {
-        Some(esi) => esi,
-        None => {
-            let fallback = match plan.esi_id.clone() {
-                Some(esi) => Some(esi),
-                None => store::enrollment::confirmed_address(&state.db, account_uuid)
-                    .await?
-                    .map(|a| a.esi_id),
-            };
-            parse_esi_id(&fallback.ok_or_else(|| FieldError::missing("esi_id"))?)?
-        }
-    };
-    let address = service_address(&state, &esi).await?;
-    if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
-        return Err(ApiError::new(
-            ErrorCode::EsiIdInvalid,
-            "This plan was priced for another meter; request plans for this ESI ID",
-        )
-        .with_param("esi_id"));
-    }
-    let clock = account_clock(&state, account_uuid).await?;
-    let now = clock.now();
-    if plan.expires_at <= now {
-        return Err(ApiError::new(
-            ErrorCode::PlanExpired,
-            "This plan's price has expired; request plans again",
-        ));
-    }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
-    let mut tx = state.db.begin().await?;
-    let account =
-        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    let enroller = if account.client_agent_accepted_at.is_some() {
-        Enroller::ClientAgent
-    } else {
-        Enroller::Customer
-    };
-    let enrollment_type = check_start_date(
-        start,
-        (plan.earliest_start_date, plan.latest_start_date),
-        clock.today(),
-        enroller,
-        requested_type,
-        &calendar,
-    )
-    .map_err(|range| {
-        ApiError::new(
-            ErrorCode::StartDateOutOfRange,
-            format!(
-                "service_start_date must be between {} and {}",
-                range.earliest, range.latest
-            ),
-        )
-        .with_param("service_start_date")
-        .with_detail("earliest_start_date", range.earliest.to_string())
-        .with_detail("latest_start_date", range.latest.to_string())
-    })?;
-    if account.is_enrollment_finalized {
-        return Err(ApiError::new(
-            ErrorCode::AlreadyFinalized,
-            "The enrollment is finalized; its plan can no longer change",
-        ));
-    }
-    if account.has_accepted_plan {
-        return Err(ApiError::new(
-            ErrorCode::PlanAlreadyAccepted,
-            "A plan is already accepted for this account's location",
-        ));
-    }
-    let (location, contract) = services::enrollment::new_location_and_contract(
-        principal.app.uuid,
-        account_uuid,
-        address,
-        &plan,
-        start,
-        enrollment_type,
-        match enroller {
-            Enroller::ClientAgent => "client_agent",
-            Enroller::Customer => "customer",
+    let esi_id = input.esi_id.as_deref().map(parse_esi_id).transpose()?;
+    let accepted = services::enrollment::accept_plan(
+        &state,
+        &services::enrollment::AcceptPlan {
+            app: &principal.app,
+            account_uuid: principal.account_uuid,
+            plan_uuid: input.plan_uuid,
+            start,
+            requested_type,
+            esi_id,
         },
-        now,
-    )
-    .map_err(ApiError::internal)?;
-    services::enrollment::record_plan_accepted(
-        &mut tx,
-        principal.app.uuid,
-        &location,
-        &contract,
-        now,
     )
     .await?;
-    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
-    if acceptance_confirms_address(
-        confirmed.as_ref().map(|a| a.esi_id.as_str()),
-        &location.esi_id,
-    ) {
-        store::enrollment::insert_confirmed_address(
-            &mut tx,
-            account_uuid,
-            &ConfirmedAddressRow {
-                esi_id: location.esi_id.clone(),
-                address_1: location.address_1.clone(),
-                address_2: location.address_2.clone(),
-                city: location.city.clone(),
-                state: location.state.clone(),
-                postal_code: location.postal_code.clone(),
-                tdu: location.tdu.clone(),
-            },
-            now,
-        )
-        .await?;
-    }
-    if enroller == Enroller::ClientAgent {
-        // The Letter of Authorization: the customer's record that the partner accepted for them.
-        let profile = account.profile().map_err(ApiError::internal)?;
-        let letter = LetterOfAuthorization {
-            first_name: profile.first_name,
-            last_name: profile.last_name,
-            service_address: format!(
-                "{}{}, {}, {} {}",
-                location.address_1,
-                location
-                    .address_2
-                    .as_deref()
-                    .map(|a| format!(" {a}"))
-                    .unwrap_or_default(),
-                location.city,
-                location.state,
-                location.postal_code
-            ),
-            esi_id: location.esi_id.clone(),
-            plan_name: plan.name.clone(),
-            energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-            term_months: plan.term_months,
-            start_date: start,
-            authorized_at: account.client_agent_accepted_at.unwrap_or(now),
-            accepted_at: now,
-        };
-        mail::enqueue(
-            &mut tx,
-            &clock,
-            &NewEmail {
-                app_uuid: principal.app.uuid,
-                account_uuid: Some(account_uuid),
-                to: &profile.email,
-                template: &Template::LetterOfAuthorization(letter),
-                brand: &Brand::of_app(&principal.app),
-                send_at: None,
-                event_on_send: None,
-            },
-        )
-        .await?;
-    }
-    // The address this acceptance confirmed may be the last prerequisite of a client agent
-    // enrollment.
-    crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        principal.app.uuid,
-        account_uuid,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
     Ok(axum::Json(AcceptPlanOut {
         account: render_account(&state, &principal).await?,
-        location: render_location(&location, std::slice::from_ref(&contract), &[]),
-        contract: render_contract(&contract)?,
+        location: render_location(
+            &accepted.location,
+            std::slice::from_ref(&accepted.contract),
+            &[],
+        ),
+        contract: render_contract(&accepted.contract)?,
     }))
 }
 

@@ -8,18 +8,28 @@ use uuid::Uuid;
 
 use app::api::market::PlanRatesOut;
 
+use super::Error::{self, Failed, Refused};
 use crate::{
     adapters::utility::UtilityGateway,
     domain::{
         enrollment::{
-            contract_end, start_of_market_day, EnrollmentSimulation, EnrollmentType,
-            SubmissionStatus, UtilityAnswer, UtilityRecord,
+            acceptance_confirms_address, check_start_date, contract_end, start_of_market_day,
+            EnrollmentSimulation, EnrollmentType, StartDateOutOfRange, SubmissionStatus,
+            UtilityAnswer, UtilityRecord,
         },
+        market::{BusinessCalendar, Enroller, EsiId},
         status::{Cancellation, UtilityState, VerificationState},
     },
+    mail::{
+        self,
+        templates::{Brand, LetterOfAuthorization, Template},
+        NewEmail,
+    },
+    state::Core,
     store::{
         self,
-        enrollment::{ContractRow, EnrollmentRow, LocationRow},
+        apps::AppRow,
+        enrollment::{ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow},
         events::NewEvent,
         Tx,
     },
@@ -337,6 +347,197 @@ pub async fn record_plan_accepted(
     )
     .await?;
     Ok(())
+}
+
+/// A plan acceptance as the request gave it, parsed.
+pub struct AcceptPlan<'a> {
+    pub app: &'a AppRow,
+    pub account_uuid: Uuid,
+    pub plan_uuid: Uuid,
+    pub start: chrono::NaiveDate,
+    /// `None`: a move-in when the date is early enough for a move-in only, else a switch.
+    pub requested_type: Option<EnrollmentType>,
+    /// `None`: the meter the plan was priced for, else the confirmed address's.
+    pub esi_id: Option<EsiId>,
+}
+
+/// Why a plan acceptance was refused; nothing was written.
+#[derive(Debug)]
+pub enum AcceptPlanRefused {
+    PlanNotFound,
+    /// No ESI ID given, and neither the plan nor a confirmed address names one.
+    EsiIdMissing,
+    EsiIdInvalid,
+    EsiIdNotFound,
+    /// The plan was priced for another meter (or another utility's area).
+    PricedForAnotherMeter,
+    PlanExpired,
+    AccountNotFound,
+    StartDateOutOfRange(StartDateOutOfRange),
+    AlreadyFinalized,
+    PlanAlreadyAccepted,
+}
+
+/// What an accepted plan created.
+pub struct PlanAccepted {
+    pub location: LocationRow,
+    pub contract: ContractRow,
+}
+
+/// Accepts a plan for a meter, in one transaction: the Location and its pending Contract
+/// (`enrollment.plan_accepted`), the address confirmed when none was, the Letter of
+/// Authorization e-mailed for a client agent enrollment, and the account's status refreshed
+/// (the confirmed address may be a client agent enrollment's last prerequisite).
+pub async fn accept_plan(
+    state: &Core,
+    input: &AcceptPlan<'_>,
+) -> Result<PlanAccepted, Error<AcceptPlanRefused>> {
+    let (account_uuid, app, start) = (input.account_uuid, input.app, input.start);
+    let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
+        .await?
+        .filter(|p| p.app_uuid == app.uuid)
+        .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
+        .ok_or(Refused(AcceptPlanRefused::PlanNotFound))?;
+    // Without an ESI ID: the meter the plan was priced for, else the confirmed address's.
+    let esi = match input.esi_id.clone() {
+        Some(esi) => esi,
+        None => {
+            let fallback = match plan.esi_id.clone() {
+                Some(esi) => Some(esi),
+                None => store::enrollment::confirmed_address(&state.db, account_uuid)
+                    .await?
+                    .map(|a| a.esi_id),
+            };
+            let fallback = fallback.ok_or(Refused(AcceptPlanRefused::EsiIdMissing))?;
+            EsiId::parse(&fallback).ok_or(Refused(AcceptPlanRefused::EsiIdInvalid))?
+        }
+    };
+    let address = store::market::service_address(&state.db, esi.as_str())
+        .await?
+        .ok_or(Refused(AcceptPlanRefused::EsiIdNotFound))?;
+    if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
+        return Err(Refused(AcceptPlanRefused::PricedForAnotherMeter));
+    }
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let now = clock.now();
+    if plan.expires_at <= now {
+        return Err(Refused(AcceptPlanRefused::PlanExpired));
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let mut tx = state.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
+        .await?
+        .ok_or(Refused(AcceptPlanRefused::AccountNotFound))?;
+    let enroller = if account.client_agent_accepted_at.is_some() {
+        Enroller::ClientAgent
+    } else {
+        Enroller::Customer
+    };
+    let enrollment_type = check_start_date(
+        start,
+        (plan.earliest_start_date, plan.latest_start_date),
+        clock.today(),
+        enroller,
+        input.requested_type,
+        &calendar,
+    )
+    .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
+    if account.is_enrollment_finalized {
+        return Err(Refused(AcceptPlanRefused::AlreadyFinalized));
+    }
+    if account.has_accepted_plan {
+        return Err(Refused(AcceptPlanRefused::PlanAlreadyAccepted));
+    }
+    let (location, contract) = new_location_and_contract(
+        app.uuid,
+        account_uuid,
+        address,
+        &plan,
+        start,
+        enrollment_type,
+        match enroller {
+            Enroller::ClientAgent => "client_agent",
+            Enroller::Customer => "customer",
+        },
+        now,
+    )
+    .map_err(|e| Failed(e.into()))?;
+    record_plan_accepted(&mut tx, app.uuid, &location, &contract, now).await?;
+    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
+    if acceptance_confirms_address(
+        confirmed.as_ref().map(|a| a.esi_id.as_str()),
+        &location.esi_id,
+    ) {
+        store::enrollment::insert_confirmed_address(
+            &mut tx,
+            account_uuid,
+            &ConfirmedAddressRow {
+                esi_id: location.esi_id.clone(),
+                address_1: location.address_1.clone(),
+                address_2: location.address_2.clone(),
+                city: location.city.clone(),
+                state: location.state.clone(),
+                postal_code: location.postal_code.clone(),
+                tdu: location.tdu.clone(),
+            },
+            now,
+        )
+        .await?;
+    }
+    if enroller == Enroller::ClientAgent {
+        // The Letter of Authorization: the customer's record that the partner accepted for them.
+        let profile = account.profile().map_err(|e| Failed(e.into()))?;
+        let letter = LetterOfAuthorization {
+            first_name: profile.first_name,
+            last_name: profile.last_name,
+            service_address: format!(
+                "{}{}, {}, {} {}",
+                location.address_1,
+                location
+                    .address_2
+                    .as_deref()
+                    .map(|a| format!(" {a}"))
+                    .unwrap_or_default(),
+                location.city,
+                location.state,
+                location.postal_code
+            ),
+            esi_id: location.esi_id.clone(),
+            plan_name: plan.name.clone(),
+            energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+            term_months: plan.term_months,
+            start_date: start,
+            authorized_at: account.client_agent_accepted_at.unwrap_or(now),
+            accepted_at: now,
+        };
+        mail::enqueue(
+            &mut tx,
+            &clock,
+            &NewEmail {
+                app_uuid: app.uuid,
+                account_uuid: Some(account_uuid),
+                to: &profile.email,
+                template: &Template::LetterOfAuthorization(letter),
+                brand: &Brand::of_app(app),
+                send_at: None,
+                event_on_send: None,
+            },
+        )
+        .await?;
+    }
+    // The address this acceptance confirmed may be the last prerequisite of a client agent
+    // enrollment.
+    super::status::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        app.uuid,
+        account_uuid,
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(PlanAccepted { location, contract })
 }
 
 /// Why a simulated event could not apply.

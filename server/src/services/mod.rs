@@ -7,3 +7,17 @@ pub mod billing;
 pub mod credit;
 pub mod enrollment;
 pub mod status;
+
+/// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
+/// nothing written), or failed inside (the database, a broken row).
+#[derive(Debug)]
+pub enum Error<R> {
+    Refused(R),
+    Failed(anyhow::Error),
+}
+
+impl<R> From<sqlx::Error> for Error<R> {
+    fn from(err: sqlx::Error) -> Self {
+        Error::Failed(err.into())
+    }
+}
