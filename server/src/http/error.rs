@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 use crate::{
     domain::{FieldError, FieldErrorKind},
-    services::{self, enrollment::AcceptPlanRefused},
+    services::{self, enrollment::AcceptPlanRefused, sandbox::SeedRefused},
 };
 
 tokio::task_local! {
@@ -256,6 +256,18 @@ impl<R: Into<ApiError>> From<services::Error<R>> for ApiError {
         match err {
             services::Error::Refused(why) => why.into(),
             services::Error::Failed(e) => ApiError::internal(e),
+        }
+    }
+}
+
+impl From<SeedRefused> for ApiError {
+    fn from(why: SeedRefused) -> Self {
+        match why {
+            SeedRefused::AccountNotFound => ApiError::not_found("account"),
+            SeedRefused::EnrollmentCancelled => ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
+            ),
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod billing;
 pub mod credit;
 pub mod enrollment;
+pub mod sandbox;
 pub mod status;
 
 /// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
