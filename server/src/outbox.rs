@@ -25,7 +25,7 @@ pub enum JobKind {
     SendEmail,
     /// One soft credit check of an account's latest submission (`jobs::credit`).
     CreditCheck,
-    /// Identity verification after finalize (`jobs::enrollment`).
+    /// Identity verification after finalize (`jobs::pipeline`).
     EnrollmentVerify,
     /// Submission of the enrollment to the utility.
     UtilitySubmit,
@@ -35,7 +35,7 @@ pub enum JobKind {
     ServiceStart,
     /// A scheduled cancellation ends service on its final service date.
     ServiceEnd,
-    /// A cycle's meter read and its invoice (`jobs::billing`).
+    /// A cycle's meter read and its invoice (`jobs::cycle`).
     MeterRead,
     /// Auto-pay of an invoice on its due date.
     AutoPay,

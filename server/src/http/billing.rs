@@ -1,9 +1,9 @@
 //! The account's payment method and invoices. A card is added with a payment session for the
 //! processor's browser component, then `ensure-payment-method-added` with the `pm_...` id it
 //! returned: card data never passes through `/v1`. Sandbox apps use the built-in test-mode
-//! processor, live apps the real one with their own keys (`market::payments`). Invoices are
-//! issued by the billing jobs (`jobs::billing`); here they are listed, shown, printed as PDF
-//! and paid early with the saved card.
+//! processor, live apps the real one with their own keys (`adapters::payments`). Invoices are
+//! issued by the billing cycle (`services::billing`, run by `jobs::cycle`); here they are
+//! listed, shown, printed as PDF and paid early with the saved card.
 
 use std::str::FromStr;
 
