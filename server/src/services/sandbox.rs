@@ -177,7 +177,7 @@ pub async fn seed_demo(
         let end = contract_end(start, term, &contract.plan_type);
         store::enrollment::set_contract_dates(&mut tx, contract.uuid, start, end).await?;
     }
-    enrollment::activate_locations(&mut tx, &clock, app_uuid, account_uuid, Some(start)).await?;
+    enrollment::activate_locations(&mut tx, clock, app_uuid, account_uuid, Some(start)).await?;
     // The pipeline's own steps, if it was running, have nothing left to do.
     store::enrollment::drop_pending_jobs(
         &mut tx,
