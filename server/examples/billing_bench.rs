@@ -12,8 +12,8 @@ use std::{sync::Arc, time::Instant};
 
 use serde_json::{json, Value};
 use server::{
+    clock::Clock,
     config::{Config, Secret},
-    jobs::clock::Clock,
     store,
 };
 use tokio::sync::Semaphore;

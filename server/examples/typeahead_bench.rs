@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use server::{
-    market::{
+    adapters::{
         directory::{AddressIndex, FstIndex},
         generator::{AddressGenerator, GeneratorInput},
     },
@@ -89,7 +89,7 @@ async fn main() -> anyhow::Result<()> {
     if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
         let db = Db::connect(&url, 2).await?;
         let started = Instant::now();
-        let index = server::market::directory::build_from_db(&db).await?;
+        let index = server::adapters::directory::build_from_db(&db).await?;
         println!(
             "index built from the database in {:.1} s: {} entries, FSTs {:.0} MB, resident {:.0} MB, peak {:.0} MB",
             started.elapsed().as_secs_f64(),

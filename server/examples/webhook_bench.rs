@@ -19,8 +19,8 @@ use std::{
 
 use axum::{body::Bytes, extract::State, http::HeaderMap, routing::post, Router};
 use server::{
+    clock::Clock,
     config::{Config, Secret},
-    jobs::clock::Clock,
     store::{
         events::{insert_event, NewEvent},
         webhooks::{insert_endpoint, EndpointRow},

@@ -7,13 +7,13 @@ use rand::{distributions::Alphanumeric, Rng};
 use uuid::Uuid;
 
 use crate::{
+    clock::Clock,
     crypto::PiiKey,
     domain::{
         apps::{allowed_origins, brand_color, check_payment_keys, slug, Origin},
         enrollment::UtilityRecord,
         pricing, tokens,
     },
-    jobs::clock::Clock,
     store::{self, apps::NewApp, market::PlanGroupRow, Db},
 };
 
@@ -231,10 +231,14 @@ pub async fn record_utility_answer(
         .ok_or_else(|| anyhow::anyhow!("no submission {submission_uuid}"))?;
     let clock = clock.for_account(db, submission.account_uuid).await?;
     let mut tx = db.begin().await?;
-    let recorded =
-        crate::jobs::enrollment::record_utility_answer(&mut tx, &clock, submission_uuid, record)
-            .await?
-            .map_err(|why| anyhow::anyhow!(why))?;
+    let recorded = crate::services::enrollment::record_utility_answer(
+        &mut tx,
+        &clock,
+        submission_uuid,
+        record,
+    )
+    .await?
+    .map_err(|why| anyhow::anyhow!(why))?;
     tx.commit().await?;
     Ok(recorded)
 }

@@ -10,9 +10,9 @@ use uuid::Uuid;
 
 use crate::{
     admin,
+    clock::Clock,
     config::{Config, LogFormat, Secret},
     domain::{apps::Origin, enrollment::UtilityRecord},
-    jobs::clock::Clock,
     store::{self, Db},
 };
 
@@ -455,7 +455,7 @@ async fn market_command(db: &Db, command: MarketCommand) -> anyhow::Result<()> {
     let summary = match command {
         MarketCommand::Generate { addresses, seed } => {
             let bar = progress_bar("addresses");
-            crate::market::setup::generate(db, addresses, seed, &bar).await?
+            crate::adapters::setup::generate(db, addresses, seed, &bar).await?
         }
         MarketCommand::Submissions { .. } => {
             anyhow::bail!("submissions are not a directory fill")
@@ -467,7 +467,7 @@ async fn market_command(db: &Db, command: MarketCommand) -> anyhow::Result<()> {
             ) {
                 bar.set_style(style);
             }
-            crate::market::setup::import(db, &file, &bar).await?
+            crate::adapters::setup::import(db, &file, &bar).await?
         }
     };
     let total = store::market::count_service_addresses(db).await?;

@@ -2,8 +2,10 @@
 //! `build_state` connects and migrates, `http::router` builds the application, `serve` runs it
 //! until shutdown, `start_workers` runs the background jobs.
 
+pub mod adapters;
 pub mod admin;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod crypto;
 pub mod documents;
@@ -11,7 +13,9 @@ pub mod domain;
 pub mod http;
 pub mod jobs;
 pub mod mail;
-pub mod market;
+pub mod outbox;
+pub mod services;
+pub mod state;
 pub mod store;
 pub mod webhooks;
 
@@ -21,9 +25,9 @@ use leptos::config::LeptosOptions;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
+use clock::Clock;
 use config::Config;
 use http::{ratelimit::RateLimiter, AppState};
-use jobs::clock::Clock;
 use store::Db;
 
 /// Connects to the database (migrating it) and to Redis, and assembles what handlers share.
@@ -47,23 +51,31 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
     let webhooks = webhooks::Sender::new(&config)?;
     let mailer = mail::Mailer::new(&config)?;
     let pii = Arc::new(pii_key(&config)?);
-    let market = market::Market::default();
-    market::setup::prepare_directory(&db, &config.market, &market).await?;
-    Ok(AppState::new(http::Services {
+    let adapters = adapters::Adapters::default();
+    adapters::setup::prepare_directory(&db, &config.market, &adapters).await?;
+    let caches = Arc::new(http::cache::Caches::new(chrono::Duration::milliseconds(
+        i64::from(config.cache_ttl_ms),
+    )));
+    let invalidated = caches.clone();
+    let core = state::Core::new(state::CoreParts {
         db,
         webhooks,
         mailer,
         pii,
-        market,
+        adapters,
         config: Arc::new(config.clone()),
         clock,
-        limiter,
-        caches: http::cache::Caches::new(chrono::Duration::milliseconds(i64::from(
-            config.cache_ttl_ms,
-        ))),
-        leptos: leptos_options(&config),
-        metrics: metrics_handle(),
-    }))
+        on_account_change: Arc::new(move |account| invalidated.accounts.invalidate(&account)),
+    });
+    Ok(AppState::new(
+        core,
+        http::HttpParts {
+            limiter,
+            caches,
+            leptos: leptos_options(&config),
+            metrics: metrics_handle(),
+        },
+    ))
 }
 
 /// The key sealing personal data: configured, or kept beside a SQLite database.
@@ -161,7 +173,7 @@ pub async fn serve_router(
 
 /// Starts this process's background workers (roles `all` and `worker`).
 pub fn start_workers(state: AppState) -> jobs::queue::Workers {
-    jobs::queue::Workers::spawn(state)
+    jobs::queue::Workers::spawn(state.core().clone())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -3,8 +3,8 @@
 use app::api::{AccountStatus, Enrollment, StatusReason};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 
+use super::market::market_date;
 use super::market::{start_window, BusinessCalendar, Enroller};
-use crate::jobs::clock::market_date;
 
 /// The status of a newly created account.
 pub const INITIAL_STATUS: (AccountStatus, StatusReason) =

@@ -3,7 +3,8 @@
 
 use std::{collections::BTreeSet, fmt, str::FromStr};
 
-use chrono::{Datelike, Duration, NaiveDate, Weekday};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
+use chrono_tz::America::Chicago;
 use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::FieldError;
@@ -43,6 +44,11 @@ pub struct EsiPrefix {
     pub prefix: String,
     pub tdu: String,
     pub esi_id_length: usize,
+}
+
+/// The market's calendar date of an instant (the market keeps Central time).
+pub fn market_date(t: DateTime<Utc>) -> NaiveDate {
+    t.with_timezone(&Chicago).date_naive()
 }
 
 /// The utility an ESI ID belongs to, when its prefix and length match one.
@@ -221,6 +227,18 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn market_dates_are_central_time() {
+        let t = DateTime::parse_from_rfc3339("2026-07-01T04:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(market_date(t).to_string(), "2026-06-30");
+        let t = DateTime::parse_from_rfc3339("2026-01-01T06:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(market_date(t).to_string(), "2026-01-01");
     }
 
     #[test]

@@ -255,7 +255,7 @@ impl AccountView {
 /// The account, from this instance's cache when it was read within the cache's TTL.
 async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<Arc<AccountView>> {
     let now = state.clock.now();
-    if let Some(view) = state.caches.accounts.get(&uuid, now) {
+    if let Some(view) = state.http.caches.accounts.get(&uuid, now) {
         if view.row.app_uuid == app.uuid {
             return Ok(view);
         }
@@ -270,7 +270,7 @@ async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<A
         row,
         json: Bytes::from(json),
     });
-    state.caches.accounts.insert(uuid, view.clone(), now);
+    state.http.caches.accounts.insert(uuid, view.clone(), now);
     Ok(view)
 }
 
@@ -333,7 +333,7 @@ pub async fn update_account(
     row.set_profile(&profile).map_err(ApiError::internal)?;
     row.updated_at = state.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
-    if crate::jobs::credit::refresh_status(
+    if crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -350,7 +350,7 @@ pub async fn update_account(
             .ok_or_else(|| ApiError::not_found("account"))?;
     }
     tx.commit().await?;
-    state.caches.accounts.invalidate(&row.uuid);
+    state.http.caches.accounts.invalidate(&row.uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
     ))
@@ -386,7 +386,7 @@ pub async fn record_client_agent(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -399,7 +399,7 @@ pub async fn record_client_agent(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
     ))

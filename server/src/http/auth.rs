@@ -90,11 +90,11 @@ async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Princi
     let kind = tokens::classify(token).ok_or_else(invalid_token)?;
     let digest = tokens::token_digest(token);
     let now = state.clock.now();
-    let principal = match state.caches.principals.get(&digest, now) {
+    let principal = match state.http.caches.principals.get(&digest, now) {
         Some(p) => p,
         None => {
             let p = lookup(state, kind, &tokens::hex_of(&digest)).await?;
-            state.caches.principals.insert(digest, p.clone(), now);
+            state.http.caches.principals.insert(digest, p.clone(), now);
             p
         }
     };
@@ -227,7 +227,7 @@ async fn limited(
     next: Next,
 ) -> Response {
     let decision = if state.config.rate_limits.enabled {
-        Some(state.limiter.check(&owner, limit).await)
+        Some(state.http.limiter.check(&owner, limit).await)
     } else {
         None
     };

@@ -1,9 +1,9 @@
 //! The account's payment method and invoices. A card is added with a payment session for the
 //! processor's browser component, then `ensure-payment-method-added` with the `pm_...` id it
 //! returned: card data never passes through `/v1`. Sandbox apps use the built-in test-mode
-//! processor, live apps the real one with their own keys (`market::payments`). Invoices are
-//! issued by the billing jobs (`jobs::billing`); here they are listed, shown, printed as PDF
-//! and paid early with the saved card.
+//! processor, live apps the real one with their own keys (`adapters::payments`). Invoices are
+//! issued by the billing cycle (`services::billing`, run by `jobs::cycle`); here they are
+//! listed, shown, printed as PDF and paid early with the saved card.
 
 use std::str::FromStr;
 
@@ -34,14 +34,13 @@ use super::{
     AppState,
 };
 use crate::{
+    adapters::payments::{PaymentProcessor, ProcessorError},
     documents::{self, invoice as pdf, InvoiceRecords},
     domain::billing::{average_cents_per_kwh, ChargeGroup, InvoiceStatus},
-    jobs::billing::{charge_invoice, record_payment, Charged},
-    market::payments::{processor_for, PaymentProcessor, ProcessorError},
+    services::billing::{charge_invoice, record_payment, Charged},
     store::{
         self,
         billing::{InvoiceRow, PaymentRow, UsageDayRow},
-        events::NewEvent,
         payments::CardRow,
     },
 };
@@ -119,7 +118,8 @@ pub async fn create_payment_session(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<PaymentSession>> {
-    let processor = processor_for(&state, &principal.app)
+    let processor = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?;
     let session = processor
@@ -150,7 +150,8 @@ pub async fn ensure_payment_method_added(
     Json(input): Json<EnsurePaymentMethodIn>,
 ) -> ApiResult<axum::Json<PaymentMethod>> {
     let account = principal.account_uuid;
-    let card = processor_for(&state, &principal.app)
+    let card = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?
         .read_card(account, input.payment_method_id.trim())
@@ -162,23 +163,8 @@ pub async fn ensure_payment_method_added(
     }
     let now = state.clock.now();
     let mut tx = state.db.begin().await?;
-    store::payments::attach_payment_method(&mut tx, account, &card, now).await?;
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(account),
-            kind: "account.payment_method_added",
-            data: serde_json::json!({
-                "account_uuid": account,
-                "card_brand": card.brand,
-                "card_last4": card.last4,
-            }),
-            created_at: now,
-        },
-    )
-    .await?;
-    crate::jobs::credit::refresh_status(
+    crate::services::billing::attach_card(&mut tx, principal.app.uuid, account, &card, now).await?;
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -188,7 +174,7 @@ pub async fn ensure_payment_method_added(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account);
+    state.http.caches.accounts.invalidate(&account);
     Ok(axum::Json(render(&card)))
 }
 
@@ -494,7 +480,8 @@ pub async fn pay_invoice(
             )
         })?;
     let attempts = store::billing::payments_of_invoice(&state.db, invoice.uuid).await?;
-    let processor = processor_for(&state, &principal.app)
+    let processor = state
+        .processor_for(&principal.app)
         .await
         .map_err(processor_error)?;
     let key = format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1);
@@ -539,7 +526,11 @@ pub async fn pay_invoice(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     match &payment.failure_code {
         None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
         Some(code) => Err(

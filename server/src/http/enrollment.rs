@@ -8,7 +8,6 @@ use app::api::{
         ConfirmAddressIn, Contract, Document, DocumentList, FinalizeIn, LocationDocuments,
         LocationPlan,
     },
-    market::PlanRatesOut,
     Account, ErrorEnvelope, Location, Timestamp,
 };
 use axum::{
@@ -28,33 +27,27 @@ use super::{
     AppState,
 };
 use crate::{
+    clock::AccountClock,
     domain::{
         account::parse_postal_address,
         documents::{
             contract_in_force, ContractTerms, DocumentKind, DocumentStatus, LocationDocument,
         },
         enrollment::{
-            acceptance_confirms_address, check_cancellation, check_start_date, contract_end,
-            missing_steps, renewal_window_open, start_of_market_day, EnrollmentFacts,
-            EnrollmentType,
+            check_cancellation, missing_steps, renewal_window_open, start_of_market_day,
+            EnrollmentFacts, EnrollmentType,
         },
-        market::{BusinessCalendar, Enroller, EsiId},
-        status::{CreditState, UtilityState, VerificationState},
+        market::EsiId,
         FieldError,
     },
-    jobs::{self, clock::AccountClock, JobKind, NewJob},
-    mail::{
-        self,
-        templates::{Brand, LetterOfAuthorization, Template},
-        NewEmail,
-    },
+    outbox::{self, JobKind, NewJob},
+    services,
     store::{
         self,
         enrollment::{
             BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
         },
         events::NewEvent,
-        Tx,
     },
 };
 
@@ -422,7 +415,7 @@ pub async fn cancel_service(
         location.final_service_date = Some(final_date);
         location.updated_at = now;
         store::enrollment::update_location(&mut tx, &location).await?;
-        jobs::enqueue(
+        outbox::enqueue(
             &mut tx,
             &clock,
             &NewJob {
@@ -439,7 +432,7 @@ pub async fn cancel_service(
         )
         .await?;
     } else {
-        jobs::enrollment::cancel_location(
+        services::enrollment::cancel_location(
             &mut tx,
             app_uuid,
             &mut e,
@@ -450,10 +443,10 @@ pub async fn cancel_service(
         )
         .await?;
         store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
+        store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
     }
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
     let reads = store::billing::read_dates_of_account(&state.db, account_uuid).await?;
     Ok(axum::Json(render_location(&location, &contracts, &reads)))
@@ -538,7 +531,11 @@ async fn account_clock(state: &AppState, account_uuid: Uuid) -> ApiResult<Accoun
 }
 
 async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiResult<Account> {
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     let row =
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
@@ -603,7 +600,7 @@ pub async fn confirm_address(
     )
     .await?;
     // Confirming the address may be the last prerequisite of a client agent enrollment.
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -624,67 +621,6 @@ fn parse_start_date(raw: &str) -> ApiResult<NaiveDate> {
         )
         .into()
     })
-}
-
-/// The Location and the pending Contract a plan acceptance creates.
-#[allow(clippy::too_many_arguments)]
-pub fn new_location_and_contract(
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    address: store::market::ServiceAddressRow,
-    plan: &store::market::PlanRow,
-    start: NaiveDate,
-    enrollment_type: EnrollmentType,
-    accepted_by: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> ApiResult<(LocationRow, ContractRow)> {
-    let location = LocationRow {
-        uuid: Uuid::new_v4(),
-        app_uuid,
-        account_uuid,
-        esi_id: address.esi_id.clone(),
-        address_1: address.address_1,
-        address_2: address.address_2,
-        city: address.city,
-        state: address.state,
-        postal_code: address.postal_code,
-        tdu: address.tdu,
-        enrollment_type: enrollment_type.as_str().to_owned(),
-        status: "pending".to_owned(),
-        service_start_date: None,
-        final_service_date: None,
-        is_service_active: false,
-        has_usage_history: false,
-        created_at: now,
-        updated_at: now,
-    };
-    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
-    let rates = PlanRatesOut {
-        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-        base_charge_cents_per_month: plan.base_charge_cents_per_month,
-        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
-        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
-        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
-        early_termination_fee_cents: plan.early_termination_fee_cents,
-    };
-    let contract = ContractRow {
-        uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
-        account_uuid,
-        plan_uuid: plan.uuid,
-        plan_name: plan.name.clone(),
-        plan_type: plan.plan_type.clone(),
-        term_months: plan.term_months,
-        start_date: start,
-        end_date: contract_end(start, term_months, &plan.plan_type),
-        rates: serde_json::to_string(&rates).map_err(ApiError::internal)?,
-        tos_version: plan.tos_version.clone(),
-        status: "pending".to_owned(),
-        accepted_at: now,
-        accepted_by: accepted_by.to_owned(),
-        created_at: now,
-    };
-    Ok((location, contract))
 }
 
 /// Accept a plan for a meter: creates the Location and its Contract.
@@ -733,196 +669,27 @@ pub async fn accept_plan(
             })
         })
         .transpose()?;
-    let given_esi = input.esi_id.as_deref().map(parse_esi_id).transpose()?;
-    let account_uuid = principal.account_uuid;
-    let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
-        .await?
-        .filter(|p| p.app_uuid == principal.app.uuid)
-        .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
-        .ok_or_else(|| ApiError::not_found("plan").with_param("plan_uuid"))?;
-    // Without an ESI ID: the meter the plan was priced for, else the confirmed address's.
-    let esi = match given_esi {
-        Some(esi) => esi,
-        None => {
-            let fallback = match plan.esi_id.clone() {
-                Some(esi) => Some(esi),
-                None => store::enrollment::confirmed_address(&state.db, account_uuid)
-                    .await?
-                    .map(|a| a.esi_id),
-            };
-            parse_esi_id(&fallback.ok_or_else(|| FieldError::missing("esi_id"))?)?
-        }
-    };
-    let address = service_address(&state, &esi).await?;
-    if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
-        return Err(ApiError::new(
-            ErrorCode::EsiIdInvalid,
-            "This plan was priced for another meter; request plans for this ESI ID",
-        )
-        .with_param("esi_id"));
-    }
-    let clock = account_clock(&state, account_uuid).await?;
-    let now = clock.now();
-    if plan.expires_at <= now {
-        return Err(ApiError::new(
-            ErrorCode::PlanExpired,
-            "This plan's price has expired; request plans again",
-        ));
-    }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
-    let mut tx = state.db.begin().await?;
-    let account =
-        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    let enroller = if account.client_agent_accepted_at.is_some() {
-        Enroller::ClientAgent
-    } else {
-        Enroller::Customer
-    };
-    let enrollment_type = check_start_date(
-        start,
-        (plan.earliest_start_date, plan.latest_start_date),
-        clock.today(),
-        enroller,
-        requested_type,
-        &calendar,
-    )
-    .map_err(|range| {
-        ApiError::new(
-            ErrorCode::StartDateOutOfRange,
-            format!(
-                "service_start_date must be between {} and {}",
-                range.earliest, range.latest
-            ),
-        )
-        .with_param("service_start_date")
-        .with_detail("earliest_start_date", range.earliest.to_string())
-        .with_detail("latest_start_date", range.latest.to_string())
-    })?;
-    if account.is_enrollment_finalized {
-        return Err(ApiError::new(
-            ErrorCode::AlreadyFinalized,
-            "The enrollment is finalized; its plan can no longer change",
-        ));
-    }
-    if account.has_accepted_plan {
-        return Err(ApiError::new(
-            ErrorCode::PlanAlreadyAccepted,
-            "A plan is already accepted for this account's location",
-        ));
-    }
-    let (location, contract) = new_location_and_contract(
-        principal.app.uuid,
-        account_uuid,
-        address,
-        &plan,
-        start,
-        enrollment_type,
-        match enroller {
-            Enroller::ClientAgent => "client_agent",
-            Enroller::Customer => "customer",
-        },
-        now,
-    )?;
-    store::enrollment::insert_location(&mut tx, &location).await?;
-    store::enrollment::insert_contract(&mut tx, &contract).await?;
-    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
-    if acceptance_confirms_address(
-        confirmed.as_ref().map(|a| a.esi_id.as_str()),
-        &location.esi_id,
-    ) {
-        store::enrollment::insert_confirmed_address(
-            &mut tx,
-            account_uuid,
-            &ConfirmedAddressRow {
-                esi_id: location.esi_id.clone(),
-                address_1: location.address_1.clone(),
-                address_2: location.address_2.clone(),
-                city: location.city.clone(),
-                state: location.state.clone(),
-                postal_code: location.postal_code.clone(),
-                tdu: location.tdu.clone(),
-            },
-            now,
-        )
-        .await?;
-    }
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(account_uuid),
-            kind: "enrollment.plan_accepted",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "location_uuid": location.uuid,
-                "plan_uuid": plan.uuid,
-                "contract_uuid": contract.uuid,
-                "service_start_date": start,
-                "accepted_by": contract.accepted_by,
-            }),
-            created_at: now,
+    let esi_id = input.esi_id.as_deref().map(parse_esi_id).transpose()?;
+    let accepted = services::enrollment::accept_plan(
+        &state,
+        &services::enrollment::AcceptPlan {
+            app: &principal.app,
+            account_uuid: principal.account_uuid,
+            plan_uuid: input.plan_uuid,
+            start,
+            requested_type,
+            esi_id,
         },
     )
     .await?;
-    if enroller == Enroller::ClientAgent {
-        // The Letter of Authorization: the customer's record that the partner accepted for them.
-        let profile = account.profile().map_err(ApiError::internal)?;
-        let letter = LetterOfAuthorization {
-            first_name: profile.first_name,
-            last_name: profile.last_name,
-            service_address: format!(
-                "{}{}, {}, {} {}",
-                location.address_1,
-                location
-                    .address_2
-                    .as_deref()
-                    .map(|a| format!(" {a}"))
-                    .unwrap_or_default(),
-                location.city,
-                location.state,
-                location.postal_code
-            ),
-            esi_id: location.esi_id.clone(),
-            plan_name: plan.name.clone(),
-            energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
-            term_months: plan.term_months,
-            start_date: start,
-            authorized_at: account.client_agent_accepted_at.unwrap_or(now),
-            accepted_at: now,
-        };
-        mail::enqueue(
-            &mut tx,
-            &clock,
-            &NewEmail {
-                app_uuid: principal.app.uuid,
-                account_uuid: Some(account_uuid),
-                to: &profile.email,
-                template: &Template::LetterOfAuthorization(letter),
-                brand: &Brand::of_app(&principal.app),
-                send_at: None,
-                event_on_send: None,
-            },
-        )
-        .await?;
-    }
-    // The address this acceptance confirmed may be the last prerequisite of a client agent
-    // enrollment.
-    crate::jobs::credit::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        principal.app.uuid,
-        account_uuid,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
     Ok(axum::Json(AcceptPlanOut {
         account: render_account(&state, &principal).await?,
-        location: render_location(&location, std::slice::from_ref(&contract), &[]),
-        contract: render_contract(&contract)?,
+        location: render_location(
+            &accepted.location,
+            std::slice::from_ref(&accepted.contract),
+            &[],
+        ),
+        contract: render_contract(&accepted.contract)?,
     }))
 }
 
@@ -1000,7 +767,7 @@ pub async fn finalize(
         },
     )
     .await?;
-    schedule(
+    outbox::enqueue_account_job(
         &mut tx,
         &clock,
         JobKind::EnrollmentVerify,
@@ -1023,32 +790,9 @@ pub async fn finalize(
         },
     )
     .await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
+    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
-}
-
-/// Schedules one of the enrollment pipeline's jobs for the account.
-pub async fn schedule(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    kind: JobKind,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    at: chrono::DateTime<chrono::Utc>,
-) -> store::Result<Uuid> {
-    jobs::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind,
-            payload: &serde_json::json!({ "app_uuid": app_uuid }),
-            account_uuid: Some(account_uuid),
-            run_at: at,
-            max_attempts: 20,
-        },
-    )
-    .await
 }
 
 fn render_billing(
@@ -1170,7 +914,11 @@ pub async fn put_billing_address(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     Ok(axum::Json(render_billing(&row, service.as_ref())))
 }
 
@@ -1217,207 +965,10 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
             .ok_or_else(|| ApiError::not_found("plan"))?;
         new_location = Some((address, plan));
     }
-    let now = clock.now();
-    let today = clock.today();
-    // Service began a few cycles ago, so that the demo has usage, paid invoices and an open one.
-    let start = today - chrono::Duration::days(SEED_SERVICE_DAYS);
-    let mut tx = state.db.begin().await?;
-    let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
-        app_uuid,
-        account_uuid: Some(account_uuid),
-        kind,
-        data,
-        created_at: now,
-    };
-    if let Some(e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
-        if e.cancellation.is_some() {
-            return Err(ApiError::new(
-                ErrorCode::ServiceNotActive,
-                "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
-            ));
-        }
-    }
-    // Identity facts.
-    let mut profile = account.profile().map_err(ApiError::internal)?;
-    if !profile.is_identity_complete() {
-        profile
-            .phone
-            .get_or_insert_with(|| "+15125550100".to_owned());
-        profile
-            .date_of_birth
-            .get_or_insert_with(|| NaiveDate::from_ymd_opt(1980, 1, 1).unwrap_or_default());
-        account.set_profile(&profile).map_err(ApiError::internal)?;
-        account.updated_at = now;
-        store::accounts::update_account(&mut tx, &account).await?;
-    }
-    // A passed credit check.
-    let credit = store::credit::latest_credit_check(&mut tx, account_uuid).await?;
-    if credit.is_none_or(|c| c.status != CreditState::Passed.as_str()) {
-        let sealed = state.pii.seal(b"123456789");
-        store::credit::insert_credit_check(
-            &mut tx,
-            &store::credit::NewCreditCheck {
-                account_uuid,
-                ssn_ciphertext: &sealed,
-                ssn_last4: "6789",
-                consented_at: now,
-                status: CreditState::Passed.as_str(),
-            },
-        )
-        .await?;
-    }
-    // A test card.
-    if !account.has_payment_method {
-        let card = store::payments::CardRow {
-            id: crate::domain::tokens::payment_method_id(),
-            brand: "visa".to_owned(),
-            last4: "4242".to_owned(),
-            exp_month: 12,
-            exp_year: 2099,
-            postal_code: None,
-            fingerprint: format!("demo-{account_uuid}"),
-        };
-        store::payments::insert_processor_payment_method(
-            &mut tx,
-            app_uuid,
-            account_uuid,
-            &card,
-            false,
-            now,
-        )
-        .await?;
-        store::payments::attach_payment_method(&mut tx, account_uuid, &card, now).await?;
-        store::events::insert_event(
-            &mut tx,
-            &event(
-                "account.payment_method_added",
-                serde_json::json!({
-                    "account_uuid": account_uuid,
-                    "card_brand": card.brand,
-                    "card_last4": card.last4,
-                }),
-            ),
-        )
-        .await?;
-    }
-    // The location and its contract, starting today.
-    if let Some((address, plan)) = new_location {
-        if store::enrollment::confirmed_address_tx(&mut tx, account_uuid)
-            .await?
-            .is_none()
-        {
-            let confirmed = ConfirmedAddressRow {
-                esi_id: address.esi_id.clone(),
-                address_1: address.address_1.clone(),
-                address_2: address.address_2.clone(),
-                city: address.city.clone(),
-                state: address.state.clone(),
-                postal_code: address.postal_code.clone(),
-                tdu: address.tdu.clone(),
-            };
-            store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
-                .await?;
-        }
-        let (location, contract) = new_location_and_contract(
-            app_uuid,
-            account_uuid,
-            address,
-            &plan,
-            start,
-            EnrollmentType::MoveIn,
-            "customer",
-            now,
-        )?;
-        store::enrollment::insert_location(&mut tx, &location).await?;
-        store::enrollment::insert_contract(&mut tx, &contract).await?;
-        store::events::insert_event(
-            &mut tx,
-            &event(
-                "enrollment.plan_accepted",
-                serde_json::json!({
-                    "account_uuid": account_uuid,
-                    "location_uuid": location.uuid,
-                    "plan_uuid": plan.uuid,
-                    "contract_uuid": contract.uuid,
-                    "service_start_date": start,
-                    "accepted_by": contract.accepted_by,
-                }),
-            ),
-        )
-        .await?;
-    }
-    // Finalized, verified, accepted by the utility.
-    match store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
-        Some(mut e) => {
-            e.verification = VerificationState::Passed.as_str().to_owned();
-            e.utility = UtilityState::Accepted.as_str().to_owned();
-            e.updated_at = now;
-            store::enrollment::update_enrollment(&mut tx, &e).await?;
-        }
-        None => {
-            store::enrollment::insert_enrollment(
-                &mut tx,
-                &EnrollmentRow {
-                    account_uuid,
-                    finalized_at: now,
-                    is_client_agent: account.client_agent_accepted_at.is_some(),
-                    verification: VerificationState::Passed.as_str().to_owned(),
-                    utility: UtilityState::Accepted.as_str().to_owned(),
-                    cancellation: None,
-                    updated_at: now,
-                },
-            )
-            .await?;
-        }
-    }
-    // Service active since `start`: a pending contract moves there too.
-    for contract in store::enrollment::contracts_of_account_tx(&mut tx, account_uuid)
-        .await?
-        .iter()
-        .filter(|c| c.status == "pending")
-    {
-        let term = u32::try_from(contract.term_months).unwrap_or(1);
-        let end = contract_end(start, term, &contract.plan_type);
-        store::enrollment::set_contract_dates(&mut tx, contract.uuid, start, end).await?;
-    }
-    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account_uuid).await?;
-    for location in locations.iter_mut().filter(|l| !l.is_service_active) {
-        location.is_service_active = true;
-        location.has_usage_history = true;
-        location.status = "active".to_owned();
-        location.service_start_date = Some(start);
-        location.updated_at = now;
-        store::enrollment::update_location(&mut tx, location).await?;
-        jobs::billing::start_billing(&mut tx, &clock, app_uuid, location, start).await?;
-        let started = serde_json::json!({
-            "account_uuid": account_uuid,
-            "location_uuid": location.uuid,
-            "service_start_date": location.service_start_date,
-        });
-        let usage =
-            serde_json::json!({"account_uuid": account_uuid, "location_uuid": location.uuid});
-        store::events::insert_event(&mut tx, &event("location.service_active", started)).await?;
-        store::events::insert_event(&mut tx, &event("location.usage_history_available", usage))
-            .await?;
-    }
-    store::enrollment::set_contract_status(&mut tx, account_uuid, "pending", "active").await?;
-    // The pipeline's own steps, if it was running, have nothing left to do.
-    store::enrollment::drop_pending_jobs(
-        &mut tx,
-        account_uuid,
-        &store::enrollment::PIPELINE_JOB_KINDS,
-    )
-    .await?;
-    store::status::refresh_status(&mut tx, app_uuid, account_uuid, now).await?;
-    tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    let now =
+        services::sandbox::seed_demo(state, app_uuid, account_uuid, &clock, new_location).await?;
+    state.http.caches.accounts.invalidate(&account_uuid);
     // The cycles since `start`: reads, invoices, auto-pay of those already due.
-    jobs::sandbox::advance_account(state, account_uuid, now).await?;
+    crate::jobs::sandbox::advance_account(state, account_uuid, now).await?;
     Ok(())
 }
-
-/// How long ago demo data starts service: about three billing cycles.
-const SEED_SERVICE_DAYS: i64 = 95;

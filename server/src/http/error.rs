@@ -13,7 +13,10 @@ use axum::{
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::{FieldError, FieldErrorKind};
+use crate::{
+    domain::{FieldError, FieldErrorKind},
+    services::{self, enrollment::AcceptPlanRefused, sandbox::SeedRefused},
+};
 
 tokio::task_local! {
     /// The id of the request being served, for error bodies and logs.
@@ -239,6 +242,72 @@ impl From<sqlx::Error> for ApiError {
 impl From<anyhow::Error> for ApiError {
     fn from(err: anyhow::Error) -> Self {
         ApiError::internal(err)
+    }
+}
+
+impl<R: Into<ApiError>> From<services::Error<R>> for ApiError {
+    fn from(err: services::Error<R>) -> Self {
+        match err {
+            services::Error::Refused(why) => why.into(),
+            services::Error::Failed(e) => ApiError::internal(e),
+        }
+    }
+}
+
+impl From<SeedRefused> for ApiError {
+    fn from(why: SeedRefused) -> Self {
+        match why {
+            SeedRefused::AccountNotFound => ApiError::not_found("account"),
+            SeedRefused::EnrollmentCancelled => ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
+            ),
+        }
+    }
+}
+
+impl From<AcceptPlanRefused> for ApiError {
+    fn from(why: AcceptPlanRefused) -> Self {
+        use AcceptPlanRefused as R;
+        match why {
+            R::PlanNotFound => ApiError::not_found("plan").with_param("plan_uuid"),
+            R::EsiIdMissing => FieldError::missing("esi_id").into(),
+            R::EsiIdInvalid => ApiError::new(
+                ErrorCode::EsiIdInvalid,
+                "esi_id must be the 17 or 22 digits of an ESI ID",
+            )
+            .with_param("esi_id"),
+            R::EsiIdNotFound => ApiError::new(ErrorCode::EsiIdNotFound, "No meter has this ESI ID")
+                .with_param("esi_id"),
+            R::PricedForAnotherMeter => ApiError::new(
+                ErrorCode::EsiIdInvalid,
+                "This plan was priced for another meter; request plans for this ESI ID",
+            )
+            .with_param("esi_id"),
+            R::PlanExpired => ApiError::new(
+                ErrorCode::PlanExpired,
+                "This plan's price has expired; request plans again",
+            ),
+            R::AccountNotFound => ApiError::not_found("account"),
+            R::StartDateOutOfRange(range) => ApiError::new(
+                ErrorCode::StartDateOutOfRange,
+                format!(
+                    "service_start_date must be between {} and {}",
+                    range.earliest, range.latest
+                ),
+            )
+            .with_param("service_start_date")
+            .with_detail("earliest_start_date", range.earliest.to_string())
+            .with_detail("latest_start_date", range.latest.to_string()),
+            R::AlreadyFinalized => ApiError::new(
+                ErrorCode::AlreadyFinalized,
+                "The enrollment is finalized; its plan can no longer change",
+            ),
+            R::PlanAlreadyAccepted => ApiError::new(
+                ErrorCode::PlanAlreadyAccepted,
+                "A plan is already accepted for this account's location",
+            ),
+        }
     }
 }
 

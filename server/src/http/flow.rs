@@ -101,7 +101,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         db: state.db.clone(),
     });
     let routes = generate_route_list(app::App);
-    let options = state.leptos.clone();
+    let options = state.http.leptos.clone();
     Router::new()
         .leptos_routes_with_context(
             state,

@@ -99,7 +99,7 @@ pub async fn update_identity(
             },
         )
         .await?;
-        crate::jobs::credit::refresh_status(
+        crate::services::status::refresh_status(
             &mut tx,
             &state.clock,
             &state.db,
@@ -110,7 +110,7 @@ pub async fn update_identity(
         .await?;
     }
     tx.commit().await?;
-    state.caches.accounts.invalidate(&row.uuid);
+    state.http.caches.accounts.invalidate(&row.uuid);
     Ok(axum::Json(IdentityOut {
         is_identity_complete: profile.is_identity_complete(),
         first_name: profile.first_name,
@@ -165,7 +165,7 @@ pub async fn submit_credit_check(
     .await?;
     // A client agent enrollment runs the check once every prerequisite is met (standard ones
     // after finalize).
-    crate::jobs::credit::refresh_status(
+    crate::services::status::refresh_status(
         &mut tx,
         &state.clock,
         &state.db,
@@ -175,7 +175,11 @@ pub async fn submit_credit_check(
     )
     .await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(CreditCheckOut {

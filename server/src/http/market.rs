@@ -351,7 +351,7 @@ async fn type_ahead(state: &AppState, input: AddressSearchIn) -> ApiResult<Vec<A
         .map(|z| ZipCode::parse("postal_code", z))
         .transpose()?;
     let query = input.query;
-    let index = state.market.index();
+    let index = state.adapters.index();
     let hits = tokio::task::spawn_blocking(move || {
         index.type_ahead(&query, zip.as_ref().map(ZipCode::as_str), limit as usize)
     })
@@ -407,7 +407,7 @@ async fn exact_matches(
 ) -> ApiResult<Vec<ServiceAddressRow>> {
     let street = normalize(address_1);
     let unit = address_2.map(normalize_unit).filter(|u| !u.is_empty());
-    let index = state.market.index();
+    let index = state.adapters.index();
     let zip_text = zip.as_str().to_owned();
     let hits = tokio::task::spawn_blocking(move || {
         index

@@ -1,6 +1,7 @@
 //! The HTTP layer: one router per API group (`app`, `account`), the operational endpoints, the
 //! Leptos pages, and the middleware every request passes (request id, access log and metrics,
-//! panic guard, compression). Handlers are thin: parse, call the domain, call the store, render.
+//! panic guard, compression). Handlers are thin: extract, call a service (or the store for a
+//! plain read), render; every failure renders through `error::ApiError`.
 
 pub mod accounts;
 pub mod apps;
@@ -45,48 +46,52 @@ use tower_http::{
     services::ServeDir,
 };
 
-use crate::{config::Config, jobs::clock::Clock, store::Db};
+use crate::state::Core;
 use error::{ApiError, ErrorCode, REQUEST_ID};
 use ratelimit::RateLimiter;
 
-/// What every handler can reach. Cheap to clone (extractors clone it per request): one `Arc`.
+/// What every handler can reach: the core state (`state::Core`, reached through `Deref`) and
+/// what only requests need (`http`). Cheap to clone (extractors clone it per request).
 #[derive(Clone)]
-pub struct AppState(Arc<Services>);
+pub struct AppState {
+    core: Core,
+    pub http: Arc<HttpParts>,
+}
 
 impl AppState {
-    pub fn new(services: Services) -> Self {
-        AppState(Arc::new(services))
+    pub fn new(core: Core, http: HttpParts) -> Self {
+        AppState {
+            core,
+            http: Arc::new(http),
+        }
+    }
+
+    /// The state below HTTP, what services and jobs take.
+    pub fn core(&self) -> &Core {
+        &self.core
     }
 }
 
 impl std::ops::Deref for AppState {
-    type Target = Services;
+    type Target = Core;
 
-    fn deref(&self) -> &Services {
-        &self.0
+    fn deref(&self) -> &Core {
+        &self.core
     }
 }
 
-/// The services behind `AppState`.
-pub struct Services {
-    pub db: Db,
-    /// HTTP clients of webhook deliveries.
-    pub webhooks: crate::webhooks::Sender,
-    pub mailer: crate::mail::Mailer,
-    /// The address directory's search index and the other market adapters.
-    pub market: crate::market::Market,
-    pub config: Arc<Config>,
-    pub clock: Clock,
+/// What only the HTTP layer holds.
+pub struct HttpParts {
     pub limiter: RateLimiter,
-    pub caches: cache::Caches,
-    pub pii: Arc<crate::crypto::PiiKey>,
+    /// Shared with the core state's account-change hook, which invalidates `accounts`.
+    pub caches: Arc<cache::Caches>,
     pub leptos: LeptosOptions,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
-        state.leptos.clone()
+        state.http.leptos.clone()
     }
 }
 
@@ -133,7 +138,7 @@ pub fn router(state: AppState) -> Router {
     let router = router
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/v1/account", account_api);
-    let site_root = state.leptos.site_root.to_string();
+    let site_root = state.http.leptos.site_root.to_string();
     // A release build's assets come precompressed at the highest brotli quality
     // (`cargo leptos build --release --precompress`); others are compressed on the fly.
     let assets = ServeDir::new(site_root)

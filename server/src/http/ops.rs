@@ -53,6 +53,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// Prometheus text exposition.
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let body = state
+        .http
         .metrics
         .as_ref()
         .map(|m| m.render())

@@ -21,17 +21,17 @@ use super::{
     AppState,
 };
 use crate::{
+    adapters::credit::SandboxBureau,
     domain::{
         credit::{parse_simulation, BillingSimulation, Simulation},
         jobs::advance_target,
         FieldError,
     },
-    jobs::{
+    jobs::sandbox::advance_account,
+    services::{
         billing::{self, BillingRefused},
         credit::rerun_credit_check,
-        sandbox::advance_account,
     },
-    market::credit::SandboxBureau,
     store,
     store::apps::AppRow,
     webhooks::render_event,
@@ -120,9 +120,9 @@ pub async fn delete_enrollment(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
-    store::status::refresh_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
+    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.http.caches.accounts.invalidate(&account_uuid);
     let (account, _, _) = aftermath(&state, &principal, clock.now()).await?;
     Ok(axum::Json(account))
 }
@@ -231,7 +231,7 @@ pub async fn simulate(
             let clock = state.clock.for_account(&state.db, account_uuid).await?;
             let before = clock.now();
             let mut tx = state.db.begin().await?;
-            let applied = crate::jobs::enrollment::simulate(
+            let applied = crate::services::enrollment::simulate(
                 &mut tx,
                 principal.app.uuid,
                 account_uuid,
@@ -326,7 +326,11 @@ async fn simulated(
     before: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<axum::Json<SimulateOut>> {
     advance_account(state, principal.account_uuid, now).await?;
-    state.caches.accounts.invalidate(&principal.account_uuid);
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     let (account, clock, events) = aftermath(state, principal, before).await?;
     Ok(axum::Json(SimulateOut {
         event,

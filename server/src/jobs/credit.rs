@@ -1,119 +1,29 @@
-//! The credit check pipeline: `schedule_credit_check` hands an account's latest credit-check
-//! submission to a `credit.check` job on the account's clock; the job opens the SSN, asks the
+//! The credit check job: `services::credit::schedule_credit_check` hands an account's latest
+//! credit-check submission to a `credit.check` job on the account's clock; the job opens the SSN, asks the
 //! bureau, records the answer, refreshes the account's status, e-mails the customer when the
 //! answer calls for it, and retries frozen files and bureau errors (`domain::credit`), all in one
 //! transaction.
 //!
 //! Triggers: a client agent enrollment runs the check as soon as its last prerequisite
-//! (address, identity, credit submission, payment method) is met, which `refresh_status` sees
+//! (address, identity, credit submission, payment method) is met, which
+//! `services::status::refresh_status` sees
 //! as the move to `enrollment_pending_client_agent`; standard enrollments run it after
 //! finalize, once verification passed.
 
 use anyhow::Context;
-use app::api::{AccountStatus, StatusReason};
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
-use super::{
-    clock::{AccountClock, Clock},
-    JobContext, JobKind, NewJob, Outcome,
-};
 use crate::{
+    adapters::credit::{bureau_for, CreditAnswer, SoftCheck},
     domain::{
-        credit::{next_attempt_in, notice_for, should_run, CreditNotice},
+        credit::{next_attempt_in, notice_for, CreditNotice},
         status::CreditState,
     },
+    jobs::JobContext,
     mail::{self, Brand, NewEmail, Template},
-    market::credit::{bureau_for, CreditAnswer, SoftCheck},
-    store::{self, accounts::AccountRow, Tx},
+    outbox::Outcome,
+    services::credit::Payload,
+    store,
 };
-
-/// Attempts the queue allows when the handler itself fails (database down); the check's own
-/// retries are ruled by `domain::credit`.
-const MAX_ATTEMPTS: i32 = 1_000;
-
-#[derive(Serialize, Deserialize)]
-struct Payload {
-    app_uuid: Uuid,
-    credit_check_uuid: Uuid,
-}
-
-/// Refreshes the account's status (`store::status::refresh_status`); when that completes a
-/// client agent enrollment's prerequisites, the credit check runs at once, in the same
-/// transaction. Every request that may complete a prerequisite calls this.
-pub async fn refresh_status(
-    tx: &mut Tx,
-    clock: &Clock,
-    db: &store::Db,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    now: chrono::DateTime<chrono::Utc>,
-) -> store::Result<Option<(AccountStatus, StatusReason)>> {
-    let changed = store::status::refresh_status(tx, app_uuid, account_uuid, now).await?;
-    if let Some((_, StatusReason::EnrollmentPendingClientAgent)) = changed {
-        if let Some(row) =
-            store::accounts::account_of_app_for_update(tx, app_uuid, account_uuid).await?
-        {
-            let clock = clock.for_account(db, account_uuid).await?;
-            schedule_credit_check(tx, &row, &clock).await?;
-        }
-    }
-    Ok(changed)
-}
-
-/// Schedules the soft check of the account's latest submission, due at once on `clock`, unless
-/// it already answered for good. Returns the job, or `None` when there is nothing to check.
-pub async fn schedule_credit_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-) -> store::Result<Option<Uuid>> {
-    start_check(tx, account, clock, false).await
-}
-
-/// Runs the check of the latest submission again whatever it answered before (sandbox
-/// simulations).
-pub async fn rerun_credit_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-) -> store::Result<Option<Uuid>> {
-    start_check(tx, account, clock, true).await
-}
-
-async fn start_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-    force: bool,
-) -> store::Result<Option<Uuid>> {
-    let Some(check) = store::credit::latest_credit_check(tx, account.uuid).await? else {
-        return Ok(None);
-    };
-    let state = CreditState::parse(&check.status).unwrap_or_default();
-    if !force && !should_run(state) {
-        return Ok(None);
-    }
-    let job = super::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind: JobKind::CreditCheck,
-            payload: &Payload {
-                app_uuid: account.app_uuid,
-                credit_check_uuid: check.uuid,
-            },
-            account_uuid: Some(account.uuid),
-            run_at: clock.now(),
-            max_attempts: MAX_ATTEMPTS,
-        },
-    )
-    .await?;
-    // The new job runs the check; any older one stands down when it sees this.
-    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending.as_str()).await?;
-    store::status::refresh_status(tx, account.app_uuid, account.uuid, clock.now()).await?;
-    Ok(Some(job))
-}
 
 /// The job: one soft check.
 #[tracing::instrument(skip_all, fields(account = ?ctx.job.account_uuid))]
@@ -177,9 +87,10 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
     }
     store::credit::set_credit_check_answer(&mut tx, check.uuid, after.as_str(), now).await?;
     if after == CreditState::Passed {
-        super::enrollment::credit_passed(&mut tx, app.uuid, account.uuid, &ctx.clock).await?;
+        crate::services::enrollment::credit_passed(&mut tx, app.uuid, account.uuid, &ctx.clock)
+            .await?;
     }
-    store::status::refresh_status(&mut tx, app.uuid, account.uuid, now).await?;
+    store::status::update_status(&mut tx, app.uuid, account.uuid, now).await?;
     if let Some(notice) = notice_for(before, after) {
         let template = match (notice, &answer) {
             (CreditNotice::Frozen, CreditAnswer::Frozen { unfreeze_url }) => {
@@ -218,7 +129,7 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
     };
     if ctx.finish(&mut tx, &outcome).await? {
         tx.commit().await?;
-        state.caches.accounts.invalidate(&account.uuid);
+        state.account_changed(account.uuid);
     }
     Ok(())
 }

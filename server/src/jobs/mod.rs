@@ -1,176 +1,30 @@
-//! Background work and time: the clock every time-dependent rule reads, the durable job queue
-//! (`queue`), the registry of job kinds (`JobKind` and `dispatch`), and the sandbox accounts'
-//! clocks (`sandbox`).
-//!
-//! A later feature adds a job kind by adding a `JobKind` variant and its arm in `dispatch`; the
-//! queue itself never changes. A handler reads what it needs, does its outside work, then
-//! writes its results and calls `JobContext::finish` in one transaction, so that a job's effects
-//! commit exactly once even when its lease was lost to another worker.
+//! Background work: the durable job queue (`queue`), the dispatch of each `outbox::JobKind` to
+//! its handler (`dispatch`), the handlers of the enrollment, credit and billing jobs, and the
+//! sandbox accounts' clocks (`sandbox`). Use cases that handlers share with the HTTP layer live
+//! in `services`; nothing here is called from `http` except running an account's due jobs.
 
-pub mod billing;
-pub mod clock;
 pub mod credit;
-pub mod enrollment;
+pub mod cycle;
+pub mod pipeline;
 pub mod queue;
 pub mod sandbox;
 
-use chrono::{DateTime, Utc};
-use uuid::Uuid;
-
 use crate::{
-    http::AppState,
-    store::{self, jobs::JobRow, Tx},
+    outbox::{JobKind, JobRun, Outcome},
+    state::Core,
 };
-use clock::AccountClock;
 
-/// Every kind of job, by the name stored in `jobs.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobKind {
-    /// One attempt at delivering one event to one webhook endpoint.
-    WebhookDelivery,
-    /// Hands one e-mail of the outbox to SMTP (or keeps it).
-    SendEmail,
-    /// One soft credit check of an account's latest submission (`jobs::credit`).
-    CreditCheck,
-    /// Identity verification after finalize (`jobs::enrollment`).
-    EnrollmentVerify,
-    /// Submission of the enrollment to the utility.
-    UtilitySubmit,
-    /// The utility's answer to the submission.
-    UtilityAnswer,
-    /// Service starts on the start date.
-    ServiceStart,
-    /// A scheduled cancellation ends service on its final service date.
-    ServiceEnd,
-    /// A cycle's meter read and its invoice (`jobs::billing`).
-    MeterRead,
-    /// Auto-pay of an invoice on its due date.
-    AutoPay,
-    /// An unpaid invoice turns past due.
-    PastDue,
-}
-
-impl JobKind {
-    pub const ALL: &'static [JobKind] = &[
-        JobKind::WebhookDelivery,
-        JobKind::SendEmail,
-        JobKind::CreditCheck,
-        JobKind::EnrollmentVerify,
-        JobKind::UtilitySubmit,
-        JobKind::UtilityAnswer,
-        JobKind::ServiceStart,
-        JobKind::ServiceEnd,
-        JobKind::MeterRead,
-        JobKind::AutoPay,
-        JobKind::PastDue,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobKind::WebhookDelivery => store::events::WEBHOOK_DELIVERY_JOB,
-            JobKind::SendEmail => "email.send",
-            JobKind::CreditCheck => "credit.check",
-            JobKind::EnrollmentVerify => "enrollment.verify",
-            JobKind::UtilitySubmit => "utility.submit",
-            JobKind::UtilityAnswer => "utility.answer",
-            JobKind::ServiceStart => "service.start",
-            JobKind::ServiceEnd => "service.end",
-            JobKind::MeterRead => store::billing::BILLING_JOB_KINDS[0],
-            JobKind::AutoPay => store::billing::BILLING_JOB_KINDS[1],
-            JobKind::PastDue => store::billing::BILLING_JOB_KINDS[2],
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<JobKind> {
-        Self::ALL.iter().copied().find(|k| k.as_str() == s)
-    }
-}
-
-/// A job to schedule: what, for which account's clock, and when on that clock.
-pub struct NewJob<'a, P: serde::Serialize> {
-    pub kind: JobKind,
-    pub payload: &'a P,
-    /// The account whose clock `run_at` is read on (and whose sandbox advances run the job).
-    pub account_uuid: Option<Uuid>,
-    /// When it falls due, on `clock` (the account's clock for an account's job).
-    pub run_at: DateTime<Utc>,
-    pub max_attempts: i32,
-}
-
-/// Schedules a job in the caller's transaction: it exists only if that transaction commits.
-pub async fn enqueue<P: serde::Serialize>(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    job: &NewJob<'_, P>,
-) -> store::Result<Uuid> {
-    let payload =
-        serde_json::to_value(job.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    store::jobs::insert_job(
-        tx,
-        &store::jobs::NewJob {
-            kind: job.kind.as_str(),
-            payload: &payload,
-            account_uuid: job.account_uuid,
-            run_at_ms: clock.to_service_time(job.run_at).timestamp_millis(),
-            max_attempts: job.max_attempts,
-            created_at: clock.now(),
-        },
-    )
-    .await
-}
-
-/// How a job ended, as its handler decides.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Done,
-    /// Run again at this instant of the job's clock.
-    RetryAt(DateTime<Utc>, String),
-    /// Give up for good.
-    Failed(String),
-}
-
-/// What a running job knows: the service, its row, and its clock (the account's clock for an
-/// account's job, so that sandbox accounts live in their own time).
+/// What a running job knows: the core state and its run (row, clock), which it derefs to.
 pub struct JobContext {
-    pub state: AppState,
-    pub job: JobRow,
-    pub clock: AccountClock,
+    pub state: Core,
+    pub run: JobRun,
 }
 
-impl JobContext {
-    /// Now, on the job's clock.
-    pub fn now(&self) -> DateTime<Utc> {
-        self.clock.now()
-    }
+impl std::ops::Deref for JobContext {
+    type Target = JobRun;
 
-    pub fn attempt(&self) -> u32 {
-        u32::try_from(self.job.attempts).unwrap_or(0)
-    }
-
-    /// Records the job's end in `tx`; false when its lease was lost (another worker took the
-    /// job over), in which case the caller must not commit.
-    pub async fn finish(&self, tx: &mut Tx, outcome: &Outcome) -> store::Result<bool> {
-        let lease = self.job.lease_token.unwrap_or_else(Uuid::nil);
-        let service_now = self.state.clock.now();
-        match outcome {
-            Outcome::Done => store::jobs::complete(tx, self.job.uuid, lease, service_now).await,
-            Outcome::RetryAt(at, why) => {
-                let due = self.clock.to_service_time(*at).timestamp_millis();
-                store::jobs::reschedule(tx, self.job.uuid, lease, due, Some(why)).await
-            }
-            Outcome::Failed(why) => {
-                store::jobs::fail(tx, self.job.uuid, lease, why, service_now).await
-            }
-        }
-    }
-
-    /// Ends the job in a transaction of its own.
-    pub async fn finish_alone(&self, outcome: &Outcome) -> store::Result<()> {
-        let mut tx = self.state.db.begin().await?;
-        if self.finish(&mut tx, outcome).await? {
-            tx.commit().await?;
-        }
-        Ok(())
+    fn deref(&self) -> &JobRun {
+        &self.run
     }
 }
 
@@ -185,29 +39,16 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         return Ok(());
     };
     match kind {
-        JobKind::WebhookDelivery => crate::webhooks::deliver(ctx).await,
-        JobKind::SendEmail => crate::mail::send(ctx).await,
+        JobKind::WebhookDelivery => crate::webhooks::deliver(&ctx.run, &ctx.state.webhooks).await,
+        JobKind::SendEmail => crate::mail::send(&ctx.run, &ctx.state.mailer).await,
         JobKind::CreditCheck => credit::run(ctx).await,
-        JobKind::EnrollmentVerify => enrollment::verify(ctx).await,
-        JobKind::UtilitySubmit => enrollment::submit_to_utility(ctx).await,
-        JobKind::UtilityAnswer => enrollment::utility_answer(ctx).await,
-        JobKind::ServiceStart => enrollment::start_service(ctx).await,
-        JobKind::ServiceEnd => enrollment::end_service(ctx).await,
-        JobKind::MeterRead => billing::meter_read(ctx).await,
-        JobKind::AutoPay => billing::auto_pay(ctx).await,
-        JobKind::PastDue => billing::past_due(ctx).await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kinds_round_trip() {
-        for kind in JobKind::ALL {
-            assert_eq!(JobKind::parse(kind.as_str()), Some(*kind));
-        }
-        assert_eq!(JobKind::parse("nope"), None);
+        JobKind::EnrollmentVerify => pipeline::verify(ctx).await,
+        JobKind::UtilitySubmit => pipeline::submit_to_utility(ctx).await,
+        JobKind::UtilityAnswer => pipeline::utility_answer(ctx).await,
+        JobKind::ServiceStart => pipeline::start_service(ctx).await,
+        JobKind::ServiceEnd => pipeline::end_service(ctx).await,
+        JobKind::MeterRead => cycle::meter_read(ctx).await,
+        JobKind::AutoPay => cycle::auto_pay(ctx).await,
+        JobKind::PastDue => cycle::past_due(ctx).await,
     }
 }

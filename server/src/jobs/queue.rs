@@ -7,10 +7,11 @@ use chrono::Duration;
 use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
-use super::{dispatch, JobContext, Outcome};
+use super::{dispatch, JobContext};
 use crate::{
     domain::jobs::backoff,
-    http::AppState,
+    outbox::{JobRun, Outcome},
+    state::Core,
     store::{self, jobs::JobRow},
 };
 
@@ -22,7 +23,7 @@ pub struct Workers {
 
 impl Workers {
     /// Starts the workers of this process.
-    pub fn spawn(state: AppState) -> Workers {
+    pub fn spawn(state: Core) -> Workers {
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(work(state, stopped));
         Workers { stop, task }
@@ -41,7 +42,7 @@ impl Workers {
     }
 }
 
-async fn work(state: AppState, mut stopped: watch::Receiver<bool>) {
+async fn work(state: Core, mut stopped: watch::Receiver<bool>) {
     let concurrency = state.config.jobs.concurrency.max(1);
     let poll = StdDuration::from_millis(state.config.jobs.poll_interval_ms.max(1));
     // Dropping the set (when this task is aborted) aborts the jobs in flight with it.
@@ -88,7 +89,7 @@ async fn work(state: AppState, mut stopped: watch::Receiver<bool>) {
 }
 
 /// Claims up to `limit` due jobs for this worker.
-pub async fn claim(state: &AppState, limit: usize) -> store::Result<Vec<JobRow>> {
+pub async fn claim(state: &Core, limit: usize) -> store::Result<Vec<JobRow>> {
     let now = state.clock.now();
     let lease = now + lease(state);
     let mut tx = state.db.begin().await?;
@@ -104,13 +105,13 @@ pub async fn claim(state: &AppState, limit: usize) -> store::Result<Vec<JobRow>>
     Ok(jobs)
 }
 
-pub(crate) fn lease(state: &AppState) -> Duration {
+pub(crate) fn lease(state: &Core) -> Duration {
     Duration::seconds(i64::try_from(state.config.jobs.lease_seconds).unwrap_or(60))
 }
 
 /// Runs a claimed job to its end (handler errors become retries with backoff).
 #[tracing::instrument(skip_all, fields(job = %job.uuid, kind = %job.kind, attempt = job.attempts))]
-pub async fn run_claimed(state: AppState, job: JobRow) {
+pub async fn run_claimed(state: Core, job: JobRow) {
     let clock = match job.account_uuid {
         Some(account) => match state.clock.for_account(&state.db, account).await {
             Ok(c) => c,
@@ -121,12 +122,20 @@ pub async fn run_claimed(state: AppState, job: JobRow) {
         },
         None => state.clock.with_offset(Duration::zero()),
     };
-    let ctx = JobContext { state, job, clock };
+    let ctx = JobContext {
+        run: JobRun {
+            db: state.db.clone(),
+            service_clock: state.clock.clone(),
+            job,
+            clock,
+        },
+        state,
+    };
     let started = std::time::Instant::now();
     let result = dispatch(&ctx).await;
     // What the job changed of its account shows at once in this instance's reads.
     if let Some(account) = ctx.job.account_uuid {
-        ctx.state.caches.accounts.invalidate(&account);
+        ctx.state.account_changed(account);
     }
     metrics::histogram!("job_duration_seconds", "kind" => ctx.job.kind.clone())
         .record(started.elapsed().as_secs_f64());
@@ -152,7 +161,7 @@ pub async fn run_claimed(state: AppState, job: JobRow) {
 
 /// Runs every job due now, one batch after another, until none is left; returns how many ran.
 /// For tests and operators; the workers do the same in the background.
-pub async fn run_due(state: &AppState) -> store::Result<usize> {
+pub async fn run_due(state: &Core) -> store::Result<usize> {
     let mut ran = 0;
     loop {
         let jobs = claim(state, 64).await?;

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::queue::{lease, run_claimed};
-use crate::{http::AppState, store};
+use crate::{state::Core, store};
 
 /// Upper bound of jobs one advance runs, against a handler that reschedules itself forever.
 const MAX_JOBS_PER_ADVANCE: usize = 100_000;
@@ -23,7 +23,7 @@ const WAIT_FOR_RUNNING: std::time::Duration = std::time::Duration::from_secs(30)
 /// Moves the account's clock to `target` (an instant on the account's clock, not before its
 /// present), running what falls due on the way. Returns how many jobs ran.
 pub async fn advance_account(
-    state: &AppState,
+    state: &Core,
     account_uuid: Uuid,
     target: DateTime<Utc>,
 ) -> store::Result<usize> {
@@ -81,6 +81,6 @@ pub async fn advance_account(
         store::jobs::shift_account_jobs(&mut tx, account_uuid, step).await?;
     }
     tx.commit().await?;
-    state.caches.accounts.invalidate(&account_uuid);
+    state.account_changed(account_uuid);
     Ok(ran)
 }

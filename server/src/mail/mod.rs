@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
+    clock::AccountClock,
     config::Config,
     domain::jobs::backoff,
-    jobs::{self, clock::AccountClock, JobContext, JobKind, NewJob, Outcome},
+    outbox::{self, JobKind, JobRun, NewJob, Outcome},
     store::{self, emails::EmailRow, events::NewEvent, Tx},
 };
 pub use templates::{Brand, Rendered, Template};
@@ -104,7 +105,7 @@ pub async fn enqueue(
         },
     )
     .await?;
-    jobs::enqueue(
+    outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -126,10 +127,9 @@ pub async fn enqueue(
 }
 
 /// The job: one attempt at sending one e-mail of the outbox.
-pub async fn send(ctx: &JobContext) -> anyhow::Result<()> {
-    let state = &ctx.state;
+pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     let payload: SendPayload = serde_json::from_str(&ctx.job.payload)?;
-    let Some(email) = store::emails::email_by_uuid(&state.db, payload.email_uuid).await? else {
+    let Some(email) = store::emails::email_by_uuid(&ctx.db, payload.email_uuid).await? else {
         return Ok(ctx
             .finish_alone(&Outcome::Failed("e-mail not found".into()))
             .await?);
@@ -137,9 +137,9 @@ pub async fn send(ctx: &JobContext) -> anyhow::Result<()> {
     if email.status != "queued" {
         return Ok(ctx.finish_alone(&Outcome::Done).await?);
     }
-    let (status, error, outcome) = match &state.mailer.smtp {
+    let (status, error, outcome) = match &mailer.smtp {
         None => ("stored", None, Outcome::Done),
-        Some(smtp) => match message(&state.mailer.from, &email) {
+        Some(smtp) => match message(&mailer.from, &email) {
             Err(why) => ("failed", Some(why.clone()), Outcome::Failed(why)),
             Ok(msg) => match smtp.send(msg).await {
                 Ok(_) => ("sent", None, Outcome::Done),
@@ -160,7 +160,7 @@ pub async fn send(ctx: &JobContext) -> anyhow::Result<()> {
         },
     };
     let sent_at = (status == "sent" || status == "stored").then(|| ctx.now());
-    let mut tx = state.db.begin().await?;
+    let mut tx = ctx.db.begin().await?;
     store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
     if let (Some(at), Some((kind, data))) = (sent_at, &payload.event_on_send) {
         store::events::insert_event(

@@ -12,7 +12,7 @@ use crate::domain::status::{
 };
 
 /// Re-derives the account's status; returns the new one when it changed.
-pub async fn refresh_status(
+pub async fn update_status(
     tx: &mut Tx,
     app_uuid: Uuid,
     account_uuid: Uuid,

@@ -18,7 +18,7 @@ use crate::{
         after_failure, is_public_ip, judge_response, next_attempt_at, signature_header,
         AttemptResult, EndpointVerdict, WebhookSecret,
     },
-    jobs::{JobContext, Outcome},
+    outbox::{JobRun, Outcome},
     store::{self, events::EventRow, webhooks::DeliveryRow},
 };
 
@@ -96,28 +96,27 @@ struct DeliveryPayload {
 }
 
 /// One attempt of a delivery job.
-pub async fn deliver(ctx: &JobContext) -> anyhow::Result<()> {
-    let state = &ctx.state;
+pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
     let payload: DeliveryPayload = serde_json::from_str(&ctx.job.payload)?;
-    let endpoint = store::webhooks::endpoint_by_uuid(&state.db, payload.endpoint_uuid).await?;
+    let endpoint = store::webhooks::endpoint_by_uuid(&ctx.db, payload.endpoint_uuid).await?;
     let Some(endpoint) = endpoint.filter(|e| !e.disabled) else {
         // Deleted or disabled since: nothing to send (recover re-sends once re-enabled).
         return Ok(ctx
             .finish_alone(&Outcome::Failed("endpoint disabled or deleted".into()))
             .await?);
     };
-    let Some(event) = store::events::event_by_uuid(&state.db, payload.event_uuid).await? else {
+    let Some(event) = store::events::event_by_uuid(&ctx.db, payload.event_uuid).await? else {
         return Ok(ctx
             .finish_alone(&Outcome::Failed("event not found".into()))
             .await?);
     };
-    let environment = store::apps::app_by_uuid(&state.db, event.app_uuid)
+    let environment = store::apps::app_by_uuid(&ctx.db, event.app_uuid)
         .await?
         .and_then(|a| Environment::parse(&a.environment))
         .unwrap_or(Environment::Live);
     let body = serde_json::to_vec(&render_event(&event, environment))?;
 
-    let service_now = state.clock.now();
+    let service_now = ctx.service_clock.now();
     let mut secrets = Vec::with_capacity(2);
     secrets.extend(WebhookSecret::parse(&endpoint.secret));
     if endpoint
@@ -143,8 +142,7 @@ pub async fn deliver(ctx: &JobContext) -> anyhow::Result<()> {
     );
 
     let attempted_at = ctx.now();
-    let sent = state
-        .webhooks
+    let sent = sender
         .client(environment)
         .post(&endpoint.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -175,7 +173,7 @@ pub async fn deliver(ctx: &JobContext) -> anyhow::Result<()> {
     };
 
     let attempt = ctx.attempt();
-    let mut tx = state.db.begin().await?;
+    let mut tx = ctx.db.begin().await?;
     let (outcome, next) = match &result {
         AttemptResult::Succeeded => {
             store::webhooks::clear_failing(&mut tx, endpoint.uuid).await?;

@@ -395,7 +395,7 @@ both_engines! {
         let me = app.get("/v1/account", &token).await;
         assert_eq!(status(&me.body), pair("not_enrolled", "enrollment_pending_client_agent"), "{}", me.text);
         let plan = first_plan(&app, &token, HOUSE).await;
-        let today = server::jobs::clock::market_date(app.clock.now());
+        let today = server::domain::market::market_date(app.clock.now());
         let too_soon = (today + chrono::Duration::days(6)).to_string();
         let r = accept(&app, &token, &plan, HOUSE, &too_soon).await;
         assert_eq!(r.code(), "start_date_out_of_range", "{}", r.text);
@@ -626,7 +626,7 @@ both_engines! {
         assert_eq!(status(&me.body), pair("not_enrolled", "missing_address"), "{}", me.text);
 
         let plan = first_plan(&app, &token, HOUSE).await;
-        let today = server::jobs::clock::market_date(app.clock.now());
+        let today = server::domain::market::market_date(app.clock.now());
         let r = accept(&app, &token, &plan, HOUSE, &(today + chrono::Duration::days(10)).to_string()).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["contract"]["accepted_by"], "client_agent");

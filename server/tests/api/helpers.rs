@@ -6,9 +6,9 @@ use reqwest::{header::HeaderMap, Method, StatusCode};
 use serde_json::Value;
 use server::{
     admin,
+    clock::Clock,
     config::{Config, Secret},
     http::AppState,
-    jobs::clock::Clock,
     store::market::ServiceAddressRow,
 };
 use uuid::Uuid;
@@ -381,7 +381,7 @@ impl TestApp {
             .await
             .unwrap();
         tx.commit().await.unwrap();
-        server::market::setup::rebuild_index(&self.state.db, &self.state.market)
+        server::adapters::setup::rebuild_index(&self.state.db, &self.state.adapters)
             .await
             .unwrap();
     }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use server::market::payments::{
-    processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
+use server::adapters::payments::{
+    ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
 };
 use uuid::Uuid;
 
@@ -103,7 +103,7 @@ async fn processor(app: &TestApp, app_uuid: Uuid) -> Processor {
         .await
         .unwrap()
         .unwrap();
-    processor_for(&app.state, &row).await.unwrap()
+    app.state.processor_for(&row).await.unwrap()
 }
 
 fn charge(account_uuid: Uuid, pm: &str, key: &str) -> ChargeRequest {

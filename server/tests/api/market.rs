@@ -5,7 +5,8 @@ use chrono::{Duration, NaiveDate};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use server::{
-    domain::market::BusinessCalendar, jobs::clock::market_date, store::market::ServiceAddressRow,
+    domain::market::{market_date, BusinessCalendar},
+    store::market::ServiceAddressRow,
 };
 
 use crate::helpers::TestApp;
@@ -603,7 +604,7 @@ async fn a_fresh_install_generates_its_directory_and_searches_it() {
         .await
         .unwrap();
     assert_eq!(count, 2_000);
-    assert_eq!(app.state.market.index().len(), 2_000);
+    assert_eq!(app.state.adapters.index().len(), 2_000);
     // Any generated address is found by its beginning and, exactly, by its full form.
     let rows = server::store::market::service_addresses_after(&app.state.db, "", 5)
         .await

@@ -69,8 +69,8 @@ both_engines! {
         server::store::credit::set_credit_check_job(&mut tx, check.uuid, uuid::Uuid::new_v4(), "passed").await.unwrap();
         server::store::credit::set_credit_check_answer(&mut tx, check.uuid, "passed", app.clock.now()).await.unwrap();
         let clock = app.clock.for_account(&app.state.db, account_uuid).await.unwrap();
-        server::jobs::enrollment::credit_passed(&mut tx, live_uuid, account_uuid, &clock).await.unwrap();
-        server::store::status::refresh_status(&mut tx, live_uuid, account_uuid, app.clock.now()).await.unwrap();
+        server::services::enrollment::credit_passed(&mut tx, live_uuid, account_uuid, &clock).await.unwrap();
+        server::store::status::update_status(&mut tx, live_uuid, account_uuid, app.clock.now()).await.unwrap();
         tx.commit().await.unwrap();
 
         settles_at(&server, &token, pair("reviewing", "utility_submitted")).await;
@@ -83,7 +83,7 @@ both_engines! {
         assert_eq!(pending[0]["status"], "pending");
         // The magic ending means nothing here: no hold, the enrollment waits for the answer.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        server.state.caches.accounts.invalidate(&account_uuid);
+        server.state.http.caches.accounts.invalidate(&account_uuid);
         assert_eq!(status(&server.get("/v1/account", &token).await.body), pair("reviewing", "utility_submitted"));
 
         // Nonsense is refused and changes nothing.

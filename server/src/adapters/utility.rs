@@ -12,6 +12,7 @@ use app::api::Environment;
 use uuid::Uuid;
 
 use crate::{
+    clock::AccountClock,
     domain::{
         enrollment::{
             add_business_hours, sandbox_utility_answer, utility_answer_hours, SubmissionStatus,
@@ -19,7 +20,7 @@ use crate::{
         },
         market::BusinessCalendar,
     },
-    jobs::{clock::AccountClock, JobKind},
+    outbox::JobKind,
     store::{self, enrollment::LocationRow, utility::SubmissionRow, Tx},
 };
 
@@ -51,7 +52,7 @@ impl UtilityGateway {
             UtilityGateway::Simulator => {
                 let answer_at =
                     add_business_hours(now, utility_answer_hours(&location.esi_id), calendar);
-                crate::http::enrollment::schedule(
+                crate::outbox::enqueue_account_job(
                     tx,
                     clock,
                     JobKind::UtilityAnswer,

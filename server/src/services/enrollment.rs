@@ -1,68 +1,46 @@
-//! The enrollment pipeline after finalize, each step a job on the account's clock:
-//! verification (a plan whose price expired first cancels it: `expire_pre_active`), then the
-//! credit check (`jobs::credit`), then submission to the utility through the app's
-//! `UtilityGateway`. In sandbox the utility's answer comes after 2 to 72 business hours (switch
-//! holds, deactivated meters and rejects by the magic ESI IDs) and service starts on the start
-//! date; a live app's answers and start of service are recorded by an operator
-//! (`record_utility_answer`), which moves the enrollment the same way.
+//! The enrollment's use cases after finalize, shared by the pipeline's jobs (`jobs::pipeline`),
+//! the handlers and the operator's worklist: sending a verified enrollment to the utility
+//! (`credit_passed`), applying the utility's answer (`apply_answer`, `record_utility_answer`),
+//! starting service at the account's locations (`activate_locations`), cancelling a location
+//! (`cancel_location`) and the sandbox's simulated market events (`simulate`).
 
-use anyhow::Context as _;
 use uuid::Uuid;
 
-use super::{clock::AccountClock, JobContext, JobKind, Outcome};
+use app::api::market::PlanRatesOut;
+
+use super::Error::{self, Failed, Refused};
 use crate::{
+    adapters::utility::UtilityGateway,
     domain::{
         enrollment::{
-            start_of_market_day, EnrollmentSimulation, SubmissionStatus, UtilityAnswer,
-            UtilityRecord,
+            acceptance_confirms_address, check_start_date, contract_end, start_of_market_day,
+            EnrollmentSimulation, EnrollmentType, StartDateOutOfRange, SubmissionStatus,
+            UtilityAnswer, UtilityRecord,
         },
-        market::BusinessCalendar,
-        status::{Cancellation, CreditState, UtilityState, VerificationState},
+        market::{BusinessCalendar, Enroller, EsiId},
+        status::{Cancellation, UtilityState, VerificationState},
     },
-    http::enrollment::schedule,
-    market::utility::UtilityGateway,
+    mail::{
+        self,
+        templates::{Brand, LetterOfAuthorization, Template},
+        NewEmail,
+    },
+    state::Core,
     store::{
         self,
-        enrollment::{EnrollmentRow, LocationRow},
+        apps::AppRow,
+        enrollment::{ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow},
         events::NewEvent,
         Tx,
     },
 };
-
-#[derive(serde::Deserialize)]
-struct Payload {
-    app_uuid: Uuid,
-}
-
-fn account_of(ctx: &JobContext) -> anyhow::Result<(Uuid, Uuid)> {
-    let payload: Payload = serde_json::from_str(&ctx.job.payload)?;
-    let account = ctx
-        .job
-        .account_uuid
-        .context("an enrollment job without account")?;
-    Ok((payload.app_uuid, account))
-}
-
-/// Commits `tx` with the job's end, unless another worker took the job over.
-async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<()> {
-    if ctx.finish(&mut tx, &Outcome::Done).await? {
-        tx.commit().await?;
-        ctx.state.caches.accounts.invalidate(&account);
-    }
-    Ok(())
-}
-
-/// Locks the account and reads its enrollment; `None` when there is nothing to do.
-async fn enrollment(
-    tx: &mut Tx,
-    app: Uuid,
-    account: Uuid,
-) -> anyhow::Result<Option<EnrollmentRow>> {
-    Ok(locked(tx, app, account).await?.map(|(_, e)| e))
-}
+use crate::{
+    clock::AccountClock,
+    outbox::{enqueue_account_job as schedule, JobKind},
+};
 
 /// The locked account and its enrollment (unless cancelled).
-async fn locked(
+pub async fn locked(
     tx: &mut Tx,
     app: Uuid,
     account: Uuid,
@@ -74,53 +52,6 @@ async fn locked(
         .await?
         .filter(|e| e.cancellation.is_none())
         .map(|e| (row, e)))
-}
-
-pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let mut tx = ctx.state.db.begin().await?;
-    let Some((row, mut e)) = locked(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
-        return finish(ctx, tx, account).await;
-    }
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let mut expired = false;
-    for c in contracts.iter().filter(|c| c.status == "pending") {
-        if let Some(plan) = store::market::plan_by_uuid(&ctx.state.db, c.plan_uuid).await? {
-            expired |= plan.expires_at <= now;
-        }
-    }
-    e.updated_at = now;
-    if expired {
-        e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
-        store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::enrollment::set_contract_status(&mut tx, account, "pending", "cancelled").await?;
-    } else {
-        e.verification = VerificationState::Passed.as_str().to_owned();
-        store::enrollment::update_enrollment(&mut tx, &e).await?;
-        let credit = store::credit::latest_credit_check(&mut tx, account)
-            .await?
-            .and_then(|c| CreditState::parse(&c.status))
-            .unwrap_or_default();
-        if credit == CreditState::Passed {
-            schedule(
-                &mut tx,
-                &ctx.clock,
-                JobKind::UtilitySubmit,
-                app,
-                account,
-                now,
-            )
-            .await?;
-        } else {
-            super::credit::schedule_credit_check(&mut tx, &row, &ctx.clock).await?;
-        }
-    }
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
 }
 
 /// Called when a credit check passes: a finalized, verified enrollment goes to the utility.
@@ -143,95 +74,11 @@ pub async fn credit_passed(
     Ok(())
 }
 
-async fn calendar(ctx: &JobContext) -> anyhow::Result<BusinessCalendar> {
-    Ok(BusinessCalendar::new(
-        store::market::federal_holidays(&ctx.state.db).await?,
-    ))
-}
-
-/// The utility of the app's environment; an app that cannot be read as sandbox never meets the
-/// simulator.
-async fn gateway_of(ctx: &JobContext, app: Uuid) -> anyhow::Result<UtilityGateway> {
-    let environment = store::apps::app_by_uuid(&ctx.state.db, app)
-        .await?
-        .and_then(|a| app::api::Environment::parse(&a.environment))
-        .unwrap_or(app::api::Environment::Live);
-    Ok(UtilityGateway::for_environment(environment))
-}
-
-/// The start date the customer accepted for `location`.
-fn accepted_start(
-    contracts: &[store::enrollment::ContractRow],
-    location: &LocationRow,
-) -> Option<chrono::NaiveDate> {
-    contracts
-        .iter()
-        .find(|c| c.location_uuid == location.uuid && c.status == "pending")
-        .map(|c| c.start_date)
-}
-
-pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let cal = calendar(ctx).await?;
-    let gateway = gateway_of(ctx, app).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::NotSubmitted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let Some(location) = locations.first() else {
-        return finish(ctx, tx, account).await;
-    };
-    e.utility = UtilityState::Submitted.as_str().to_owned();
-    e.updated_at = now;
-    store::enrollment::update_enrollment(&mut tx, &e).await?;
-    let requested = accepted_start(&contracts, location);
-    gateway
-        .submit(&mut tx, &ctx.clock, &cal, location, requested)
-        .await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
-/// The simulated utility answers a sandbox submission.
-pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let gateway = gateway_of(ctx, app).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::Submitted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    let mut locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account).await?;
-    let Some(location) = locations.first_mut() else {
-        return finish(ctx, tx, account).await;
-    };
-    let Some(answer) = gateway.simulated_answer(&location.esi_id) else {
-        return finish(ctx, tx, account).await;
-    };
-    let start = accepted_start(&contracts, location).unwrap_or_else(|| ctx.clock.today());
-    apply_answer(
-        &mut tx, &ctx.clock, app, &mut e, location, answer, start, gateway,
-    )
-    .await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
 /// The utility's answer to the enrollment, in `tx`: an acceptance sets the location's start
 /// date, and when the gateway starts service by itself, schedules it. The caller refreshes the
 /// status.
 #[allow(clippy::too_many_arguments)]
-async fn apply_answer(
+pub async fn apply_answer(
     tx: &mut Tx,
     clock: &AccountClock,
     app: Uuid,
@@ -272,29 +119,16 @@ async fn apply_answer(
     Ok(())
 }
 
-pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let now = ctx.now();
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    if e.utility != UtilityState::Accepted.as_str() {
-        return finish(ctx, tx, account).await;
-    }
-    activate(&mut tx, &ctx.clock, app, account).await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
-}
-
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
 /// history, billing starts, the events are written and the pending contracts turn active. The
-/// caller refreshes the status.
-async fn activate(
+/// start date is `start` when given, else the location's accepted one, else today. The caller
+/// refreshes the status.
+pub async fn activate_locations(
     tx: &mut Tx,
     clock: &AccountClock,
     app: Uuid,
     account: Uuid,
+    start: Option<chrono::NaiveDate>,
 ) -> store::Result<()> {
     let now = clock.now();
     let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
@@ -302,7 +136,9 @@ async fn activate(
         location.is_service_active = true;
         location.has_usage_history = true;
         location.status = "active".to_owned();
-        let start = location.service_start_date.unwrap_or(clock.today());
+        let start = start
+            .or(location.service_start_date)
+            .unwrap_or(clock.today());
         location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
@@ -410,14 +246,298 @@ pub async fn record_utility_answer(
                     "the utility has not accepted this enrollment".to_owned()
                 ));
             }
-            activate(tx, clock, app, account).await?;
+            activate_locations(tx, clock, app, account, None).await?;
             submission.activated_at = Some(now);
         }
     }
     submission.status = next.as_str().to_owned();
     store::utility::update_submission(tx, &submission).await?;
-    store::status::refresh_status(tx, app, account, now).await?;
+    store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(submission))
+}
+
+/// The Location and the pending Contract a plan acceptance creates.
+#[allow(clippy::too_many_arguments)]
+pub fn new_location_and_contract(
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    address: store::market::ServiceAddressRow,
+    plan: &store::market::PlanRow,
+    start: chrono::NaiveDate,
+    enrollment_type: EnrollmentType,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(LocationRow, ContractRow), serde_json::Error> {
+    let location = LocationRow {
+        uuid: Uuid::new_v4(),
+        app_uuid,
+        account_uuid,
+        esi_id: address.esi_id.clone(),
+        address_1: address.address_1,
+        address_2: address.address_2,
+        city: address.city,
+        state: address.state,
+        postal_code: address.postal_code,
+        tdu: address.tdu,
+        enrollment_type: enrollment_type.as_str().to_owned(),
+        status: "pending".to_owned(),
+        service_start_date: None,
+        final_service_date: None,
+        is_service_active: false,
+        has_usage_history: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let term_months = u32::try_from(plan.term_months).unwrap_or(1);
+    let rates = PlanRatesOut {
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        base_charge_cents_per_month: plan.base_charge_cents_per_month,
+        tdu_fixed_cents_per_month: plan.tdu_fixed_cents_per_month,
+        tdu_cents_per_kwh: plan.tdu_cents_per_kwh.clone(),
+        solar_buyback_cents_per_kwh: plan.solar_buyback_cents_per_kwh.clone(),
+        early_termination_fee_cents: plan.early_termination_fee_cents,
+    };
+    let contract = ContractRow {
+        uuid: Uuid::new_v4(),
+        location_uuid: location.uuid,
+        account_uuid,
+        plan_uuid: plan.uuid,
+        plan_name: plan.name.clone(),
+        plan_type: plan.plan_type.clone(),
+        term_months: plan.term_months,
+        start_date: start,
+        end_date: contract_end(start, term_months, &plan.plan_type),
+        rates: serde_json::to_string(&rates)?,
+        tos_version: plan.tos_version.clone(),
+        status: "pending".to_owned(),
+        accepted_at: now,
+        accepted_by: accepted_by.to_owned(),
+        created_at: now,
+    };
+    Ok((location, contract))
+}
+
+/// A plan accepted for a meter, in `tx`: the new Location, its pending Contract and
+/// `enrollment.plan_accepted`.
+pub async fn record_plan_accepted(
+    tx: &mut Tx,
+    app: Uuid,
+    location: &LocationRow,
+    contract: &ContractRow,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<()> {
+    store::enrollment::insert_location(tx, location).await?;
+    store::enrollment::insert_contract(tx, contract).await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid: app,
+            account_uuid: Some(contract.account_uuid),
+            kind: "enrollment.plan_accepted",
+            data: serde_json::json!({
+                "account_uuid": contract.account_uuid,
+                "location_uuid": location.uuid,
+                "plan_uuid": contract.plan_uuid,
+                "contract_uuid": contract.uuid,
+                "service_start_date": contract.start_date,
+                "accepted_by": contract.accepted_by,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// A plan acceptance as the request gave it, parsed.
+pub struct AcceptPlan<'a> {
+    pub app: &'a AppRow,
+    pub account_uuid: Uuid,
+    pub plan_uuid: Uuid,
+    pub start: chrono::NaiveDate,
+    /// `None`: a move-in when the date is early enough for a move-in only, else a switch.
+    pub requested_type: Option<EnrollmentType>,
+    /// `None`: the meter the plan was priced for, else the confirmed address's.
+    pub esi_id: Option<EsiId>,
+}
+
+/// Why a plan acceptance was refused; nothing was written.
+#[derive(Debug)]
+pub enum AcceptPlanRefused {
+    PlanNotFound,
+    /// No ESI ID given, and neither the plan nor a confirmed address names one.
+    EsiIdMissing,
+    EsiIdInvalid,
+    EsiIdNotFound,
+    /// The plan was priced for another meter (or another utility's area).
+    PricedForAnotherMeter,
+    PlanExpired,
+    AccountNotFound,
+    StartDateOutOfRange(StartDateOutOfRange),
+    AlreadyFinalized,
+    PlanAlreadyAccepted,
+}
+
+/// What an accepted plan created.
+pub struct PlanAccepted {
+    pub location: LocationRow,
+    pub contract: ContractRow,
+}
+
+/// Accepts a plan for a meter, in one transaction: the Location and its pending Contract
+/// (`enrollment.plan_accepted`), the address confirmed when none was, the Letter of
+/// Authorization e-mailed for a client agent enrollment, and the account's status refreshed
+/// (the confirmed address may be a client agent enrollment's last prerequisite).
+pub async fn accept_plan(
+    state: &Core,
+    input: &AcceptPlan<'_>,
+) -> Result<PlanAccepted, Error<AcceptPlanRefused>> {
+    let (account_uuid, app, start) = (input.account_uuid, input.app, input.start);
+    let plan = store::market::plan_by_uuid(&state.db, input.plan_uuid)
+        .await?
+        .filter(|p| p.app_uuid == app.uuid)
+        .filter(|p| p.account_uuid.is_none_or(|a| a == account_uuid))
+        .ok_or(Refused(AcceptPlanRefused::PlanNotFound))?;
+    // Without an ESI ID: the meter the plan was priced for, else the confirmed address's.
+    let esi = match input.esi_id.clone() {
+        Some(esi) => esi,
+        None => {
+            let fallback = match plan.esi_id.clone() {
+                Some(esi) => Some(esi),
+                None => store::enrollment::confirmed_address(&state.db, account_uuid)
+                    .await?
+                    .map(|a| a.esi_id),
+            };
+            let fallback = fallback.ok_or(Refused(AcceptPlanRefused::EsiIdMissing))?;
+            EsiId::parse(&fallback).ok_or(Refused(AcceptPlanRefused::EsiIdInvalid))?
+        }
+    };
+    let address = store::market::service_address(&state.db, esi.as_str())
+        .await?
+        .ok_or(Refused(AcceptPlanRefused::EsiIdNotFound))?;
+    if plan.esi_id.as_deref().is_some_and(|p| p != esi.as_str()) || plan.tdu != address.tdu {
+        return Err(Refused(AcceptPlanRefused::PricedForAnotherMeter));
+    }
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let now = clock.now();
+    if plan.expires_at <= now {
+        return Err(Refused(AcceptPlanRefused::PlanExpired));
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let mut tx = state.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
+        .await?
+        .ok_or(Refused(AcceptPlanRefused::AccountNotFound))?;
+    let enroller = if account.client_agent_accepted_at.is_some() {
+        Enroller::ClientAgent
+    } else {
+        Enroller::Customer
+    };
+    let enrollment_type = check_start_date(
+        start,
+        (plan.earliest_start_date, plan.latest_start_date),
+        clock.today(),
+        enroller,
+        input.requested_type,
+        &calendar,
+    )
+    .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
+    if account.is_enrollment_finalized {
+        return Err(Refused(AcceptPlanRefused::AlreadyFinalized));
+    }
+    if account.has_accepted_plan {
+        return Err(Refused(AcceptPlanRefused::PlanAlreadyAccepted));
+    }
+    let (location, contract) = new_location_and_contract(
+        app.uuid,
+        account_uuid,
+        address,
+        &plan,
+        start,
+        enrollment_type,
+        match enroller {
+            Enroller::ClientAgent => "client_agent",
+            Enroller::Customer => "customer",
+        },
+        now,
+    )
+    .map_err(|e| Failed(e.into()))?;
+    record_plan_accepted(&mut tx, app.uuid, &location, &contract, now).await?;
+    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
+    if acceptance_confirms_address(
+        confirmed.as_ref().map(|a| a.esi_id.as_str()),
+        &location.esi_id,
+    ) {
+        store::enrollment::insert_confirmed_address(
+            &mut tx,
+            account_uuid,
+            &ConfirmedAddressRow {
+                esi_id: location.esi_id.clone(),
+                address_1: location.address_1.clone(),
+                address_2: location.address_2.clone(),
+                city: location.city.clone(),
+                state: location.state.clone(),
+                postal_code: location.postal_code.clone(),
+                tdu: location.tdu.clone(),
+            },
+            now,
+        )
+        .await?;
+    }
+    if enroller == Enroller::ClientAgent {
+        // The Letter of Authorization: the customer's record that the partner accepted for them.
+        let profile = account.profile().map_err(|e| Failed(e.into()))?;
+        let letter = LetterOfAuthorization {
+            first_name: profile.first_name,
+            last_name: profile.last_name,
+            service_address: format!(
+                "{}{}, {}, {} {}",
+                location.address_1,
+                location
+                    .address_2
+                    .as_deref()
+                    .map(|a| format!(" {a}"))
+                    .unwrap_or_default(),
+                location.city,
+                location.state,
+                location.postal_code
+            ),
+            esi_id: location.esi_id.clone(),
+            plan_name: plan.name.clone(),
+            energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+            term_months: plan.term_months,
+            start_date: start,
+            authorized_at: account.client_agent_accepted_at.unwrap_or(now),
+            accepted_at: now,
+        };
+        mail::enqueue(
+            &mut tx,
+            &clock,
+            &NewEmail {
+                app_uuid: app.uuid,
+                account_uuid: Some(account_uuid),
+                to: &profile.email,
+                template: &Template::LetterOfAuthorization(letter),
+                brand: &Brand::of_app(app),
+                send_at: None,
+                event_on_send: None,
+            },
+        )
+        .await?;
+    }
+    // The address this acceptance confirmed may be the last prerequisite of a client agent
+    // enrollment.
+    super::status::refresh_status(
+        &mut tx,
+        &state.clock,
+        &state.db,
+        app.uuid,
+        account_uuid,
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(PlanAccepted { location, contract })
 }
 
 /// Why a simulated event could not apply.
@@ -501,7 +621,7 @@ pub async fn simulate(
         }
     }
     store::enrollment::update_enrollment(tx, &e).await?;
-    store::status::refresh_status(tx, app, account, now).await?;
+    store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(()))
 }
 
@@ -554,61 +674,4 @@ pub async fn cancel_location(
     )
     .await?;
     Ok(())
-}
-
-#[derive(serde::Deserialize)]
-struct EndPayload {
-    location_uuid: Uuid,
-    reason: String,
-}
-
-/// A scheduled cancellation falls due on its final service date: the contract ends, the
-/// location is deactivated and the account moves to `cancelled/cancelled_post_start`.
-pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let payload: EndPayload = serde_json::from_str(&ctx.job.payload)?;
-    let now = ctx.now();
-    let app_row = store::apps::app_by_uuid(&ctx.state.db, app).await?;
-    let account_row = store::accounts::account_of_app(&ctx.state.db, app, account).await?;
-    let mut tx = ctx.state.db.begin().await?;
-    let Some(mut e) = enrollment(&mut tx, app, account).await? else {
-        return finish(ctx, tx, account).await;
-    };
-    let locations = store::enrollment::locations_of_account_tx(&mut tx, account).await?;
-    let Some(mut location) = locations
-        .into_iter()
-        .find(|l| l.uuid == payload.location_uuid && l.status != "cancelled")
-    else {
-        return finish(ctx, tx, account).await;
-    };
-    let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
-    // The final bill: the last read covers the days through the final service date.
-    if location.is_service_active {
-        if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
-            super::billing::bill_cycle(
-                &mut tx,
-                &ctx.clock,
-                &app_row,
-                &account_row,
-                &location,
-                final_date,
-                final_date,
-                now,
-            )
-            .await?;
-        }
-    }
-    cancel_location(
-        &mut tx,
-        app,
-        &mut e,
-        &mut location,
-        final_date,
-        &payload.reason,
-        now,
-    )
-    .await?;
-    store::enrollment::update_enrollment(&mut tx, &e).await?;
-    store::status::refresh_status(&mut tx, app, account, now).await?;
-    finish(ctx, tx, account).await
 }

@@ -19,10 +19,10 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::{
-    config::Secret,
+    clock::Clock,
+    config::{Config, Secret},
+    crypto::PiiKey,
     domain::{cards, tokens},
-    http::AppState,
-    jobs::clock::Clock,
     store::{self, apps::AppRow, payments::CardRow, Db},
 };
 
@@ -124,31 +124,35 @@ pub enum Processor {
 
 /// The processor of `app`: the built-in one for sandbox apps, the real one with the app's own
 /// keys for live apps.
-pub async fn processor_for(state: &AppState, app: &AppRow) -> ProcessorResult<Processor> {
+pub async fn processor_for(
+    db: &Db,
+    clock: &Clock,
+    config: &Config,
+    pii: &PiiKey,
+    app: &AppRow,
+) -> ProcessorResult<Processor> {
     if app.environment == app::api::Environment::Sandbox.as_str() {
         return Ok(Processor::BuiltIn(BuiltInProcessor {
-            db: state.db.clone(),
-            clock: state.clock.clone(),
+            db: db.clone(),
+            clock: clock.clone(),
             app_uuid: app.uuid,
             publishable_key: app.payment_publishable_key.clone(),
         }));
     }
-    let base = state
-        .config
+    let base = config
         .payment_processor_api_base
         .as_deref()
         .map(|b| b.trim_end_matches('/').to_owned())
         .ok_or(ProcessorError::NotConfigured(
             "Card payments are not available: no payment processor is configured",
         ))?;
-    let sealed = store::payments::app_secret_key_sealed(&state.db, app.uuid)
+    let sealed = store::payments::app_secret_key_sealed(db, app.uuid)
         .await
         .map_err(database)?
         .ok_or(ProcessorError::NotConfigured(
             "Card payments are not available: this app has no payment processor keys yet",
         ))?;
-    let secret = state
-        .pii
+    let secret = pii
         .open(&sealed)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
@@ -156,8 +160,8 @@ pub async fn processor_for(state: &AppState, app: &AppRow) -> ProcessorResult<Pr
             "Card payments are not available: this app's payment processor keys cannot be read",
         ))?;
     Ok(Processor::Remote(RemoteProcessor {
-        db: state.db.clone(),
-        clock: state.clock.clone(),
+        db: db.clone(),
+        clock: clock.clone(),
         app_uuid: app.uuid,
         base,
         publishable_key: app.payment_publishable_key.clone(),

@@ -10,7 +10,7 @@ use super::{
     directory::{self, AddressIndex},
     generator::{AddressGenerator, GeneratorInput},
     import::read_extract,
-    Market,
+    Adapters,
 };
 use crate::{
     config::MarketConfig,
@@ -135,7 +135,7 @@ pub async fn import(db: &Db, path: &Path, progress: &ProgressBar) -> anyhow::Res
 }
 
 /// Rebuilds the index from the table and puts it in use.
-pub async fn rebuild_index(db: &Db, market: &Market) -> anyhow::Result<usize> {
+pub async fn rebuild_index(db: &Db, market: &Adapters) -> anyhow::Result<usize> {
     let started = Instant::now();
     let index = directory::build_from_db(db).await?;
     let entries = index.len();
@@ -153,7 +153,7 @@ pub async fn rebuild_index(db: &Db, market: &Market) -> anyhow::Result<usize> {
 pub async fn prepare_directory(
     db: &Db,
     config: &MarketConfig,
-    market: &Market,
+    market: &Adapters,
 ) -> anyhow::Result<()> {
     if config.default_directory_size > 0 && store::market::count_service_addresses(db).await? == 0 {
         let summary = generate(

@@ -7,7 +7,8 @@ use std::sync::{
 };
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use chrono_tz::America::Chicago;
+
+use crate::domain::market::market_date;
 
 /// System time plus an offset that only ever grows.
 #[derive(Clone, Default)]
@@ -82,26 +83,9 @@ impl AccountClock {
     }
 }
 
-/// The market's calendar date of an instant.
-pub fn market_date(t: DateTime<Utc>) -> NaiveDate {
-    t.with_timezone(&Chicago).date_naive()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn market_dates_are_central_time() {
-        let t = DateTime::parse_from_rfc3339("2026-07-01T04:30:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        assert_eq!(market_date(t).to_string(), "2026-06-30");
-        let t = DateTime::parse_from_rfc3339("2026-01-01T06:30:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        assert_eq!(market_date(t).to_string(), "2026-01-01");
-    }
 
     #[test]
     fn account_clocks_run_ahead_of_the_service_clock() {

@@ -1,12 +1,12 @@
-//! Billing on the account's clock: when service starts, the utility's year of usage history and
-//! the first cycle read; on each cycle's read date, the cycle's usage, the meter read and the
-//! invoice (`invoice.created`, an e-mail), then auto-pay on the due date, 16 days later, retried
-//! after a decline, and the invoice turning past due the day after its due date when unpaid.
+//! Billing's use cases, on the account's clock: starting billing when service starts (the
+//! utility's year of usage history and the first cycle read), billing a cycle (usage, the meter
+//! read, the invoice, `invoice.created`, an e-mail, the auto-pay and past-due jobs), charging an
+//! invoice and recording the payment, and the sandbox's simulations. The jobs that run them on
+//! schedule are in `jobs::cycle`.
 //!
 //! Each job's payload carries the instant it was meant for (`at`); business records use it, so
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
 
-use anyhow::Context as _;
 use app::format::{card_brand, dollars, long_date};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rust_decimal::Decimal;
@@ -14,21 +14,18 @@ use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 use uuid::Uuid;
 
-use super::{clock::AccountClock, JobContext, JobKind, NewJob, Outcome};
 use crate::{
+    adapters::payments::{
+        ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
+    },
     domain::{
         billing::{
-            self, auto_pay_retry_after, invoice_number, payment_due_date, BillingError,
-            InvoiceInput, InvoiceStatus, StoredCycle,
+            self, invoice_number, payment_due_date, InvoiceInput, InvoiceStatus, StoredCycle,
         },
         enrollment::start_of_market_day,
-        jobs::backoff,
         usage,
     },
     mail::{self, templates::Template, Brand, NewEmail},
-    market::payments::{
-        processor_for, ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
-    },
     store::{
         self,
         accounts::AccountRow,
@@ -36,8 +33,13 @@ use crate::{
         billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
         enrollment::LocationRow,
         events::NewEvent,
+        payments::CardRow,
         Tx,
     },
+};
+use crate::{
+    clock::AccountClock,
+    outbox::{JobKind, NewJob},
 };
 
 /// Days of usage history the utility supplies when service starts.
@@ -47,18 +49,18 @@ const HISTORY_DAYS: i64 = 365;
 const READ_HOUR: i64 = 6;
 
 #[derive(Serialize, Deserialize)]
-struct ReadPayload {
-    app_uuid: Uuid,
-    location_uuid: Uuid,
-    read_date: NaiveDate,
-    at: DateTime<Utc>,
+pub struct ReadPayload {
+    pub app_uuid: Uuid,
+    pub location_uuid: Uuid,
+    pub read_date: NaiveDate,
+    pub at: DateTime<Utc>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct InvoicePayload {
-    app_uuid: Uuid,
-    invoice_uuid: Uuid,
-    at: DateTime<Utc>,
+pub struct InvoicePayload {
+    pub app_uuid: Uuid,
+    pub invoice_uuid: Uuid,
+    pub at: DateTime<Utc>,
 }
 
 fn read_instant(date: NaiveDate) -> DateTime<Utc> {
@@ -112,7 +114,7 @@ pub async fn store_history(
     store::billing::insert_usage_days(tx, location.uuid, &history).await
 }
 
-async fn schedule_read(
+pub async fn schedule_read(
     tx: &mut Tx,
     clock: &AccountClock,
     app_uuid: Uuid,
@@ -120,7 +122,7 @@ async fn schedule_read(
     read_date: NaiveDate,
 ) -> store::Result<Uuid> {
     let at = read_instant(read_date);
-    super::enqueue(
+    crate::outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -139,14 +141,14 @@ async fn schedule_read(
     .await
 }
 
-async fn schedule_invoice_job(
+pub async fn schedule_invoice_job(
     tx: &mut Tx,
     clock: &AccountClock,
     kind: JobKind,
     invoice: &InvoiceRow,
     at: DateTime<Utc>,
 ) -> store::Result<Uuid> {
-    super::enqueue(
+    crate::outbox::enqueue(
         tx,
         clock,
         &NewJob {
@@ -162,76 +164,6 @@ async fn schedule_invoice_job(
         },
     )
     .await
-}
-
-/// The job's end, committed with `tx` unless another worker took the job over.
-async fn finish(
-    ctx: &JobContext,
-    mut tx: Tx,
-    outcome: &Outcome,
-    account: Uuid,
-) -> anyhow::Result<()> {
-    if ctx.finish(&mut tx, outcome).await? {
-        tx.commit().await?;
-        ctx.state.caches.accounts.invalidate(&account);
-    }
-    Ok(())
-}
-
-/// The cycle's read: bills it and schedules the next read while service lasts.
-pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: ReadPayload = serde_json::from_str(&ctx.job.payload)?;
-    let account_uuid = ctx
-        .job
-        .account_uuid
-        .context("a meter read without account")?;
-    let state = &ctx.state;
-    let app = store::apps::app_by_uuid(&state.db, payload.app_uuid)
-        .await?
-        .context("the app of a meter read is gone")?;
-    let mut tx = state.db.begin().await?;
-    let Some(account) =
-        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
-    else {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    };
-    let location = store::enrollment::locations_of_account_tx(&mut tx, account_uuid)
-        .await?
-        .into_iter()
-        .find(|l| l.uuid == payload.location_uuid);
-    let Some(location) = location.filter(|l| l.is_service_active) else {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    };
-    let when = payload.at.min(ctx.now());
-    let period_end = payload.read_date - Duration::days(1);
-    let billed = bill_cycle(
-        &mut tx,
-        &ctx.clock,
-        &app,
-        &account,
-        &location,
-        payload.read_date,
-        period_end,
-        when,
-    )
-    .await;
-    let unbillable = match &billed {
-        Err(sqlx::Error::Decode(e)) => e.downcast_ref::<BillingError>().map(ToString::to_string),
-        _ => None,
-    };
-    if let Some(why) = unbillable {
-        // Retrying cannot repair stored data; nothing of the cycle is kept, and the failed job
-        // tells the operator why.
-        drop(tx);
-        tracing::error!(location = %location.uuid, error = %why, "a cycle could not be billed");
-        ctx.finish_alone(&Outcome::Failed(format!("billing stopped: {why}")))
-            .await?;
-        return Ok(());
-    }
-    billed?;
-    let next = usage::next_read_date(&location.esi_id, payload.read_date);
-    schedule_read(&mut tx, &ctx.clock, app.uuid, &location, next).await?;
-    finish(ctx, tx, &Outcome::Done, account_uuid).await
 }
 
 /// Reads the meter through `period_end` (from the day after the last read, or the service
@@ -433,7 +365,7 @@ async fn contract_rates(
     Ok(contract.map(|c| c.rates.clone()))
 }
 
-async fn notify(
+pub async fn notify(
     tx: &mut Tx,
     clock: &AccountClock,
     app: &AppRow,
@@ -594,147 +526,32 @@ pub async fn record_payment(
     Ok(payment)
 }
 
-fn invoice_payload(ctx: &JobContext) -> anyhow::Result<(InvoicePayload, Uuid)> {
-    let payload: InvoicePayload = serde_json::from_str(&ctx.job.payload)?;
-    let account = ctx
-        .job
-        .account_uuid
-        .context("an invoice job without account")?;
-    Ok((payload, account))
-}
-
-/// Auto-pay on the due date: charges the saved card for an invoice still to be paid; a decline
-/// is retried 2, 4 and 6 days later.
-pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
-    let (payload, account_uuid) = invoice_payload(ctx)?;
-    let state = &ctx.state;
-    let mut tx = state.db.begin().await?;
-    let invoice = store::billing::invoice_tx(&mut tx, payload.invoice_uuid).await?;
-    let earlier = store::billing::payments_of_invoice_tx(&mut tx, payload.invoice_uuid).await?;
-    tx.commit().await?;
-    let Some(invoice) =
-        invoice.filter(|i| InvoiceStatus::parse(&i.status).is_some_and(InvoiceStatus::is_payable))
-    else {
-        return Ok(ctx.finish_alone(&Outcome::Done).await?);
-    };
-    let (Some(app), Some(card)) = (
-        store::apps::app_by_uuid(&state.db, payload.app_uuid).await?,
-        store::payments::current_payment_method(&state.db, account_uuid).await?,
-    ) else {
-        // No card on file: the invoice waits for the customer and turns past due.
-        return Ok(ctx.finish_alone(&Outcome::Done).await?);
-    };
-    let failures = earlier
-        .iter()
-        .filter(|p| p.initiated_by == "auto_pay" && p.status == "failed")
-        .count();
-    let processor = match processor_for(state, &app).await {
-        Ok(p) => p,
-        Err(e) => return Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
-    };
-    let key = format!("invoice-{}-auto-{}", invoice.uuid, failures + 1);
-    let charged = match charge_invoice(&processor, &invoice, &card.id, key).await {
-        Ok(charged) => charged,
-        Err(e) => {
-            tracing::warn!(error = %e, "auto-pay could not reach the processor");
-            let retry = ctx.now() + backoff(ctx.attempt());
-            return Ok(ctx
-                .finish_alone(&Outcome::RetryAt(retry, "processor unavailable".into()))
-                .await?);
-        }
-    };
-    let when = payload.at.min(ctx.now());
-    let mut tx = state.db.begin().await?;
-    let Some(account) =
-        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
-    else {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    };
-    let failed = matches!(charged, Charged::Failed { .. });
-    // Paid meanwhile by the customer: a decline no longer matters, while a success is still
-    // recorded so that no money goes unaccounted.
-    let still_payable = store::billing::invoice_tx(&mut tx, invoice.uuid)
-        .await?
-        .and_then(|i| InvoiceStatus::parse(&i.status))
-        .is_some_and(InvoiceStatus::is_payable);
-    if failed && !still_payable {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    }
-    record_payment(
-        &mut tx, &ctx.clock, &app, &account, &invoice, charged, "auto_pay", when,
-    )
-    .await?;
-    if failed {
-        let next_failures = u32::try_from(failures + 1).unwrap_or(u32::MAX);
-        if let Some(wait) = auto_pay_retry_after(next_failures) {
-            schedule_invoice_job(&mut tx, &ctx.clock, JobKind::AutoPay, &invoice, when + wait)
-                .await?;
-        }
-    }
-    finish(ctx, tx, &Outcome::Done, account_uuid).await
-}
-
-/// The day after the due date: an invoice still open turns past due (`invoice.past_due`).
-pub async fn past_due(ctx: &JobContext) -> anyhow::Result<()> {
-    let (payload, account_uuid) = invoice_payload(ctx)?;
-    let state = &ctx.state;
-    let Some(app) = store::apps::app_by_uuid(&state.db, payload.app_uuid).await? else {
-        return Ok(ctx.finish_alone(&Outcome::Done).await?);
-    };
-    let mut tx = state.db.begin().await?;
-    let Some(account) =
-        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
-    else {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    };
-    let Some(invoice) = store::billing::invoice_tx(&mut tx, payload.invoice_uuid)
-        .await?
-        .filter(|i| i.status == InvoiceStatus::Open.as_str())
-    else {
-        return finish(ctx, tx, &Outcome::Done, account_uuid).await;
-    };
-    let when = payload.at.min(ctx.now());
-    store::billing::set_invoice_status(
-        &mut tx,
-        invoice.uuid,
-        InvoiceStatus::PastDue.as_str(),
-        None,
-        when,
-    )
-    .await?;
+/// A card becomes the account's payment method, in `tx`, announced by
+/// `account.payment_method_added`.
+pub async fn attach_card(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    card: &CardRow,
+    now: DateTime<Utc>,
+) -> store::Result<()> {
+    store::payments::attach_payment_method(tx, account_uuid, card, now).await?;
     store::events::insert_event(
-        &mut tx,
+        tx,
         &NewEvent {
-            app_uuid: app.uuid,
-            account_uuid: Some(account.uuid),
-            kind: "invoice.past_due",
+            app_uuid,
+            account_uuid: Some(account_uuid),
+            kind: "account.payment_method_added",
             data: serde_json::json!({
-                "account_uuid": account.uuid,
-                "location_uuid": invoice.location_uuid,
-                "invoice_number": invoice.number,
-                "total_cents": invoice.total_cents,
-                "payment_due_date": invoice.payment_due_date,
+                "account_uuid": account_uuid,
+                "card_brand": card.brand,
+                "card_last4": card.last4,
             }),
-            created_at: ctx.now(),
+            created_at: now,
         },
     )
     .await?;
-    notify(
-        &mut tx,
-        &ctx.clock,
-        &app,
-        &account,
-        "Your electricity bill is past due".to_owned(),
-        vec![format!(
-            "Invoice {} for {} was due on {} and has not been paid. Please pay it as soon as \
-             possible.",
-            invoice.number,
-            dollars(invoice.total_cents),
-            long_date(invoice.payment_due_date)
-        )],
-    )
-    .await?;
-    finish(ctx, tx, &Outcome::Done, account_uuid).await
+    Ok(())
 }
 
 /// Why a sandbox billing simulation could not apply.

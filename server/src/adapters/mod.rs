@@ -19,19 +19,19 @@ use directory::{AddressIndex, FstIndex};
 
 /// What handlers reach of the market: the address index in use (swapped whole on rebuild).
 #[derive(Clone)]
-pub struct Market {
+pub struct Adapters {
     index: Arc<RwLock<Arc<dyn AddressIndex>>>,
 }
 
-impl Default for Market {
+impl Default for Adapters {
     fn default() -> Self {
-        Market {
+        Adapters {
             index: Arc::new(RwLock::new(Arc::new(FstIndex::empty()))),
         }
     }
 }
 
-impl Market {
+impl Adapters {
     pub fn index(&self) -> Arc<dyn AddressIndex> {
         match self.index.read() {
             Ok(guard) => guard.clone(),

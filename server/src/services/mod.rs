@@ -1,0 +1,24 @@
+//! The use cases that both the HTTP handlers and the background jobs run, so that neither calls
+//! the other: each takes the core state (`state::Core`) or the caller's transaction, writes the
+//! events and jobs it causes in that transaction, and says why it refused in a typed error that
+//! `http::error` renders and a job records.
+
+pub mod billing;
+pub mod credit;
+pub mod enrollment;
+pub mod sandbox;
+pub mod status;
+
+/// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
+/// nothing written), or failed inside (the database, a broken row).
+#[derive(Debug)]
+pub enum Error<R> {
+    Refused(R),
+    Failed(anyhow::Error),
+}
+
+impl<R> From<sqlx::Error> for Error<R> {
+    fn from(err: sqlx::Error) -> Self {
+        Error::Failed(err.into())
+    }
+}
