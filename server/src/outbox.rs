@@ -1,6 +1,6 @@
 //! What a change writes in its own transaction so that its consequences happen exactly when it
 //! commits: the jobs it schedules (`enqueue`, one `JobKind` naming every kind), and how a job run
-//! ends (`JobRun`, `Outcome`). E-mails (`mail::enqueue`) and events
+//! ends (`JobRun`, `Outcome`). E-mails (`mail::queue`) and events
 //! (`store::events`) ride on the same transaction.
 //!
 //! A later feature adds a job kind by adding a `JobKind` variant here and its arm in

@@ -12,7 +12,6 @@ pub mod enrollment;
 pub mod error;
 pub mod events;
 pub mod extract;
-pub mod flow;
 pub mod flows;
 pub mod idempotency;
 pub mod identity;
@@ -20,6 +19,7 @@ pub mod links;
 pub mod market;
 pub mod openapi;
 pub mod ops;
+pub mod pages;
 pub mod pagination;
 pub mod processor;
 pub mod ratelimit;
@@ -131,7 +131,7 @@ pub fn router(state: AppState) -> Router {
         .merge(flows::page_router())
         .merge(market::documents_router())
         .merge(billing::public_router())
-        .merge(flow::router(&state));
+        .merge(pages::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));
     }

@@ -108,7 +108,7 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
                 not_found: false,
             },
         };
-        mail::enqueue(
+        mail::queue(
             &mut tx,
             &ctx.clock,
             &NewEmail {

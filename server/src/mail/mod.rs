@@ -80,11 +80,7 @@ struct SendPayload {
 
 /// Renders the e-mail into the outbox and schedules its sending on `clock` (the account's
 /// clock), in the caller's transaction.
-pub async fn enqueue(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    email: &NewEmail<'_>,
-) -> store::Result<Uuid> {
+pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> store::Result<Uuid> {
     let rendered = email.template.render(email.brand);
     let uuid = Uuid::new_v4();
     store::emails::insert_email(

@@ -373,7 +373,7 @@ pub async fn notify(
     subject: String,
     paragraphs: Vec<String>,
 ) -> store::Result<Uuid> {
-    mail::enqueue(
+    mail::queue(
         tx,
         clock,
         &NewEmail {

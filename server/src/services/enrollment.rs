@@ -510,7 +510,7 @@ pub async fn accept_plan(
             authorized_at: account.client_agent_accepted_at.unwrap_or(now),
             accepted_at: now,
         };
-        mail::enqueue(
+        mail::queue(
             &mut tx,
             &clock,
             &NewEmail {

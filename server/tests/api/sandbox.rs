@@ -40,7 +40,7 @@ async fn schedule_email(
         .await
         .unwrap();
     let mut tx = app.state.db.begin().await.unwrap();
-    let uuid = mail::enqueue(
+    let uuid = mail::queue(
         &mut tx,
         &clock,
         &NewEmail {
