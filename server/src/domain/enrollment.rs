@@ -169,6 +169,32 @@ impl EnrollmentType {
     }
 }
 
+/// A requested service start date (`service_start_date`, `YYYY-MM-DD`), as plan requests and
+/// plan acceptance both take it.
+pub fn parse_start_date(raw: &str) -> Result<NaiveDate, super::FieldError> {
+    NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| {
+        super::FieldError::invalid(
+            "service_start_date",
+            "service_start_date must be a date (YYYY-MM-DD)",
+        )
+    })
+}
+
+#[cfg(test)]
+mod start_date_tests {
+    use super::*;
+
+    #[test]
+    fn a_start_date_is_an_iso_day() {
+        let day = NaiveDate::from_ymd_opt(2027, 1, 31).unwrap();
+        assert_eq!(parse_start_date(" 2027-01-31 "), Ok(day));
+        for bad in ["2027-02-30", "01/31/2027", "2027-1-31x", ""] {
+            let e = parse_start_date(bad).unwrap_err();
+            assert_eq!(e.param, "service_start_date", "{bad}");
+        }
+    }
+}
+
 /// A start date outside what the plan and the market allow, with the range that is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StartDateOutOfRange {

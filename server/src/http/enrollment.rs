@@ -613,16 +613,6 @@ pub async fn confirm_address(
     Ok(axum::Json(render_account(&state, &principal).await?))
 }
 
-fn parse_start_date(raw: &str) -> ApiResult<NaiveDate> {
-    NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| {
-        FieldError::invalid(
-            "service_start_date",
-            "service_start_date must be a date (YYYY-MM-DD)",
-        )
-        .into()
-    })
-}
-
 /// Accept a plan for a meter: creates the Location and its Contract.
 #[utoipa::path(
     post, path = "/v1/account/enroll/plans/accept", tag = "enrollment",
@@ -656,7 +646,7 @@ pub async fn accept_plan(
         .as_deref()
         .or(input.start_date.as_deref())
         .ok_or_else(|| ApiError::from(FieldError::missing("service_start_date")))?;
-    let start = parse_start_date(raw_start)?;
+    let start = crate::domain::enrollment::parse_start_date(raw_start)?;
     let requested_type = input
         .enrollment_type
         .as_deref()

@@ -843,18 +843,6 @@ fn render_plan(
     })
 }
 
-fn parse_start_date(raw: Option<&str>) -> Result<Option<NaiveDate>, FieldError> {
-    raw.map(|s| {
-        NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| {
-            FieldError::invalid(
-                "service_start_date",
-                "service_start_date must be YYYY-MM-DD",
-            )
-        })
-    })
-    .transpose()
-}
-
 fn parse_overrides(input: &AppPlansRequestIn) -> Result<Overrides, FieldError> {
     let term_months = input
         .term_months
@@ -905,7 +893,11 @@ pub async fn app_request_plans(
     Json(input): Json<AppPlansRequestIn>,
 ) -> ApiResult<axum::Json<PlansOut>> {
     let overrides = parse_overrides(&input)?;
-    let start = parse_start_date(input.service_start_date.as_deref())?;
+    let start = input
+        .service_start_date
+        .as_deref()
+        .map(crate::domain::enrollment::parse_start_date)
+        .transpose()?;
     if overrides.is_custom() && input.account_uuid.is_none() {
         return Err(ApiError::from(FieldError::missing("account_uuid"))
             .with_detail("reason", "custom terms are bound to an account"));
