@@ -1,4 +1,9 @@
-//! The event types the service emits, the one list webhook filters are checked against.
+//! The events the service emits: every type (the one list webhook filters are checked
+//! against) and, for each, the payload it carries.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+use uuid::Uuid;
 
 /// Every event type, as partners subscribe to them.
 pub const EVENT_TYPES: &[&str] = &[
@@ -35,6 +40,137 @@ pub fn endpoint_wants(filter: &[String], kind: &str) -> bool {
     filter.is_empty() || filter.iter().any(|f| f == kind)
 }
 
+/// What happened, with its payload: one variant per event type, so that every place that
+/// announces a change builds the same fields. `kind()` is the type partners subscribe to and
+/// `data()` the event's `data` object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Event {
+    PlanRequested {
+        account_uuid: Uuid,
+        esi_id: Option<String>,
+        postal_code: Option<String>,
+        plan_uuids: Vec<Uuid>,
+        is_custom: bool,
+    },
+    PlanAccepted {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        plan_uuid: Uuid,
+        contract_uuid: Uuid,
+        service_start_date: NaiveDate,
+        accepted_by: String,
+    },
+    IdentityUpdated {
+        account_uuid: Uuid,
+        is_identity_complete: bool,
+    },
+    Finalized {
+        account_uuid: Uuid,
+        is_client_agent_enrollment: bool,
+    },
+    PaymentMethodAdded {
+        account_uuid: Uuid,
+        card_brand: String,
+        card_last4: String,
+    },
+    BillingAddressUpdated {
+        account_uuid: Uuid,
+        same_as_service_address: bool,
+    },
+    PaymentFailed(PaymentAttempt),
+    PaymentSuccessful(PaymentAttempt),
+    StatusUpdated {
+        account_uuid: Uuid,
+        status: String,
+        status_reason: String,
+        previous_status: String,
+        previous_status_reason: String,
+    },
+    ServiceActive {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        service_start_date: Option<NaiveDate>,
+    },
+    ServiceCanceled {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        final_service_date: Option<NaiveDate>,
+        reason: String,
+    },
+    UsageHistoryAvailable {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+    },
+    InvoiceCreated {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        total_cents: i64,
+        invoice_date: NaiveDate,
+        payment_due_date: NaiveDate,
+        status: String,
+    },
+    InvoicePaid {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        total_cents: i64,
+        paid_at: DateTime<Utc>,
+    },
+    InvoicePastDue {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        total_cents: i64,
+        payment_due_date: NaiveDate,
+    },
+    WebhookTest {
+        endpoint_uuid: Uuid,
+    },
+}
+
+/// A charge of an invoice, as its success and failure events tell it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaymentAttempt {
+    pub account_uuid: Uuid,
+    pub location_uuid: Uuid,
+    pub invoice_number: String,
+    pub payment_uuid: Uuid,
+    pub amount_cents: i64,
+    pub failure_code: Option<String>,
+}
+
+impl Event {
+    /// The event's type, as partners subscribe to it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::PlanRequested { .. } => "enrollment.plan_requested",
+            Event::PlanAccepted { .. } => "enrollment.plan_accepted",
+            Event::IdentityUpdated { .. } => "enrollment.identity_updated",
+            Event::Finalized { .. } => "enrollment.finalized",
+            Event::PaymentMethodAdded { .. } => "account.payment_method_added",
+            Event::BillingAddressUpdated { .. } => "account.billing_address_updated",
+            Event::PaymentFailed(_) => "account.payment_failed",
+            Event::PaymentSuccessful(_) => "account.payment_successful",
+            Event::StatusUpdated { .. } => "account.status_updated",
+            Event::ServiceActive { .. } => "location.service_active",
+            Event::ServiceCanceled { .. } => "location.service_canceled",
+            Event::UsageHistoryAvailable { .. } => "location.usage_history_available",
+            Event::InvoiceCreated { .. } => "invoice.created",
+            Event::InvoicePaid { .. } => "invoice.paid",
+            Event::InvoicePastDue { .. } => "invoice.past_due",
+            Event::WebhookTest { .. } => TEST_EVENT_TYPE,
+        }
+    }
+
+    /// The event's `data` object.
+    pub fn data(&self) -> serde_json::Value {
+        // Plain structs of ids, strings, numbers and dates always serialize.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +189,29 @@ mod tests {
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
         assert_eq!(EVENT_TYPES.len(), 19);
+    }
+
+    #[test]
+    fn an_event_carries_its_type_and_only_its_fields() {
+        let account_uuid = Uuid::nil();
+        let e = Event::Finalized {
+            account_uuid,
+            is_client_agent_enrollment: true,
+        };
+        assert!(is_known_event_type(e.kind()));
+        assert_eq!(
+            e.data(),
+            serde_json::json!({"account_uuid": account_uuid, "is_client_agent_enrollment": true})
+        );
+        let paid = Event::PaymentFailed(PaymentAttempt {
+            account_uuid,
+            location_uuid: account_uuid,
+            invoice_number: "INV-1".to_owned(),
+            payment_uuid: account_uuid,
+            amount_cents: 1234,
+            failure_code: Some("card_declined".to_owned()),
+        });
+        assert_eq!(paid.kind(), "account.payment_failed");
+        assert_eq!(paid.data()["amount_cents"], 1234);
     }
 }

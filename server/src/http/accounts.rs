@@ -12,8 +12,6 @@ use axum::{
     extract::State,
     http::{header::CONTENT_TYPE, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
-    routing::{get, post},
-    Router,
 };
 use chrono::Duration;
 use serde::Deserialize;
@@ -25,7 +23,7 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -43,22 +41,16 @@ use crate::{
 /// How long an AccountToken lives.
 const ACCOUNT_TOKEN_TTL: Duration = Duration::minutes(60);
 
-pub fn app_router() -> Router<AppState> {
-    Router::new()
-        .route("/accounts", post(create_account).get(list_accounts))
-        .route(
-            "/accounts/{account_uuid}",
-            get(get_account).patch(update_account),
-        )
-        .route("/accounts/{account_uuid}/token", post(create_account_token))
-        .route(
-            "/accounts/{account_uuid}/record-client-agent",
-            post(record_client_agent),
-        )
+pub fn app_router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(create_account, list_accounts))
+        .routes(routes!(get_account, update_account))
+        .routes(routes!(create_account_token))
+        .routes(routes!(record_client_agent))
 }
 
-pub fn account_router() -> Router<AppState> {
-    Router::new().route("/", get(get_own_account))
+pub fn account_router() -> ApiRouter {
+    ApiRouter::new().routes(routes!(get_own_account))
 }
 
 fn parse_context(state: &AppState, principal: &AppPrincipal) -> ParseContext {

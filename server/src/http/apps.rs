@@ -1,13 +1,12 @@
 //! The app of the AppToken (`GET /v1/app`).
 
 use app::api::{AppOut, Branding, Environment, ErrorEnvelope, SupportContacts, Timestamp};
-use axum::{routing::get, Router};
 
-use super::{auth::AppPrincipal, error::ApiResult, AppState};
+use super::{auth::AppPrincipal, error::ApiResult, routes, ApiRouter};
 use crate::store::apps::AppRow;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/", get(get_app))
+pub fn router() -> ApiRouter {
+    ApiRouter::new().routes(routes!(get_app))
 }
 
 pub fn render(app: &AppRow) -> AppOut {

@@ -13,13 +13,7 @@ use app::api::{
     },
     EnsurePaymentMethodIn, ErrorEnvelope, List, PaymentMethod, PaymentSession, Timestamp,
 };
-use axum::{
-    extract::State,
-    http::header,
-    response::IntoResponse,
-    routing::{get, post},
-    Router,
-};
+use axum::{extract::State, http::header, response::IntoResponse, routing::get, Router};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -31,7 +25,7 @@ use super::{
     extract::{Json, Path, Query},
     links::{signed_url, SignedLink},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError},
@@ -45,18 +39,15 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/billing/payment-session", post(create_payment_session))
-        .route(
-            "/billing/ensure-payment-method-added",
-            post(ensure_payment_method_added),
-        )
-        .route("/billing/payment-method", get(get_payment_method))
-        .route("/billing/invoices", get(list_invoices))
-        .route("/billing/invoices/{invoice_number}", get(get_invoice))
-        .route("/billing/invoices/{invoice_number}/pdf", get(invoice_pdf))
-        .route("/billing/invoices/{invoice_number}/pay", post(pay_invoice))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(create_payment_session))
+        .routes(routes!(ensure_payment_method_added))
+        .routes(routes!(get_payment_method))
+        .routes(routes!(list_invoices))
+        .routes(routes!(get_invoice))
+        .routes(routes!(invoice_pdf))
+        .routes(routes!(pay_invoice))
 }
 
 /// The invoice PDFs' signed links, opened in a browser with no token.

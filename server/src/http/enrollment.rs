@@ -10,11 +10,7 @@ use app::api::{
     },
     Account, ErrorEnvelope, Location, Timestamp,
 };
-use axum::{
-    extract::State,
-    routing::{get, post},
-    Router,
-};
+use axum::extract::State;
 use chrono::NaiveDate;
 use uuid::Uuid;
 
@@ -24,7 +20,7 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path},
     links::signed_url,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     clock::AccountClock,
@@ -51,41 +47,20 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/enroll/confirm-address", post(confirm_address))
-        .route("/enroll/plans/accept", post(accept_plan))
-        .route("/enroll/finalize", post(finalize))
-        .route(
-            "/billing/address",
-            get(get_billing_address).put(put_billing_address),
-        )
-        .route("/locations/{location_uuid}", get(get_location))
-        .route(
-            "/locations/{location_uuid}/support-info",
-            get(location_support_info),
-        )
-        .route(
-            "/locations/{location_uuid}/cancel-service",
-            post(cancel_service),
-        )
-        .route("/locations/{location_uuid}/plan", get(location_plan))
-        .route(
-            "/locations/{location_uuid}/documents",
-            get(location_documents),
-        )
-        .route(
-            "/locations/{location_uuid}/all-documents",
-            get(location_all_documents),
-        )
-        .route(
-            "/locations/{location_uuid}/renewal-plans/request",
-            post(request_renewal_plans),
-        )
-        .route(
-            "/locations/{location_uuid}/renewal-plans/accept",
-            post(accept_renewal_plan),
-        )
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(confirm_address))
+        .routes(routes!(accept_plan))
+        .routes(routes!(finalize))
+        .routes(routes!(get_billing_address, put_billing_address))
+        .routes(routes!(get_location))
+        .routes(routes!(location_support_info))
+        .routes(routes!(cancel_service))
+        .routes(routes!(location_plan))
+        .routes(routes!(location_documents))
+        .routes(routes!(location_all_documents))
+        .routes(routes!(request_renewal_plans))
+        .routes(routes!(accept_renewal_plan))
 }
 
 /// The account's location, or 404 `resource_missing` (another account's location included).

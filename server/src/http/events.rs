@@ -5,7 +5,7 @@ use app::api::{
     background::{DeliveriesScheduled, Event, RedeliverIn},
     ErrorEnvelope, List,
 };
-use axum::{extract::State, http::StatusCode, routing::get, routing::post, Router};
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -15,7 +15,7 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::events::{endpoint_wants, is_known_event_type},
@@ -23,11 +23,11 @@ use crate::{
     webhooks::render_event,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/events", get(list_events))
-        .route("/events/{event_uuid}", get(get_event))
-        .route("/events/{event_uuid}/redeliver", post(redeliver_event))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list_events))
+        .routes(routes!(get_event))
+        .routes(routes!(redeliver_event))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

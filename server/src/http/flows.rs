@@ -8,7 +8,7 @@ use axum::{
     extract::State,
     http::{header, HeaderValue, StatusCode},
     response::{Html, IntoResponse, Response},
-    routing::{get, post},
+    routing::get,
     Router,
 };
 use chrono::Duration;
@@ -19,7 +19,7 @@ use super::{
     auth::AppPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{flows::FlowScope, tokens},
@@ -30,11 +30,8 @@ const LOGIN_TTL: Duration = Duration::minutes(10);
 const SESSION_TTL: Duration = Duration::minutes(60);
 
 /// `flow-login`, under `/v1/app`.
-pub fn app_router() -> Router<AppState> {
-    Router::new().route(
-        "/accounts/{account_uuid}/flow-login",
-        post(create_flow_login),
-    )
+pub fn app_router() -> ApiRouter {
+    ApiRouter::new().routes(routes!(create_flow_login))
 }
 
 /// Where flow links land.

@@ -5,18 +5,13 @@
 use app::api::{
     CreditCheckIn, CreditCheckOut, ErrorEnvelope, IdentityIn, IdentityOut, UpdateAccountIn,
 };
-use axum::{
-    extract::State,
-    http::StatusCode,
-    routing::{patch, post},
-    Router,
-};
+use axum::{extract::State, http::StatusCode};
 
 use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
     extract::Json,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -26,10 +21,10 @@ use crate::{
     store::{self, credit::NewCreditCheck, events::NewEvent},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/enroll/identity", patch(update_identity))
-        .route("/enroll/credit-check", post(submit_credit_check))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(update_identity))
+        .routes(routes!(submit_credit_check))
 }
 
 /// Update the identity fields needed to start service. The verified e-mail is not one of them:

@@ -12,12 +12,7 @@ use app::api::{
     ErrorEnvelope, List, Timestamp,
 };
 use app::format::{dollars, html_escape};
-use axum::{
-    extract::State,
-    response::Html,
-    routing::{get, post},
-    Router,
-};
+use axum::{extract::State, response::Html, routing::get, Router};
 use chrono::{Duration, NaiveDate};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -30,7 +25,7 @@ use super::{
     extract::{Json, Path, Query},
     links::{signed_url, SignedLink},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -61,33 +56,24 @@ const DEFAULT_SEARCH_LIMIT: u32 = 10;
 const MAX_SEARCH_LIMIT: u32 = 50;
 const MAX_TERM_MONTHS: u32 = 36;
 
-pub fn app_router() -> Router<AppState> {
-    Router::new()
-        .route("/plan-groups", get(list_plan_groups))
-        .route("/accounts/enroll/eligibility", post(app_eligibility))
-        .route("/accounts/enroll/address-search", post(app_address_search))
-        .route(
-            "/accounts/enroll/full-address-search",
-            post(app_full_address_search),
-        )
-        .route("/accounts/enroll/plans/request", post(app_request_plans))
-        .route("/accounts/enroll/plans/benchmarks", post(benchmarks))
-        .route(
-            "/accounts/{account_uuid}/enroll/plans/request",
-            post(app_request_account_plans),
-        )
+pub fn app_router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list_plan_groups))
+        .routes(routes!(app_eligibility))
+        .routes(routes!(app_address_search))
+        .routes(routes!(app_full_address_search))
+        .routes(routes!(app_request_plans))
+        .routes(routes!(benchmarks))
+        .routes(routes!(app_request_account_plans))
 }
 
-pub fn account_router() -> Router<AppState> {
-    Router::new()
-        .route("/enroll/eligibility", post(account_eligibility))
-        .route("/enroll/address-search", post(account_address_search))
-        .route(
-            "/enroll/full-address-search",
-            post(account_full_address_search),
-        )
-        .route("/enroll/esi-id-search", post(esi_id_search))
-        .route("/enroll/plans/request", post(account_request_plans))
+pub fn account_router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(account_eligibility))
+        .routes(routes!(account_address_search))
+        .routes(routes!(account_full_address_search))
+        .routes(routes!(esi_id_search))
+        .routes(routes!(account_request_plans))
 }
 
 /// The paths of the plan documents' pages; the API hands them out signed (`links::signed_url`).

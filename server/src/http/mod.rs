@@ -95,39 +95,73 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
+/// A group of routes and their OpenAPI entries, written once: each handler's
+/// `#[utoipa::path]` gives its method and path, and `routes!(handler)` mounts it there.
+pub type ApiRouter = utoipa_axum::router::OpenApiRouter<AppState>;
+pub(crate) use utoipa_axum::routes;
+
+/// Every documented route, by who may call it. The application mounts these behind their
+/// authentication; the OpenAPI document is read off the same lists.
+pub struct ApiRoutes {
+    /// `/v1/app/*`: an AppToken.
+    pub app: ApiRouter,
+    /// `/v1/account/*`: an AccountToken.
+    pub account: ApiRouter,
+    /// Outside `/v1`'s tokens: health and the test-mode processor.
+    pub public: ApiRouter,
+}
+
+impl ApiRoutes {
+    pub fn new() -> Self {
+        ApiRoutes {
+            app: ApiRouter::new()
+                .merge(apps::router())
+                .merge(accounts::app_router())
+                .merge(flows::app_router())
+                .merge(events::router())
+                .merge(webhooks::router())
+                .merge(sandbox::app_router())
+                .merge(market::app_router()),
+            account: ApiRouter::new()
+                .merge(accounts::account_router())
+                .merge(identity::router())
+                .merge(enrollment::router())
+                .merge(billing::router())
+                .merge(usage::router())
+                .merge(sandbox::account_router())
+                .merge(market::account_router()),
+            public: ApiRouter::new()
+                .merge(ops::router())
+                .merge(processor::router()),
+        }
+    }
+}
+
+impl Default for ApiRoutes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The whole application.
 pub fn router(state: AppState) -> Router {
-    let app_api = Router::new()
-        .merge(apps::router())
-        .merge(accounts::app_router())
-        .merge(flows::app_router())
-        .merge(events::router())
-        .merge(webhooks::router())
-        .merge(sandbox::app_router())
-        .merge(market::app_router())
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_app,
-        ));
-    let account_api = Router::new()
-        .merge(accounts::account_router())
-        .merge(identity::router())
-        .merge(enrollment::router())
-        .merge(billing::router())
-        .merge(usage::router())
-        .merge(sandbox::account_router())
-        .merge(market::account_router())
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_account,
-        ))
-        .method_not_allowed_fallback(method_not_allowed);
+    let routes = ApiRoutes::new();
+    let app_api = routes.app.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::require_app,
+    ));
+    let account_api = routes.account.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::require_account,
+    ));
+    let (api, _) = ApiRouter::new()
+        .merge(app_api)
+        .merge(account_api)
+        .merge(routes.public)
+        .split_for_parts();
 
-    let mut router = Router::new()
-        .nest("/v1/app", app_api)
+    let mut router = api
         .route("/v1/openapi.json", get(openapi::serve))
-        .merge(ops::router())
-        .merge(processor::router())
         .merge(flows::page_router())
         .merge(market::documents_router())
         .merge(billing::public_router())
@@ -135,9 +169,7 @@ pub fn router(state: AppState) -> Router {
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));
     }
-    let router = router
-        .method_not_allowed_fallback(method_not_allowed)
-        .nest("/v1/account", account_api);
+    let router = router.method_not_allowed_fallback(method_not_allowed);
     let site_root = state.http.leptos.site_root.to_string();
     // A release build's assets come precompressed at the highest brotli quality
     // (`cargo leptos build --release --precompress`); others are compressed on the fly.
@@ -171,8 +203,8 @@ fn edge(router: Router) -> Router {
 
 /// What a worker-only process (`serve --role worker`) serves: liveness, readiness and metrics.
 pub fn ops_router(state: AppState) -> Router {
-    ops::router()
-        .fallback(not_found)
+    let (ops, _) = ops::router().split_for_parts();
+    ops.fallback(not_found)
         .layer(middleware::from_fn(observe))
         .with_state(state)
         .layer(middleware::from_fn(request_id))

@@ -7,18 +7,18 @@ use axum::{
     http::{header::CONTENT_TYPE, HeaderValue},
     response::{IntoResponse, Response},
     routing::get,
-    Router,
 };
 
 use super::{
     error::{ApiError, ErrorCode},
-    AppState,
+    routes, ApiRouter, AppState,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        // Scraped by Prometheus, not part of the API.
         .route("/metrics", get(metrics))
 }
 

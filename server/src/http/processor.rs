@@ -9,8 +9,6 @@ use app::api::{
 use axum::{
     extract::State,
     http::{HeaderMap, StatusCode},
-    routing::post,
-    Router,
 };
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
@@ -18,7 +16,7 @@ use super::{
     auth::{bearer, invalid_token},
     error::{ApiError, ApiResult, ErrorCode},
     extract::Json,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -29,9 +27,9 @@ use crate::{
     store::{self, payments::CardRow},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/processor/v1/payment_methods", post(create_payment_method))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(create_payment_method))
         .layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::mirror_request())

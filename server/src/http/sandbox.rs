@@ -7,7 +7,7 @@ use app::api::{
     background::{AdvanceClockIn, AdvanceClockOut, Email, SimulateIn, SimulateOut},
     Environment, ErrorEnvelope, List, Timestamp,
 };
-use axum::{extract::State, routing::get, routing::post, Router};
+use axum::extract::State;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -18,7 +18,7 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Query},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     adapters::credit::SandboxBureau,
@@ -37,16 +37,16 @@ use crate::{
     webhooks::render_event,
 };
 
-pub fn account_router() -> Router<AppState> {
-    Router::new()
-        .route("/sandbox/advance-clock", post(advance_clock))
-        .route("/sandbox/simulate", post(simulate))
-        .route("/sandbox/delete-enrollment", post(delete_enrollment))
-        .route("/sandbox/seed-demo-data", post(seed_demo_data))
+pub fn account_router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(advance_clock))
+        .routes(routes!(simulate))
+        .routes(routes!(delete_enrollment))
+        .routes(routes!(seed_demo_data))
 }
 
-pub fn app_router() -> Router<AppState> {
-    Router::new().route("/sandbox/emails", get(list_emails))
+pub fn app_router() -> ApiRouter {
+    ApiRouter::new().routes(routes!(list_emails))
 }
 
 fn require_sandbox(app: &AppRow) -> ApiResult<()> {

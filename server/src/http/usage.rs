@@ -11,7 +11,7 @@ use app::api::{
     },
     ErrorEnvelope, List, Timestamp,
 };
-use axum::{extract::State, routing::get, Router};
+use axum::extract::State;
 use chrono::{Datelike, Duration, NaiveDate};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -23,7 +23,7 @@ use super::{
     error::{ApiError, ApiResult},
     extract::{Path, Query},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -33,12 +33,12 @@ use crate::{
     store::{self, billing::UsageDayRow, enrollment::LocationRow},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/locations/{location_uuid}/usage/monthly", get(monthly))
-        .route("/locations/{location_uuid}/usage/daily", get(daily))
-        .route("/locations/{location_uuid}/usage/intervals", get(intervals))
-        .route("/locations/{location_uuid}/meter-reads", get(meter_reads))
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(monthly))
+        .routes(routes!(daily))
+        .routes(routes!(intervals))
+        .routes(routes!(meter_reads))
 }
 
 const UNITS: &str = "kWh";

@@ -8,7 +8,7 @@ use app::api::{
     },
     Environment, ErrorEnvelope, List, Patch, Timestamp,
 };
-use axum::{extract::State, http::StatusCode, routing::get, routing::post, Router};
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -18,7 +18,7 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     extract::{Json, Path, Query},
     pagination::Page,
-    AppState,
+    routes, ApiRouter, AppState,
 };
 use crate::{
     domain::{
@@ -38,31 +38,14 @@ use crate::{
 /// Most events one recover schedules; a partner asks again from the last one for more.
 const RECOVER_LIMIT: i64 = 10_000;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/webhook-endpoints",
-            post(create_endpoint).get(list_endpoints),
-        )
-        .route(
-            "/webhook-endpoints/{endpoint_uuid}",
-            get(get_endpoint)
-                .patch(update_endpoint)
-                .delete(delete_endpoint),
-        )
-        .route(
-            "/webhook-endpoints/{endpoint_uuid}/rotate-secret",
-            post(rotate_secret),
-        )
-        .route(
-            "/webhook-endpoints/{endpoint_uuid}/deliveries",
-            get(list_deliveries),
-        )
-        .route("/webhook-endpoints/{endpoint_uuid}/recover", post(recover))
-        .route(
-            "/webhook-endpoints/{endpoint_uuid}/send-test",
-            post(send_test),
-        )
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(create_endpoint, list_endpoints))
+        .routes(routes!(get_endpoint, update_endpoint, delete_endpoint))
+        .routes(routes!(rotate_secret))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(recover))
+        .routes(routes!(send_test))
 }
 
 fn render(row: &EndpointRow, show_secret: bool) -> WebhookEndpoint {
