@@ -8,6 +8,8 @@
 use chrono::{Duration, NaiveDate};
 use rust_decimal::{Decimal, RoundingStrategy};
 
+use super::market::DeliveryCharges;
+
 /// Days between an invoice and its due date, when auto-pay charges it.
 pub const DAYS_TO_PAY: i64 = 16;
 
@@ -26,13 +28,6 @@ pub struct ContractRates {
     pub energy_cents_per_kwh: Decimal,
     pub base_charge_cents_per_month: i64,
     pub solar_buyback_cents_per_kwh: Decimal,
-}
-
-/// The delivery utility's charges in effect for the cycle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeliveryCharges {
-    pub fixed_cents_per_month: i64,
-    pub cents_per_kwh: Decimal,
 }
 
 /// What one cycle bills.
@@ -116,13 +111,12 @@ impl InvoiceInput {
             tdu: s.tdu.to_owned(),
             day: s.period_end,
         })?;
-        let delivery = DeliveryCharges {
-            fixed_cents_per_month: fixed,
-            cents_per_kwh: decimal(per_kwh).ok_or_else(|| BillingError::DeliveryCharges {
+        let delivery = DeliveryCharges::from_stored(fixed, per_kwh).ok_or_else(|| {
+            BillingError::DeliveryCharges {
                 tdu: s.tdu.to_owned(),
                 value: per_kwh.to_owned(),
-            })?,
-        };
+            }
+        })?;
         let gross_receipts_percent = match s.gross_receipts_percent {
             None => Decimal::ZERO,
             Some(text) => {

@@ -1,5 +1,6 @@
-//! Market values parsed at the edge (ESI IDs, ZIP codes, rates) and the market's calendar:
-//! business days over the federal holiday table, plan start-date windows and price expiry.
+//! Market values parsed at the edge (ESI IDs, ZIP codes, rates), the market's calendar
+//! (business days over the federal holiday table, plan start-date windows and price expiry),
+//! the utilities' delivery charges, and who may buy: eligibility and the directory's searches.
 
 use std::{collections::BTreeSet, fmt, str::FromStr};
 
@@ -122,6 +123,24 @@ pub fn round4(d: Decimal) -> Decimal {
     d.round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
 }
 
+/// A utility's delivery charges in effect, as plans are priced and cycles billed with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryCharges {
+    pub fixed_cents_per_month: i64,
+    pub cents_per_kwh: Decimal,
+}
+
+impl DeliveryCharges {
+    /// The charges as the reference table stores them (cents per kWh as decimal text); `None`
+    /// when the text is not a decimal.
+    pub fn from_stored(fixed_cents_per_month: i64, cents_per_kwh: &str) -> Option<Self> {
+        Some(DeliveryCharges {
+            fixed_cents_per_month,
+            cents_per_kwh: cents_per_kwh.trim().parse().ok()?,
+        })
+    }
+}
+
 /// Whole cents from a dollar amount given on the wire (`"12.5"`, at most 2 places, 0 to 1,000).
 pub fn parse_dollars_to_cents(param: &str, raw: &str) -> Result<i64, FieldError> {
     let invalid =
@@ -182,6 +201,13 @@ pub struct StartWindow {
     pub latest: NaiveDate,
 }
 
+impl StartWindow {
+    /// Whether a plan may be priced for a service start on `start`.
+    pub fn allows(&self, start: NaiveDate) -> bool {
+        (self.earliest..=self.latest).contains(&start)
+    }
+}
+
 /// The market refuses start dates further out.
 pub const MAX_DAYS_AHEAD: i64 = 90;
 pub const CLIENT_AGENT_MIN_DAYS: i64 = 7;
@@ -214,11 +240,81 @@ pub fn price_expiry_date(today: NaiveDate, cal: &BusinessCalendar) -> NaiveDate 
     cal.add_business_days(today, PRICE_VALID_BUSINESS_DAYS)
 }
 
+/// The instant a price given at `now` (on the market day `today`) expires: the same time of
+/// day, `PRICE_VALID_BUSINESS_DAYS` business days later.
+pub fn price_expires_at(
+    now: DateTime<Utc>,
+    today: NaiveDate,
+    cal: &BusinessCalendar,
+) -> DateTime<Utc> {
+    now + Duration::days((price_expiry_date(today, cal) - today).num_days())
+}
+
+/// The version of the regulator's customer-rights text ("Your Rights as a Customer") every plan
+/// links to.
+pub const YRAC_VERSION: &str = "2024.1";
+
 /// Eligibility of a ZIP code from its utility rows: the share of its premises served by a
 /// utility open to retail choice, 0 to 100.
 pub fn eligibility_likelihood(likelihoods: &[i64]) -> u8 {
     let total: i64 = likelihoods.iter().map(|l| (*l).clamp(0, 100)).sum();
     u8::try_from(total.clamp(0, 100)).unwrap_or(100)
+}
+
+/// How likely a place is open to retail choice (0 to 100), and the utilities that may serve it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetailChoice {
+    pub likelihood: u8,
+    pub tdus: Vec<String>,
+}
+
+/// Eligibility of a place. A full address found in the directory means certain eligibility:
+/// its meter's utility (`found_tdu`) serves it. Otherwise the postal code decides, from each
+/// utility's share of its premises (`postal_code_shares`, utility and percent).
+pub fn eligibility(found_tdu: Option<&str>, postal_code_shares: &[(&str, i64)]) -> RetailChoice {
+    match found_tdu {
+        Some(tdu) => RetailChoice {
+            likelihood: 100,
+            tdus: vec![tdu.to_owned()],
+        },
+        None => {
+            let shares: Vec<i64> = postal_code_shares.iter().map(|(_, l)| *l).collect();
+            RetailChoice {
+                likelihood: eligibility_likelihood(&shares),
+                tdus: postal_code_shares
+                    .iter()
+                    .map(|(t, _)| (*t).to_owned())
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// The market is Texas's: an address given in another state has no meter in the directory. A
+/// missing or blank state does not exclude anything.
+pub fn state_in_market(state: Option<&str>) -> bool {
+    state
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .is_none_or(|s| s.eq_ignore_ascii_case("TX") || s.eq_ignore_ascii_case("texas"))
+}
+
+/// Addresses a directory search answers unless told otherwise, and at most.
+pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
+pub const MAX_SEARCH_LIMIT: u32 = 50;
+
+/// The `limit` of a directory search: `DEFAULT_SEARCH_LIMIT` when absent, else 1 to
+/// `MAX_SEARCH_LIMIT`.
+pub fn parse_search_limit(limit: Option<u32>) -> Result<u32, FieldError> {
+    let limit = limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+    if (1..=MAX_SEARCH_LIMIT).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(FieldError::invalid(
+            "limit",
+            format!("limit must be 1 to {MAX_SEARCH_LIMIT}"),
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -338,5 +434,75 @@ mod tests {
         assert_eq!(eligibility_likelihood(&[60]), 60);
         assert_eq!(eligibility_likelihood(&[70, 30]), 100);
         assert_eq!(eligibility_likelihood(&[80, 40]), 100);
+    }
+
+    #[test]
+    fn a_full_address_found_means_certain_eligibility() {
+        let shares = [("ONCOR", 40), ("TNMP", 20)];
+        let found = eligibility(Some("TNMP"), &shares);
+        assert_eq!(found.likelihood, 100);
+        assert_eq!(found.tdus, ["TNMP"]);
+        let by_zip = eligibility(None, &shares);
+        assert_eq!(by_zip.likelihood, 60);
+        assert_eq!(by_zip.tdus, ["ONCOR", "TNMP"]);
+        let closed = eligibility(None, &[]);
+        assert_eq!((closed.likelihood, closed.tdus.len()), (0, 0));
+    }
+
+    #[test]
+    fn only_texas_addresses_are_in_the_market() {
+        for state in [
+            None,
+            Some(""),
+            Some("  "),
+            Some("TX"),
+            Some("tx"),
+            Some(" Texas "),
+        ] {
+            assert!(state_in_market(state), "{state:?}");
+        }
+        for state in [Some("OK"), Some("Tex"), Some("TXX")] {
+            assert!(!state_in_market(state), "{state:?}");
+        }
+    }
+
+    #[test]
+    fn search_limits() {
+        assert_eq!(parse_search_limit(None), Ok(DEFAULT_SEARCH_LIMIT));
+        assert_eq!(parse_search_limit(Some(1)), Ok(1));
+        assert_eq!(parse_search_limit(Some(50)), Ok(50));
+        for bad in [0, 51] {
+            let e = parse_search_limit(Some(bad)).unwrap_err();
+            assert_eq!(
+                (e.param.as_str(), e.message.as_str()),
+                ("limit", "limit must be 1 to 50")
+            );
+        }
+    }
+
+    #[test]
+    fn a_start_window_allows_its_own_ends() {
+        let w = start_window(d("2026-11-23"), Enroller::Customer, &calendar());
+        assert!(w.allows(w.earliest) && w.allows(w.latest));
+        assert!(!w.allows(w.earliest - Duration::days(1)));
+        assert!(!w.allows(w.latest + Duration::days(1)));
+    }
+
+    #[test]
+    fn a_price_expires_five_business_days_later_at_the_same_time() {
+        let now = DateTime::parse_from_rfc3339("2026-11-23T15:04:05Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let expires = price_expires_at(now, d("2026-11-23"), &calendar());
+        assert_eq!(expires.to_rfc3339(), "2026-12-01T15:04:05+00:00");
+    }
+
+    #[test]
+    fn delivery_charges_from_the_reference_table() {
+        let c = DeliveryCharges::from_stored(423, " 4.5403").unwrap();
+        assert_eq!(c.fixed_cents_per_month, 423);
+        assert_eq!(c.cents_per_kwh, Decimal::new(45403, 4));
+        assert_eq!(DeliveryCharges::from_stored(423, ""), None);
+        assert_eq!(DeliveryCharges::from_stored(423, "4,54"), None);
     }
 }

@@ -1,11 +1,15 @@
 //! Plan pricing and EFL math: a plan's rates from its group, the day's wholesale price and the
-//! utility's delivery charges (with per-account overrides), the simulated wholesale curve, and
-//! the average prices of the Electricity Facts Label. Exact decimals throughout.
+//! utility's delivery charges (with per-account overrides), the simulated wholesale curve, the
+//! market's typical plan that benchmarks compare with, and the average prices of the
+//! Electricity Facts Label. Exact decimals throughout.
 
 use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 
-use super::market::round4;
+use super::{
+    market::{parse_dollars_to_cents, round4, DeliveryCharges, RateCentsPerKwh},
+    FieldError,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlanType {
@@ -101,12 +105,26 @@ pub fn default_groups() -> Vec<GroupTerms> {
     ]
 }
 
-/// A utility's delivery charges in effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TduCharges {
-    pub fixed_cents_per_month: i64,
-    pub cents_per_kwh: Decimal,
+/// The market's typical plan in a load zone, which benchmarks compare an app's plans with: a
+/// 12-month fixed product at the zone's usual margin and base charge.
+pub fn market_plan(margin_cents_per_kwh: Decimal, base_charge_cents_per_month: i64) -> GroupTerms {
+    GroupTerms {
+        name: "market".into(),
+        plan_type: PlanType::Fixed,
+        term_months: 12,
+        base_charge_cents_per_month,
+        energy_margin_cents_per_kwh: margin_cents_per_kwh,
+        partner_commission_cents_per_month: 0,
+        solar_buyback_cents_per_kwh: Decimal::ZERO,
+        early_termination_fee_cents: 0,
+        renewable_percent: 0,
+        tos_version: String::new(),
+        is_month_to_month_default: false,
+    }
 }
+
+/// The longest term per-account terms may set.
+pub const MAX_TERM_MONTHS: u32 = 36;
 
 /// Per-account terms negotiated with the partner; each replaces the group's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,6 +135,38 @@ pub struct Overrides {
 }
 
 impl Overrides {
+    /// The per-account terms of a plan request, as given on the wire: a term of 1 to
+    /// `MAX_TERM_MONTHS` months, an energy rate in cents per kWh, a commission in dollars.
+    pub fn parse(
+        term_months: Option<u32>,
+        energy_rate_cents_per_kwh: Option<&str>,
+        partner_commission_per_month_dollars: Option<&str>,
+    ) -> Result<Overrides, FieldError> {
+        let term_months = term_months
+            .map(|t| {
+                if (1..=MAX_TERM_MONTHS).contains(&t) {
+                    Ok(t)
+                } else {
+                    Err(FieldError::invalid(
+                        "term_months",
+                        format!("term_months must be 1 to {MAX_TERM_MONTHS}"),
+                    ))
+                }
+            })
+            .transpose()?;
+        let energy = energy_rate_cents_per_kwh
+            .map(|d| RateCentsPerKwh::parse("energy_rate_cents_per_kwh", d).map(|r| r.0))
+            .transpose()?;
+        let commission = partner_commission_per_month_dollars
+            .map(|d| parse_dollars_to_cents("partner_commission_per_month_dollars", d))
+            .transpose()?;
+        Ok(Overrides {
+            term_months,
+            energy_cents_per_kwh: energy.map(round4),
+            partner_commission_cents_per_month: commission,
+        })
+    }
+
     pub fn is_custom(&self) -> bool {
         self.term_months.is_some()
             || self.energy_cents_per_kwh.is_some()
@@ -144,7 +194,7 @@ pub fn price_plan(
     group: &GroupTerms,
     overrides: &Overrides,
     wholesale_cents_per_kwh: Decimal,
-    tdu: &TduCharges,
+    tdu: &DeliveryCharges,
 ) -> PlanRates {
     let commission = overrides
         .partner_commission_cents_per_month
@@ -190,11 +240,14 @@ pub fn solar_buyback_credit_cents(rates: &PlanRates, exported_kwh: Decimal) -> D
     rates.solar_buyback_cents_per_kwh * exported_kwh
 }
 
-/// The EFL's three averages (500, 1,000 and 2,000 kWh). The EFL assumes a household that
-/// exports nothing, so a solar buyback does not lower them; no plan here carries other
-/// recurring credits.
+/// The monthly usages the EFL gives average prices at, in kWh.
+pub const EFL_USAGES_KWH: [u32; 3] = [500, 1000, 2000];
+
+/// The EFL's three averages (at `EFL_USAGES_KWH`). The EFL assumes a household that exports
+/// nothing, so a solar buyback does not lower them; no plan here carries other recurring
+/// credits.
 pub fn efl_averages(rates: &PlanRates) -> [Decimal; 3] {
-    [500, 1000, 2000].map(|u| average_price_cents_per_kwh(rates, Decimal::from(u), Decimal::ZERO))
+    EFL_USAGES_KWH.map(|u| average_price_cents_per_kwh(rates, Decimal::from(u), Decimal::ZERO))
 }
 
 /// The simulated wholesale curve of one load zone (all figures from the reference tables).
@@ -236,6 +289,21 @@ impl WholesaleCurve {
             .map(|i| self.monthly_level(first + i))
             .sum();
         round4(sum / Decimal::from(months) + self.daily_deviation(today))
+    }
+
+    /// The wholesale price a plan of `plan_type` is priced on `today`: a fixed plan hedges its
+    /// `term_months` from `start`; a month-to-month plan follows the day's spot price.
+    pub fn price_for(
+        &self,
+        plan_type: PlanType,
+        today: NaiveDate,
+        start: NaiveDate,
+        term_months: u32,
+    ) -> Decimal {
+        match plan_type {
+            PlanType::Fixed => self.term_price(today, start, term_months),
+            PlanType::MonthToMonth => self.spot(today),
+        }
     }
 }
 
@@ -314,7 +382,7 @@ mod tests {
     #[test]
     fn solar_buyback_credits_and_the_efl() {
         let group = &default_groups()[2];
-        let tdu = TduCharges {
+        let tdu = DeliveryCharges {
             fixed_cents_per_month: 785,
             cents_per_kwh: dec("5.0383"),
         };
@@ -342,7 +410,7 @@ mod tests {
     #[test]
     fn month_to_month_has_no_term_fee_and_one_month() {
         let group = &default_groups()[3];
-        let tdu = TduCharges {
+        let tdu = DeliveryCharges {
             fixed_cents_per_month: 423,
             cents_per_kwh: dec("4.5403"),
         };
@@ -366,7 +434,7 @@ mod tests {
     #[test]
     fn overrides_replace_the_groups_terms() {
         let group = &default_groups()[0];
-        let tdu = TduCharges {
+        let tdu = DeliveryCharges {
             fixed_cents_per_month: 423,
             cents_per_kwh: dec("4.5403"),
         };
@@ -419,5 +487,71 @@ mod tests {
             let d = apr + chrono::Duration::days(i);
             other.spot(d) != c.spot(d)
         }));
+    }
+
+    #[test]
+    fn fixed_plans_hedge_their_term_and_month_to_month_follows_the_spot() {
+        let c = curve();
+        let (today, start): (NaiveDate, NaiveDate) =
+            ("2026-04-10".parse().unwrap(), "2026-06-01".parse().unwrap());
+        assert_eq!(
+            c.price_for(PlanType::Fixed, today, start, 24),
+            c.term_price(today, start, 24)
+        );
+        assert_ne!(
+            c.price_for(PlanType::Fixed, today, start, 1),
+            c.price_for(PlanType::Fixed, today, start, 12)
+        );
+        for term in [1, 12, 36] {
+            assert_eq!(
+                c.price_for(PlanType::MonthToMonth, today, start, term),
+                c.spot(today)
+            );
+        }
+    }
+
+    #[test]
+    fn the_market_plan_is_a_plain_12_month_fixed_product() {
+        let m = market_plan(dec("1.25"), 900);
+        assert_eq!((m.plan_type, m.term_months), (PlanType::Fixed, 12));
+        assert_eq!(m.energy_margin_cents_per_kwh, dec("1.25"));
+        let tdu = DeliveryCharges {
+            fixed_cents_per_month: 423,
+            cents_per_kwh: dec("4.5403"),
+        };
+        let r = price_plan(&m, &Overrides::default(), dec("4.0"), &tdu);
+        // No commission, no buyback, no termination fee: energy 4 + 1.25, base 900.
+        assert_eq!(r.energy_cents_per_kwh, dec("5.25"));
+        assert_eq!(r.base_charge_cents_per_month, 900);
+        assert_eq!(r.solar_buyback_cents_per_kwh, Decimal::ZERO);
+        assert_eq!(r.early_termination_fee_cents, 0);
+    }
+
+    #[test]
+    fn per_account_terms_from_the_wire() {
+        assert_eq!(Overrides::parse(None, None, None), Ok(Overrides::default()));
+        let o = Overrides::parse(Some(36), Some(" 8.1234 "), Some("12.5")).unwrap();
+        assert_eq!(o.term_months, Some(36));
+        assert_eq!(o.energy_cents_per_kwh, Some(dec("8.1234")));
+        assert_eq!(o.partner_commission_cents_per_month, Some(1250));
+        for (term, energy, commission, param) in [
+            (Some(0), None, None, "term_months"),
+            (Some(37), None, None, "term_months"),
+            (None, Some("-1"), None, "energy_rate_cents_per_kwh"),
+            (None, Some("9.12345"), None, "energy_rate_cents_per_kwh"),
+            (
+                None,
+                None,
+                Some("5.001"),
+                "partner_commission_per_month_dollars",
+            ),
+        ] {
+            let e = Overrides::parse(term, energy, commission).unwrap_err();
+            assert_eq!(e.param, param);
+        }
+        assert_eq!(
+            Overrides::parse(Some(40), None, None).unwrap_err().message,
+            "term_months must be 1 to 36"
+        );
     }
 }

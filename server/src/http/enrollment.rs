@@ -173,7 +173,7 @@ async fn documents_of_location(
         let yrac_version = store::market::plan_by_uuid(&state.db, c.plan_uuid)
             .await?
             .map(|p| p.yrac_version)
-            .unwrap_or_else(|| super::market::YRAC_VERSION.to_owned());
+            .unwrap_or_else(|| crate::domain::market::YRAC_VERSION.to_owned());
         terms.push(ContractTerms {
             uuid: c.uuid,
             plan_uuid: c.plan_uuid,
@@ -919,11 +919,11 @@ pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiRes
                 .ok_or_else(|| incomplete("address", "The address directory is empty"))?,
         };
         let plans =
-            super::market::price_account_plans(state, &principal.app, &account, &address.esi_id)
+            services::plans::price_account_plans(state, &principal.app, &account, &address.esi_id)
                 .await?;
         let plan_uuid = plans
             .first()
-            .map(|p| p.plan_uuid)
+            .map(|p| p.plan.uuid)
             .ok_or_else(|| incomplete("plan", "The app has no plan to offer at this address"))?;
         let plan = store::market::plan_by_uuid(&state.db, plan_uuid)
             .await?

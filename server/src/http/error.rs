@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::{
     domain::{FieldError, FieldErrorKind},
-    services::{self, enrollment::AcceptPlanRefused, sandbox::SeedRefused},
+    services::{self, enrollment::AcceptPlanRefused, plans::PlansRefused, sandbox::SeedRefused},
 };
 
 tokio::task_local! {
@@ -307,6 +307,56 @@ impl From<AcceptPlanRefused> for ApiError {
                 ErrorCode::PlanAlreadyAccepted,
                 "A plan is already accepted for this account's location",
             ),
+        }
+    }
+}
+
+impl From<PlansRefused> for ApiError {
+    fn from(why: PlansRefused) -> Self {
+        use PlansRefused as R;
+        match why {
+            R::EsiIdInvalid => ApiError::new(
+                ErrorCode::EsiIdInvalid,
+                "esi_id must be the 17 or 22 digits of a meter of a utility open to retail choice",
+            )
+            .with_param("esi_id"),
+            R::EsiIdNotFound => ApiError::new(
+                ErrorCode::EsiIdNotFound,
+                "No meter with this ESI ID is in the directory",
+            )
+            .with_param("esi_id"),
+            R::EsiIdMissing => FieldError::missing("esi_id").into(),
+            R::EsiIdOrPostalCodeMissing => ApiError::from(FieldError::missing("esi_id"))
+                .with_detail("alternative", "postal_code"),
+            R::Invalid(field) => field.into(),
+            R::NotInRetailChoiceArea => ApiError::new(
+                ErrorCode::NotInRetailChoiceArea,
+                "This postal code is not served by a utility open to retail choice",
+            )
+            .with_param("postal_code"),
+            R::UtilityNotServingPostalCode => ApiError::new(
+                ErrorCode::NotInRetailChoiceArea,
+                "This utility does not serve this postal code",
+            )
+            .with_param("utility"),
+            R::CustomTermsWithoutAccount => ApiError::from(FieldError::missing("account_uuid"))
+                .with_detail("reason", "custom terms are bound to an account"),
+            R::RequestedAccountNotFound => {
+                ApiError::not_found("account").with_param("account_uuid")
+            }
+            R::AccountNotFound => ApiError::not_found("account"),
+            R::PlanGroupNotFound => ApiError::not_found("plan group").with_param("plan_group_uuid"),
+            R::StartDateOutOfRange(range) => ApiError::new(
+                ErrorCode::StartDateOutOfRange,
+                format!(
+                    "service_start_date must be between {} and {}",
+                    range.earliest, range.latest
+                ),
+            )
+            .with_param("service_start_date")
+            .with_detail("earliest_start_date", range.earliest.to_string())
+            .with_detail("latest_start_date", range.latest.to_string()),
+            R::DocumentNotFound => ApiError::not_found("document"),
         }
     }
 }
