@@ -7,10 +7,13 @@ mod pdf;
 
 use rust_decimal::Decimal;
 
-use app::format::{card_brand, dollars, short_date};
+use app::format::{dollars, short_date};
 
 use crate::{
-    domain::billing::{average_cents_per_kwh, to_cents, Charge, ChargeGroup, InvoiceStatus},
+    domain::billing::{
+        auto_pay_sentence, average_cents_per_kwh, card_name, to_cents, Charge, ChargeGroup,
+        InvoiceStatus,
+    },
     store::{
         accounts::AccountRow,
         apps::AppRow,
@@ -83,7 +86,6 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
     ));
     let payable = InvoiceStatus::parse(&row.status).is_some_and(InvoiceStatus::is_payable);
     let kwh = row.total_kwh.parse::<Decimal>().unwrap_or_default();
-    let card_name = |c: &CardRow| format!("{} ending {}", card_brand(&c.brand), c.last4);
     InvoiceDocument {
         brand_name: app.display_name.clone(),
         brand_color: app.primary_color.clone(),
@@ -135,7 +137,9 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
                 date: p.attempted_at.date_naive(),
                 amount_cents: p.amount_cents,
                 status: p.status.clone(),
-                method: r.card.map_or_else(|| "Card".to_owned(), card_name),
+                method: r
+                    .card
+                    .map_or_else(|| "Card".to_owned(), |c| card_name(&c.brand, &c.last4)),
             })
             .collect(),
         daily_kwh: r
@@ -143,12 +147,9 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
             .into_iter()
             .map(|d| (d.day, d.consumption_kwh))
             .collect(),
-        auto_pay_note: r.card.filter(|_| payable).map(|c| {
-            format!(
-                "Your {} will be charged automatically on {}.",
-                card_name(c),
-                short_date(row.payment_due_date)
-            )
-        }),
+        auto_pay_note: r
+            .card
+            .filter(|_| payable)
+            .map(|c| auto_pay_sentence(&c.brand, &c.last4, &short_date(row.payment_due_date))),
     }
 }

@@ -58,6 +58,55 @@ pub enum BillingError {
     DeliveryCharges { tdu: String, value: String },
     #[error("the city's gross receipts percent cannot be read: {0:?}")]
     GrossReceipts(String),
+    #[error("the stored usage of {day} cannot be read: {field} {value:?}")]
+    UsageDay {
+        day: NaiveDate,
+        field: &'static str,
+        value: String,
+    },
+}
+
+/// One stored day of a cycle's usage, before it is trusted.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredDay<'a> {
+    pub day: NaiveDate,
+    pub consumption_kwh: &'a str,
+    pub generation_kwh: &'a str,
+}
+
+/// A period's consumption and generation summed from its stored days; a day that cannot be
+/// read stops the cycle instead of counting as zero.
+pub fn period_kwh<'a>(
+    days: impl IntoIterator<Item = StoredDay<'a>>,
+) -> Result<(Decimal, Decimal), BillingError> {
+    let mut consumption = Decimal::ZERO;
+    let mut generation = Decimal::ZERO;
+    for d in days {
+        let read = |field: &'static str, text: &str| {
+            decimal(text).ok_or_else(|| BillingError::UsageDay {
+                day: d.day,
+                field,
+                value: text.to_owned(),
+            })
+        };
+        consumption += read("consumption_kwh", d.consumption_kwh)?;
+        generation += read("generation_kwh", d.generation_kwh)?;
+    }
+    Ok((consumption, generation))
+}
+
+/// "Visa ending 4242": how a bill, its e-mail and its PDF name a card.
+pub fn card_name(brand: &str, last4: &str) -> String {
+    format!("{} ending {last4}", app::format::card_brand(brand))
+}
+
+/// The auto-pay note of an invoice still to be paid, with its due date as the caller writes
+/// dates ("Your Visa ending 4242 will be charged automatically on Dec 8, 2026.").
+pub fn auto_pay_sentence(brand: &str, last4: &str, due_date: &str) -> String {
+    format!(
+        "Your {} will be charged automatically on {due_date}.",
+        card_name(brand, last4)
+    )
 }
 
 /// A cycle's inputs as the store holds them, before they are trusted.
@@ -347,6 +396,44 @@ pub fn auto_pay_retry_after(failures: u32) -> Option<Duration> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_period_sums_its_days_and_stops_at_one_it_cannot_read() {
+        let day = |d: u32, c: &'static str, g: &'static str| StoredDay {
+            day: NaiveDate::from_ymd_opt(2026, 3, d).unwrap(),
+            consumption_kwh: c,
+            generation_kwh: g,
+        };
+        assert_eq!(
+            period_kwh([day(1, "10.5", "0"), day(2, " 2.25", "1.5")]),
+            Ok((Decimal::new(1275, 2), Decimal::new(15, 1)))
+        );
+        assert_eq!(period_kwh(Vec::new()), Ok((Decimal::ZERO, Decimal::ZERO)));
+        assert_eq!(
+            period_kwh([day(1, "10.5", "0"), day(2, "n/a", "0")]),
+            Err(BillingError::UsageDay {
+                day: NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
+                field: "consumption_kwh",
+                value: "n/a".to_owned(),
+            })
+        );
+        assert!(matches!(
+            period_kwh([day(3, "1", "")]),
+            Err(BillingError::UsageDay {
+                field: "generation_kwh",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_auto_pay_sentence_names_the_card_and_the_day() {
+        assert_eq!(
+            auto_pay_sentence("visa", "4242", "Dec 8, 2026"),
+            "Your Visa ending 4242 will be charged automatically on Dec 8, 2026."
+        );
+        assert_eq!(card_name("someprocessorcode", "0005"), "Card ending 0005");
+    }
+
     use std::str::FromStr;
 
     use super::*;

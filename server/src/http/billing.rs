@@ -3,7 +3,7 @@
 //! returned: card data never passes through `/v1`. Sandbox apps use the built-in test-mode
 //! processor, live apps the real one with their own keys (`adapters::payments`). Invoices are
 //! issued by the billing cycle (`services::billing`, run by `jobs::cycle`); here they are
-//! listed, shown, printed as PDF and paid early with the saved card.
+//! listed, shown, printed as PDF and paid early with the saved card (`services::invoices`).
 
 use std::str::FromStr;
 
@@ -28,13 +28,14 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    adapters::payments::{PaymentProcessor, ProcessorError},
-    documents::{self, invoice as pdf, InvoiceRecords},
-    domain::billing::{average_cents_per_kwh, ChargeGroup, InvoiceStatus},
-    services::billing::{charge_invoice, record_payment, Charged},
+    domain::billing::average_cents_per_kwh,
+    services::{
+        billing::{ensure_card, payment_session},
+        invoices::{self, InvoicePdf},
+    },
     store::{
         self,
-        billing::{InvoiceRow, PaymentRow, UsageDayRow},
+        billing::{InvoiceRow, PaymentRow},
         payments::CardRow,
     },
 };
@@ -63,28 +64,6 @@ fn invoice_file_path(account_uuid: Uuid, number: &str) -> String {
     format!("/files/invoices/{account_uuid}/{number}")
 }
 
-/// The processor's errors as answers: a missing payment method is a 404; a processor that is
-/// not configured or does not answer is a 503, logged without any key.
-fn processor_error(e: ProcessorError) -> ApiError {
-    match e {
-        ProcessorError::NotFound => {
-            ApiError::not_found("payment method").with_param("payment_method_id")
-        }
-        ProcessorError::NotConfigured(why) => {
-            tracing::warn!(reason = why, "card payments not configured");
-            ApiError::new(ErrorCode::ServiceUnavailable, why)
-        }
-        ProcessorError::Unavailable(why) => {
-            tracing::warn!(reason = %why, "payment processor unavailable");
-            ApiError::new(
-                ErrorCode::ServiceUnavailable,
-                "The payment processor is not available right now; try again shortly",
-            )
-        }
-        ProcessorError::Database(why) => ApiError::internal(anyhow::anyhow!(why)),
-    }
-}
-
 pub fn render(card: &CardRow) -> PaymentMethod {
     PaymentMethod {
         kind: "card".to_owned(),
@@ -109,14 +88,7 @@ pub async fn create_payment_session(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<PaymentSession>> {
-    let processor = state
-        .processor_for(&principal.app)
-        .await
-        .map_err(processor_error)?;
-    let session = processor
-        .start_session(principal.account_uuid)
-        .await
-        .map_err(processor_error)?;
+    let session = payment_session(&state, &principal.app, principal.account_uuid).await?;
     Ok(axum::Json(PaymentSession {
         client_secret: session.client_secret,
         publishable_key: session.publishable_key,
@@ -141,30 +113,7 @@ pub async fn ensure_payment_method_added(
     Json(input): Json<EnsurePaymentMethodIn>,
 ) -> ApiResult<axum::Json<PaymentMethod>> {
     let account = principal.account_uuid;
-    let card = state
-        .processor_for(&principal.app)
-        .await
-        .map_err(processor_error)?
-        .read_card(account, input.payment_method_id.trim())
-        .await
-        .map_err(processor_error)?;
-    let current = store::payments::current_payment_method(&state.db, account).await?;
-    if current.as_ref() == Some(&card) {
-        return Ok(axum::Json(render(&card)));
-    }
-    let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
-    crate::services::billing::attach_card(&mut tx, principal.app.uuid, account, &card, now).await?;
-    crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        principal.app.uuid,
-        account,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    let card = ensure_card(&state, &principal.app, account, &input.payment_method_id).await?;
     state.http.caches.accounts.invalidate(&account);
     Ok(axum::Json(render(&card)))
 }
@@ -189,7 +138,8 @@ pub async fn get_payment_method(
 }
 
 fn render_invoice(state: &AppState, row: &InvoiceRow) -> Invoice {
-    let kwh = Decimal::from_str(&row.total_kwh).unwrap_or_default();
+    // Unreadable kWh shows no average rather than one computed from zero.
+    let kwh = Decimal::from_str(&row.total_kwh).ok();
     Invoice {
         number: row.number.clone(),
         invoice_date: row.invoice_date,
@@ -202,7 +152,9 @@ fn render_invoice(state: &AppState, row: &InvoiceRow) -> Invoice {
             Decimal::from(row.total_cents) / Decimal::ONE_HUNDRED
         ),
         total_kwh: row.total_kwh.clone(),
-        avg_cents_per_kwh: average_cents_per_kwh(row.total_cents, kwh).map(|a| a.to_string()),
+        avg_cents_per_kwh: kwh
+            .and_then(|kwh| average_cents_per_kwh(row.total_cents, kwh))
+            .map(|a| a.to_string()),
         status: row.status.clone(),
         paid_at: row.paid_at.map(Timestamp),
         voided_at: row.voided_at.map(Timestamp),
@@ -222,34 +174,17 @@ fn render_payment(row: &PaymentRow, invoice_number: &str) -> Payment {
     }
 }
 
-fn charge_groups(row: &InvoiceRow) -> ApiResult<Vec<ChargeGroup>> {
-    serde_json::from_str(&row.charges).map_err(ApiError::internal)
-}
-
-async fn invoice_of(
-    state: &AppState,
-    principal: &AccountPrincipal,
-    number: &str,
-) -> ApiResult<InvoiceRow> {
-    store::billing::invoice_by_number(&state.db, principal.account_uuid, number.trim())
-        .await?
-        .ok_or_else(|| ApiError::not_found("invoice").with_param("invoice_number"))
-}
-
-/// The days of the invoice's period and its payment attempts.
-async fn period_and_payments(
-    state: &AppState,
-    row: &InvoiceRow,
-) -> ApiResult<(Vec<UsageDayRow>, Vec<PaymentRow>)> {
-    let days = store::billing::usage_days(
-        &state.db,
-        row.location_uuid,
-        row.billing_period_start,
-        row.billing_period_end,
+fn render_pdf(pdf: InvoicePdf) -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "application/pdf".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"invoice-{}.pdf\"", pdf.number),
+            ),
+        ],
+        pdf.bytes,
     )
-    .await?;
-    let payments = store::billing::payments_of_invoice(&state.db, row.uuid).await?;
-    Ok((days, payments))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -306,9 +241,10 @@ pub async fn get_invoice(
     principal: AccountPrincipal,
     Path(number): Path<String>,
 ) -> ApiResult<axum::Json<InvoiceDetail>> {
-    let row = invoice_of(&state, &principal, &number).await?;
-    let (days, payments) = period_and_payments(&state, &row).await?;
-    let charges_groups = charge_groups(&row)?
+    let detail = invoices::invoice_detail(&state, principal.account_uuid, &number).await?;
+    let row = &detail.invoice;
+    let charges_groups = detail
+        .groups
         .into_iter()
         .map(|g| ChargesGroup {
             name: g.name,
@@ -327,12 +263,13 @@ pub async fn get_invoice(
         })
         .collect();
     Ok(axum::Json(InvoiceDetail {
-        invoice: render_invoice(&state, &row),
+        invoice: render_invoice(&state, row),
         charges_groups,
         usage: InvoiceUsage {
             total_kwh: row.total_kwh.clone(),
             generation_kwh: row.generation_kwh.clone(),
-            daily: days
+            daily: detail
+                .days
                 .into_iter()
                 .map(|d| InvoiceUsageDay {
                     date: d.day,
@@ -341,7 +278,8 @@ pub async fn get_invoice(
                 })
                 .collect(),
         },
-        payments: payments
+        payments: detail
+            .payments
             .iter()
             .map(|p| render_payment(p, &row.number))
             .collect(),
@@ -363,12 +301,9 @@ pub async fn invoice_pdf(
     principal: AccountPrincipal,
     Path(number): Path<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let row = invoice_of(&state, &principal, &number).await?;
-    let account =
-        store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    invoice_pdf_of(&state, &principal.app, &account, &row).await
+    let pdf =
+        invoices::invoice_pdf(&state, &principal.app, principal.account_uuid, &number).await?;
+    Ok(render_pdf(pdf))
 }
 
 /// The invoice as a PDF, through the signed link its `pdf` field gives (no token).
@@ -377,56 +312,8 @@ pub async fn signed_invoice_pdf(
     _link: SignedLink,
     Path((account_uuid, number)): Path<(Uuid, String)>,
 ) -> ApiResult<impl IntoResponse> {
-    let account = store::accounts::account_by_uuid(&state.db, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("invoice"))?;
-    let app = store::apps::app_by_uuid(&state.db, account.app_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("invoice"))?;
-    let row = store::billing::invoice_by_number(&state.db, account.uuid, &number)
-        .await?
-        .ok_or_else(|| ApiError::not_found("invoice"))?;
-    invoice_pdf_of(&state, &app, &account, &row).await
-}
-
-async fn invoice_pdf_of(
-    state: &AppState,
-    app: &store::apps::AppRow,
-    account: &store::accounts::AccountRow,
-    row: &InvoiceRow,
-) -> ApiResult<impl IntoResponse> {
-    let location =
-        store::enrollment::location_of_account(&state.db, account.uuid, row.location_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("location"))?;
-    let tdu = store::market::tdus(&state.db)
-        .await?
-        .into_iter()
-        .find(|t| t.name == location.tdu);
-    let (days, payments) = period_and_payments(state, row).await?;
-    let card = store::payments::current_payment_method(&state.db, account.uuid).await?;
-    let doc = documents::invoice_document(InvoiceRecords {
-        app,
-        account,
-        location: &location,
-        tdu: tdu.as_ref(),
-        invoice: row,
-        groups: charge_groups(row)?,
-        days,
-        payments: &payments,
-        card: card.as_ref(),
-    });
-    let bytes = pdf::render(&doc);
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/pdf".to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("inline; filename=\"invoice-{}.pdf\"", row.number),
-            ),
-        ],
-        bytes,
-    ))
+    let pdf = invoices::linked_invoice_pdf(&state, account_uuid, &number).await?;
+    Ok(render_pdf(pdf))
 }
 
 /// Pay the invoice now with the saved card. A declined card answers 402 `card_declined` with
@@ -449,74 +336,8 @@ pub async fn pay_invoice(
     principal: AccountPrincipal,
     Path(number): Path<String>,
 ) -> ApiResult<axum::Json<Payment>> {
-    let invoice = invoice_of(&state, &principal, &number).await?;
-    let not_payable = || {
-        ApiError::new(
-            ErrorCode::InvoiceNotPayable,
-            format!(
-                "Invoice {} is {}; there is nothing to pay",
-                invoice.number, invoice.status
-            ),
-        )
-    };
-    if !InvoiceStatus::parse(&invoice.status).is_some_and(InvoiceStatus::is_payable) {
-        return Err(not_payable());
-    }
-    let card = store::payments::current_payment_method(&state.db, principal.account_uuid)
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::PaymentMethodMissing,
-                "There is no card on file; add one (billing/payment-session) first",
-            )
-        })?;
-    let attempts = store::billing::payments_of_invoice(&state.db, invoice.uuid).await?;
-    let processor = state
-        .processor_for(&principal.app)
-        .await
-        .map_err(processor_error)?;
-    let key = format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1);
-    let charged = charge_invoice(&processor, &invoice, &card.id, key)
-        .await
-        .map_err(processor_error)?;
-    let clock = state
-        .clock
-        .for_account(&state.db, principal.account_uuid)
-        .await?;
-    let mut tx = state.db.begin().await?;
-    let account = store::accounts::account_of_app_for_update(
-        &mut tx,
-        principal.app.uuid,
-        principal.account_uuid,
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found("account"))?;
-    // A request sent twice at once charges with the same key, so the processor answers the same
-    // payment: the second request answers the payment the first recorded.
-    if let Charged::Succeeded {
-        processor_payment_id,
-    } = &charged
-    {
-        let recorded = store::billing::payments_of_invoice_tx(&mut tx, invoice.uuid)
-            .await?
-            .into_iter()
-            .find(|p| p.processor_payment_id.as_ref() == Some(processor_payment_id));
-        if let Some(p) = recorded {
-            return Ok(axum::Json(render_payment(&p, &invoice.number)));
-        }
-    }
-    let payment = record_payment(
-        &mut tx,
-        &clock,
-        &principal.app,
-        &account,
-        &invoice,
-        charged,
-        "customer",
-        clock.now(),
-    )
-    .await?;
-    tx.commit().await?;
+    let (invoice, payment) =
+        invoices::pay_invoice(&state, &principal.app, principal.account_uuid, &number).await?;
     state
         .http
         .caches

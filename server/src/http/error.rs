@@ -14,8 +14,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::{
+    adapters::payments::ProcessorError,
     domain::{FieldError, FieldErrorKind},
-    services::{self, enrollment::AcceptPlanRefused, plans::PlansRefused, sandbox::SeedRefused},
+    services::{
+        self, billing::BillingRefused, enrollment::AcceptPlanRefused, invoices::InvoiceRefused,
+        plans::PlansRefused, sandbox::SeedRefused,
+    },
 };
 
 tokio::task_local! {
@@ -357,6 +361,77 @@ impl From<PlansRefused> for ApiError {
             .with_detail("earliest_start_date", range.earliest.to_string())
             .with_detail("latest_start_date", range.latest.to_string()),
             R::DocumentNotFound => ApiError::not_found("document"),
+        }
+    }
+}
+
+/// The processor's errors: a missing payment method is a 404; a processor that is not
+/// configured or does not answer is a 503, logged without any key.
+impl From<ProcessorError> for ApiError {
+    fn from(e: ProcessorError) -> Self {
+        match e {
+            ProcessorError::NotFound => {
+                ApiError::not_found("payment method").with_param("payment_method_id")
+            }
+            ProcessorError::NotConfigured(why) => {
+                tracing::warn!(reason = why, "card payments not configured");
+                ApiError::new(ErrorCode::ServiceUnavailable, why)
+            }
+            ProcessorError::Unavailable(why) => {
+                tracing::warn!(reason = %why, "payment processor unavailable");
+                ApiError::new(
+                    ErrorCode::ServiceUnavailable,
+                    "The payment processor is not available right now; try again shortly",
+                )
+            }
+            ProcessorError::Database(why) => ApiError::internal(anyhow::anyhow!(why)),
+        }
+    }
+}
+
+impl From<InvoiceRefused> for ApiError {
+    fn from(why: InvoiceRefused) -> Self {
+        use InvoiceRefused as R;
+        match why {
+            R::InvoiceMissing => ApiError::not_found("invoice").with_param("invoice_number"),
+            R::LinkedInvoiceMissing => ApiError::not_found("invoice"),
+            R::AccountMissing => ApiError::not_found("account"),
+            R::LocationMissing => ApiError::not_found("location"),
+            R::NotPayable { number, status } => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                format!("Invoice {number} is {status}; there is nothing to pay"),
+            ),
+            R::NoCard => ApiError::new(
+                ErrorCode::PaymentMethodMissing,
+                "There is no card on file; add one (billing/payment-session) first",
+            ),
+            R::Processor(e) => e.into(),
+        }
+    }
+}
+
+impl From<BillingRefused> for ApiError {
+    fn from(why: BillingRefused) -> Self {
+        match why {
+            BillingRefused::NoActiveService => ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "Service is not active at any location of this account yet \
+                 (sandbox/seed-demo-data or the service_active simulation starts it)",
+            ),
+            BillingRefused::NothingToBill => ApiError::new(
+                ErrorCode::NothingToBill,
+                "The meter was already read through today; advance the clock first",
+            ),
+            // Stored data that cannot be read is never billed as $0; the account's state, not
+            // the request, is what cannot go on, and the reason is safe to show.
+            BillingRefused::Unbillable(why) => ApiError::new(
+                ErrorCode::NothingToBill,
+                format!("This account cannot be billed now: {why}"),
+            ),
+            BillingRefused::NothingToPay => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "No invoice is waiting for payment (simulate invoice_generated first)",
+            ),
         }
     }
 }

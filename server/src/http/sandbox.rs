@@ -28,10 +28,7 @@ use crate::{
         FieldError,
     },
     jobs::sandbox::advance_account,
-    services::{
-        billing::{self, BillingRefused},
-        credit::rerun_credit_check,
-    },
+    services::{billing, credit::rerun_credit_check},
     store,
     store::apps::AppRow,
     webhooks::render_event,
@@ -268,21 +265,7 @@ pub async fn simulate(
                 }
             };
             if let Err(refused) = applied {
-                return Err(match refused {
-                    BillingRefused::NoActiveService => ApiError::new(
-                        ErrorCode::ServiceNotActive,
-                        "Service is not active at any location of this account yet \
-                         (sandbox/seed-demo-data or the service_active simulation starts it)",
-                    ),
-                    BillingRefused::NothingToBill => ApiError::new(
-                        ErrorCode::NothingToBill,
-                        "The meter was already read through today; advance the clock first",
-                    ),
-                    BillingRefused::NothingToPay => ApiError::new(
-                        ErrorCode::InvoiceNotPayable,
-                        "No invoice is waiting for payment (simulate invoice_generated first)",
-                    ),
-                });
+                return Err(refused.into());
             }
             tx.commit().await?;
             return simulated(&state, &principal, input.event, clock.now(), before).await;

@@ -220,20 +220,29 @@ pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
         return finish(ctx, tx, account).await;
     };
     let final_date = location.final_service_date.unwrap_or(ctx.clock.today());
-    // The final bill: the last read covers the days through the final service date.
+    // The final bill: the last read covers the days through the final service date. Stored data
+    // it cannot read stops the whole end of service, with the reason on the failed job.
     if location.is_service_active {
         if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
-            crate::services::billing::bill_cycle(
+            let billed = crate::services::billing::final_bill(
                 &mut tx,
                 &ctx.clock,
                 &app_row,
                 &account_row,
                 &location,
                 final_date,
-                final_date,
                 now,
             )
-            .await?;
+            .await;
+            match billed {
+                Ok(_) => {}
+                Err(crate::services::Error::Refused(why)) => {
+                    drop(tx);
+                    let failed = Outcome::Failed(format!("billing stopped: {why}"));
+                    return Ok(ctx.finish_alone(&failed).await?);
+                }
+                Err(crate::services::Error::Failed(e)) => return Err(e),
+            }
         }
     }
     cancel_location(

@@ -1,26 +1,27 @@
 //! Billing's use cases, on the account's clock: starting billing when service starts (the
 //! utility's year of usage history and the first cycle read), billing a cycle (usage, the meter
-//! read, the invoice, `invoice.created`, an e-mail, the auto-pay and past-due jobs), charging an
-//! invoice and recording the payment, and the sandbox's simulations. The jobs that run them on
-//! schedule are in `jobs::cycle`.
+//! read, the invoice, `invoice.created`, an e-mail, the auto-pay and past-due jobs) and the final
+//! bill, attaching a card, and the sandbox's simulations. The jobs that run them on schedule are
+//! in `jobs::cycle`; what happens to an issued invoice (reading it, paying it, auto-pay, past
+//! due) is in `services::invoices`.
 //!
 //! Each job's payload carries the instant it was meant for (`at`); business records use it, so
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
+//!
+//! A cycle whose stored inputs (rates, delivery charges, taxes, usage days) cannot be read is
+//! never billed with them at $0: it stops with the reason (`BillingError`), nothing of it kept.
 
-use app::format::{card_brand, dollars, long_date};
+use app::format::{dollars, long_date};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use std::str::FromStr;
 use uuid::Uuid;
 
 use crate::{
-    adapters::payments::{
-        ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
-    },
+    adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
     domain::{
         billing::{
-            self, invoice_number, payment_due_date, InvoiceInput, InvoiceStatus, StoredCycle,
+            self, auto_pay_sentence, invoice_number, payment_due_date, period_kwh, BillingError,
+            InvoiceInput, InvoiceStatus, StoredCycle, StoredDay,
         },
         enrollment::start_of_market_day,
         usage,
@@ -40,6 +41,12 @@ use crate::{
 use crate::{
     clock::AccountClock,
     outbox::{JobKind, NewJob},
+    state::Core,
+};
+
+use super::{
+    invoices::{record_payment, Charged},
+    Error,
 };
 
 /// Days of usage history the utility supplies when service starts.
@@ -169,7 +176,8 @@ pub async fn schedule_invoice_job(
 /// Reads the meter through `period_end` (from the day after the last read, or the service
 /// start) and issues the cycle's invoice, in `tx`: usage days, the read, the invoice with its
 /// number, `invoice.created`, the e-mail, and the auto-pay and past-due jobs. `None` when there
-/// is nothing to bill (the period is empty or was read already).
+/// is nothing to bill (the period is empty or was read already); `Err(why)` when stored data it
+/// is computed from cannot be read, in which case the caller drops `tx`.
 #[allow(clippy::too_many_arguments)]
 pub async fn bill_cycle(
     tx: &mut Tx,
@@ -180,16 +188,16 @@ pub async fn bill_cycle(
     read_date: NaiveDate,
     period_end: NaiveDate,
     when: DateTime<Utc>,
-) -> store::Result<Option<InvoiceRow>> {
+) -> store::Result<Result<Option<InvoiceRow>, BillingError>> {
     let last = store::billing::latest_meter_read_tx(tx, location.uuid).await?;
     let Some(period_start) = last
         .map(|r| r.end_date + Duration::days(1))
         .or(location.service_start_date)
     else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     if period_start > period_end {
-        return Ok(None);
+        return Ok(Ok(None));
     }
     store::billing::insert_usage_days(
         tx,
@@ -198,13 +206,15 @@ pub async fn bill_cycle(
     )
     .await?;
     let days = store::billing::usage_days_tx(tx, location.uuid, period_start, period_end).await?;
-    let sum = |f: fn(&UsageDayRow) -> &str| -> Decimal {
-        days.iter()
-            .filter_map(|d| Decimal::from_str(f(d)).ok())
-            .sum()
+    let stored = days.iter().map(|d| StoredDay {
+        day: d.day,
+        consumption_kwh: &d.consumption_kwh,
+        generation_kwh: &d.generation_kwh,
+    });
+    let (consumption, generation) = match period_kwh(stored) {
+        Ok(kwh) => kwh,
+        Err(why) => return Ok(Err(why)),
     };
-    let consumption = sum(|d| &d.consumption_kwh);
-    let generation = sum(|d| &d.generation_kwh);
     let read = MeterReadRow {
         uuid: Uuid::new_v4(),
         location_uuid: location.uuid,
@@ -217,13 +227,13 @@ pub async fn bill_cycle(
         created_at: when,
     };
     if !store::billing::insert_meter_read(tx, &read).await? {
-        return Ok(None);
+        return Ok(Ok(None));
     }
     let rates = contract_rates(tx, location, period_end).await?;
     let delivery = store::market::tdu_charges_on_tx(tx, &location.tdu, period_end).await?;
     let gross_receipts =
         store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
-    let input = InvoiceInput::from_stored(&StoredCycle {
+    let input = match InvoiceInput::from_stored(&StoredCycle {
         period_start,
         period_end,
         consumption_kwh: consumption,
@@ -234,9 +244,10 @@ pub async fn bill_cycle(
             .as_ref()
             .map(|d| (d.fixed_cents_per_month, d.cents_per_kwh.as_str())),
         gross_receipts_percent: gross_receipts.as_deref(),
-    })
-    // Stored data that cannot be decoded into the cycle's input, as the store reports its own.
-    .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    }) {
+        Ok(input) => input,
+        Err(why) => return Ok(Err(why)),
+    };
     let computed = billing::compute(&input);
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
@@ -303,12 +314,7 @@ pub async fn bill_cycle(
     ];
     if !settled {
         paragraphs.push(match &card {
-            Some(c) => format!(
-                "Your {} ending {} will be charged automatically on {}.",
-                card_brand(&c.brand),
-                c.last4,
-                long_date(invoice.payment_due_date)
-            ),
+            Some(c) => auto_pay_sentence(&c.brand, &c.last4, &long_date(invoice.payment_due_date)),
             None => format!(
                 "Please pay by {}: there is no card on file for automatic payment.",
                 long_date(invoice.payment_due_date)
@@ -343,7 +349,7 @@ pub async fn bill_cycle(
         )
         .await?;
     }
-    Ok(Some(invoice))
+    Ok(Ok(Some(invoice)))
 }
 
 /// The stored rates of the contract that covers `day` at the location (else its newest).
@@ -394,138 +400,6 @@ pub async fn notify(
     .await
 }
 
-/// How a charge of an invoice ended.
-pub enum Charged {
-    Succeeded { processor_payment_id: String },
-    Failed { failure_code: String },
-}
-
-/// Charges an invoice's total to the card `payment_method_id`: how it ended, or why the
-/// processor could not say. The same `idempotency_key` never charges twice.
-pub async fn charge_invoice(
-    processor: &Processor,
-    invoice: &InvoiceRow,
-    payment_method_id: &str,
-    idempotency_key: String,
-) -> Result<Charged, ProcessorError> {
-    let request = ChargeRequest {
-        account_uuid: invoice.account_uuid,
-        payment_method_id: payment_method_id.to_owned(),
-        amount_cents: invoice.total_cents,
-        idempotency_key,
-    };
-    match processor.charge(&request).await {
-        Ok(ChargeOutcome::Succeeded { payment_id }) => Ok(Charged::Succeeded {
-            processor_payment_id: payment_id,
-        }),
-        Ok(ChargeOutcome::Declined { decline_code }) => Ok(Charged::Failed {
-            failure_code: decline_code,
-        }),
-        Err(ProcessorError::NotFound) => Ok(Charged::Failed {
-            failure_code: "payment_method_missing".to_owned(),
-        }),
-        Err(e) => Err(e),
-    }
-}
-
-/// Records one payment attempt of an invoice in `tx`: the payment row, and on success the
-/// invoice paid with `account.payment_successful` and `invoice.paid`; on failure
-/// `account.payment_failed` and an e-mail asking the customer to pay or update the card.
-#[allow(clippy::too_many_arguments)]
-pub async fn record_payment(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    app: &AppRow,
-    account: &AccountRow,
-    invoice: &InvoiceRow,
-    charged: Charged,
-    initiated_by: &str,
-    when: DateTime<Utc>,
-) -> store::Result<PaymentRow> {
-    let (status, failure_code, processor_payment_id) = match charged {
-        Charged::Succeeded {
-            processor_payment_id,
-        } => ("succeeded", None, Some(processor_payment_id)),
-        Charged::Failed { failure_code } => ("failed", Some(failure_code), None),
-    };
-    let payment = PaymentRow {
-        uuid: Uuid::new_v4(),
-        invoice_uuid: invoice.uuid,
-        account_uuid: account.uuid,
-        amount_cents: invoice.total_cents,
-        status: status.to_owned(),
-        initiated_by: initiated_by.to_owned(),
-        failure_code,
-        processor_payment_id,
-        attempted_at: when,
-    };
-    store::billing::insert_payment(tx, &payment).await?;
-    let now = clock.now();
-    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
-        app_uuid: app.uuid,
-        account_uuid: Some(account.uuid),
-        kind,
-        data,
-        created_at: now,
-    };
-    let data = serde_json::json!({
-        "account_uuid": account.uuid,
-        "location_uuid": invoice.location_uuid,
-        "invoice_number": invoice.number,
-        "payment_uuid": payment.uuid,
-        "amount_cents": payment.amount_cents,
-        "failure_code": payment.failure_code,
-    });
-    if payment.status == "succeeded" {
-        store::billing::set_invoice_status(
-            tx,
-            invoice.uuid,
-            InvoiceStatus::Paid.as_str(),
-            Some(when),
-            when,
-        )
-        .await?;
-        store::events::insert_event(tx, &event("account.payment_successful", data)).await?;
-        store::events::insert_event(
-            tx,
-            &event(
-                "invoice.paid",
-                serde_json::json!({
-                    "account_uuid": account.uuid,
-                    "location_uuid": invoice.location_uuid,
-                    "invoice_number": invoice.number,
-                    "total_cents": invoice.total_cents,
-                    "paid_at": when,
-                }),
-            ),
-        )
-        .await?;
-    } else {
-        store::events::insert_event(tx, &event("account.payment_failed", data)).await?;
-        notify(
-            tx,
-            clock,
-            app,
-            account,
-            "We could not charge your card".to_owned(),
-            vec![
-                format!(
-                    "The payment of {} for invoice {} did not go through.",
-                    dollars(invoice.total_cents),
-                    invoice.number
-                ),
-                format!(
-                    "Please pay it or update your card before {} to keep your account in good \
-                     standing.",
-                    long_date(invoice.payment_due_date)
-                ),
-            ],
-        )
-        .await?;
-    }
-    Ok(payment)
-}
-
 /// A card becomes the account's payment method, in `tx`, announced by
 /// `account.payment_method_added`.
 pub async fn attach_card(
@@ -554,12 +428,15 @@ pub async fn attach_card(
     Ok(())
 }
 
-/// Why a sandbox billing simulation could not apply.
+/// Why a sandbox billing simulation could not apply; nothing was written.
+#[derive(Debug)]
 pub enum BillingRefused {
     /// No location with active service.
     NoActiveService,
     /// The meter was already read through today.
     NothingToBill,
+    /// Stored data the invoice is computed from cannot be read.
+    Unbillable(BillingError),
     /// No invoice is waiting for payment.
     NothingToPay,
 }
@@ -586,9 +463,14 @@ pub async fn simulate_invoice(
     let today = clock.today();
     let now = clock.now();
     Ok(
-        bill_cycle(tx, clock, app, &account, &location, today, today, now)
-            .await?
-            .ok_or(BillingRefused::NothingToBill),
+        match bill_cycle(tx, clock, app, &account, &location, today, today, now).await? {
+            Ok(Some(invoice)) => Ok(invoice),
+            Ok(None) => Err(BillingRefused::NothingToBill),
+            Err(why) => {
+                tracing::error!(location = %location.uuid, error = %why, "an invoice could not be billed");
+                Err(BillingRefused::Unbillable(why))
+            }
+        },
     )
 }
 
@@ -621,4 +503,116 @@ pub async fn simulate_payment_failure(
         clock.now(),
     )
     .await?))
+}
+
+/// The cycle's read of `payload`, in `tx`: bills it and schedules the next read while service
+/// lasts. Refused (the caller drops `tx`) when the cycle's stored data cannot be read.
+pub async fn read_meter(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    payload: &ReadPayload,
+) -> Result<(), Error<BillingError>> {
+    let app = store::apps::app_by_uuid(&core.db, payload.app_uuid)
+        .await?
+        .ok_or_else(|| Error::Failed(anyhow::anyhow!("the app of a meter read is gone")))?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(());
+    };
+    let location = store::enrollment::locations_of_account_tx(tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == payload.location_uuid);
+    let Some(location) = location.filter(|l| l.is_service_active) else {
+        return Ok(());
+    };
+    let when = payload.at.min(clock.now());
+    let period_end = payload.read_date - Duration::days(1);
+    let billed = bill_cycle(
+        tx,
+        clock,
+        &app,
+        &account,
+        &location,
+        payload.read_date,
+        period_end,
+        when,
+    )
+    .await?;
+    if let Err(why) = billed {
+        tracing::error!(location = %location.uuid, error = %why, "a cycle could not be billed");
+        return Err(Error::Refused(why));
+    }
+    let next = usage::next_read_date(&location.esi_id, payload.read_date);
+    schedule_read(tx, clock, app.uuid, &location, next).await?;
+    Ok(())
+}
+
+/// The final bill when service ends on `final_date`: the last read covers the days through it,
+/// in `tx`. Refused (the caller drops `tx`) when the cycle's stored data cannot be read.
+pub async fn final_bill(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    location: &LocationRow,
+    final_date: NaiveDate,
+    when: DateTime<Utc>,
+) -> Result<Option<InvoiceRow>, Error<BillingError>> {
+    match bill_cycle(
+        tx, clock, app, account, location, final_date, final_date, when,
+    )
+    .await?
+    {
+        Ok(invoice) => Ok(invoice),
+        Err(why) => {
+            tracing::error!(location = %location.uuid, error = %why, "a final bill could not be billed");
+            Err(Error::Refused(why))
+        }
+    }
+}
+
+/// A single-use session for the processor's card form, for a card of `account_uuid`.
+pub async fn payment_session(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> Result<SetupSession, ProcessorError> {
+    core.processor_for(app)
+        .await?
+        .start_session(account_uuid)
+        .await
+}
+
+/// The card the processor holds as `payment_method_id` becomes the account's payment method
+/// (unless it is already), with its event and the account's refreshed status, in one
+/// transaction.
+pub async fn ensure_card(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+    payment_method_id: &str,
+) -> Result<CardRow, Error<ProcessorError>> {
+    let app_uuid = app.uuid;
+    let card = core
+        .processor_for(app)
+        .await
+        .map_err(Error::Refused)?
+        .read_card(account_uuid, payment_method_id.trim())
+        .await
+        .map_err(Error::Refused)?;
+    let current = store::payments::current_payment_method(&core.db, account_uuid).await?;
+    if current.as_ref() == Some(&card) {
+        return Ok(card);
+    }
+    let now = core.clock.now();
+    let mut tx = core.db.begin().await?;
+    attach_card(&mut tx, app_uuid, account_uuid, &card, now).await?;
+    super::status::refresh_status(&mut tx, &core.clock, &core.db, app_uuid, account_uuid, now)
+        .await?;
+    tx.commit().await?;
+    Ok(card)
 }

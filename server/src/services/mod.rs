@@ -6,6 +6,7 @@
 pub mod billing;
 pub mod credit;
 pub mod enrollment;
+pub mod invoices;
 pub mod plans;
 pub mod sandbox;
 pub mod status;

@@ -487,3 +487,111 @@ both_engines! {
         assert_eq!(failed_reads().await.len(), 1);
     }
 }
+
+/// Jobs of `kind` that failed, with their reasons.
+async fn failed_jobs(app: &TestApp, kind: &str) -> Vec<String> {
+    sql_rows::<(String, String, Option<String>)>(app, "SELECT kind, state, last_error FROM jobs")
+        .await
+        .into_iter()
+        .filter(|(k, state, _)| k == kind && state == "failed")
+        .map(|(_, _, why)| why.unwrap_or_default())
+        .collect()
+}
+
+/// Stores days of usage the way a broken feed would, from the day after `after` on; days already
+/// stored keep their figures.
+async fn unreadable_usage_after(app: &TestApp, location: &str, after: chrono::NaiveDate) {
+    let days: Vec<_> = (1..=60)
+        .map(|n| server::store::billing::UsageDayRow {
+            day: after + chrono::Duration::days(n),
+            consumption_kwh: "n/a".to_owned(),
+            generation_kwh: "0".to_owned(),
+            vehicle_kwh: "0".to_owned(),
+            eligible_vehicle_kwh: "0".to_owned(),
+        })
+        .collect();
+    let mut tx = app.state.db.begin().await.unwrap();
+    server::store::billing::insert_usage_days(&mut tx, location.parse().unwrap(), &days)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+both_engines! {
+    with relaxed;
+    async fn unreadable_rates_or_usage_refuse_a_simulated_invoice_and_keep_nothing(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "broken-simulation@example.com").await;
+        let account = seed(&app, &token).await;
+        let location = account["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let before = invoices(&app, &token).await;
+        let created = || async { event_types(&app, &uuid).await.iter().filter(|t| *t == "invoice.created").count() };
+        let created_before = created().await;
+
+        // A usage day that cannot be read stops the invoice instead of counting as 0 kWh.
+        unreadable_usage_after(&app, &location, date(&before[0]["billing_period_end"])).await;
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "nothing_to_bill"), "{}", r.text);
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("usage of") && message.contains("cannot be read"), "{message}");
+        assert_eq!(invoices(&app, &token).await.len(), before.len());
+        assert_eq!(created().await, created_before);
+
+        // So do rates that cannot be read.
+        sql_rows::<(String,)>(&app, "DELETE FROM usage_days WHERE consumption_kwh = 'n/a' RETURNING consumption_kwh").await;
+        sql_rows::<(String,)>(&app, "UPDATE contracts SET rates = 'not rates' RETURNING rates").await;
+        let r = simulate(&app, &token, "invoice_generated").await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "nothing_to_bill"), "{}", r.text);
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("the contract's stored rates cannot be read"), "{message}");
+        assert_eq!(invoices(&app, &token).await.len(), before.len());
+        assert_eq!(created().await, created_before);
+    }
+
+    async fn unreadable_usage_fails_the_meter_read_with_its_reason(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "broken-usage@example.com").await;
+        walk_to_active(&app, &token, HOUSE).await;
+        let location = app.get("/v1/account", &token).await.body["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let today = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let before = invoices(&app, &token).await;
+        unreadable_usage_after(&app, &location, date(&json!(today)) - chrono::Duration::days(1)).await;
+
+        for _ in 0..32 {
+            if !failed_jobs(&app, "billing.meter_read").await.is_empty() {
+                break;
+            }
+            advance(&app, &token, 1).await;
+        }
+        let failed = failed_jobs(&app, "billing.meter_read").await;
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].contains("billing stopped: the stored usage of") && failed[0].contains("consumption_kwh \"n/a\""), "{failed:?}");
+        assert_eq!(invoices(&app, &token).await.len(), before.len());
+        let created = event_types(&app, &uuid).await.iter().filter(|t| *t == "invoice.created").count();
+        assert_eq!(created, before.len());
+    }
+
+    async fn a_final_bill_that_cannot_be_computed_fails_the_end_of_service_with_its_reason(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "broken-final@example.com").await;
+        walk_to_active(&app, &token, HOUSE).await;
+        let location = app.get("/v1/account", &token).await.body["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let today = advance(&app, &token, 1).await["clock"].as_str().unwrap()[..10].to_owned();
+        let last_day = (date(&json!(today)) + chrono::Duration::days(5)).to_string();
+        let r = app.post(&format!("/v1/account/locations/{location}/cancel-service"), &token, &json!({"final_service_date": last_day, "reason": "moving"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        sql_rows::<(String,)>(&app, "UPDATE tdu_charges SET cents_per_kwh = 'n/a' RETURNING cents_per_kwh").await;
+        let before = invoices(&app, &token).await;
+
+        advance(&app, &token, 10).await;
+        let failed = failed_jobs(&app, "service.end").await;
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].contains("billing stopped: the delivery charges of utility"), "{failed:?}");
+        // Nothing of it is kept: no final invoice, and service has not ended without its bill.
+        let list = invoices(&app, &token).await;
+        assert!(list.iter().all(|i| i["billing_period_end"] != last_day.as_str()), "{list:?}");
+        assert_eq!(list.len(), before.len());
+        let account = app.get("/v1/account", &token).await.body;
+        assert_ne!(account["status"], "cancelled", "{account}");
+    }
+}

@@ -1,0 +1,513 @@
+//! What happens to an issued invoice: the customer reads it (its period's usage, its payments,
+//! its PDF) and may pay it early with the saved card; auto-pay charges it on its due date, every
+//! attempt is recorded with its events, and an invoice still open the day after turns past due.
+//! Issuing invoices is the billing cycle's (`services::billing`).
+
+use app::format::{dollars, long_date};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{
+    billing::{notify, schedule_invoice_job, InvoicePayload},
+    Error,
+};
+use crate::{
+    adapters::payments::{
+        ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
+    },
+    clock::AccountClock,
+    documents::{self, invoice as pdf, InvoiceRecords},
+    domain::billing::{auto_pay_retry_after, ChargeGroup, InvoiceStatus},
+    outbox::JobKind,
+    state::Core,
+    store::{
+        self,
+        accounts::AccountRow,
+        apps::AppRow,
+        billing::{InvoiceRow, PaymentRow, UsageDayRow},
+        events::NewEvent,
+        Tx,
+    },
+};
+
+/// Why an invoice request was refused; nothing was written.
+#[derive(Debug)]
+pub enum InvoiceRefused {
+    /// No invoice of this number on the account.
+    InvoiceMissing,
+    /// A signed link names an account or invoice that is gone (the link says no more).
+    LinkedInvoiceMissing,
+    /// The account itself is gone.
+    AccountMissing,
+    /// The invoice's location is gone.
+    LocationMissing,
+    /// Paid or voided already.
+    NotPayable { number: String, status: String },
+    /// No card on file to pay with.
+    NoCard,
+    /// The processor could not be asked.
+    Processor(ProcessorError),
+}
+
+/// An invoice with what its detail shows: its charges, its period's days and its payments.
+pub struct InvoiceDetail {
+    pub invoice: InvoiceRow,
+    pub groups: Vec<ChargeGroup>,
+    pub days: Vec<UsageDayRow>,
+    pub payments: Vec<PaymentRow>,
+}
+
+/// An invoice as a PDF.
+pub struct InvoicePdf {
+    pub number: String,
+    pub bytes: Vec<u8>,
+}
+
+async fn invoice_of(
+    core: &Core,
+    account_uuid: Uuid,
+    number: &str,
+) -> Result<InvoiceRow, Error<InvoiceRefused>> {
+    store::billing::invoice_by_number(&core.db, account_uuid, number.trim())
+        .await?
+        .ok_or(Error::Refused(InvoiceRefused::InvoiceMissing))
+}
+
+/// The charges stored with an invoice; unreadable ones are a broken row, never no charges.
+fn charge_groups(row: &InvoiceRow) -> Result<Vec<ChargeGroup>, Error<InvoiceRefused>> {
+    serde_json::from_str(&row.charges).map_err(|e| Error::Failed(e.into()))
+}
+
+async fn detail_of(
+    core: &Core,
+    invoice: InvoiceRow,
+) -> Result<InvoiceDetail, Error<InvoiceRefused>> {
+    let groups = charge_groups(&invoice)?;
+    let days = store::billing::usage_days(
+        &core.db,
+        invoice.location_uuid,
+        invoice.billing_period_start,
+        invoice.billing_period_end,
+    )
+    .await?;
+    let payments = store::billing::payments_of_invoice(&core.db, invoice.uuid).await?;
+    Ok(InvoiceDetail {
+        invoice,
+        groups,
+        days,
+        payments,
+    })
+}
+
+/// The account's invoice `number` with its charges, period and payments.
+pub async fn invoice_detail(
+    core: &Core,
+    account_uuid: Uuid,
+    number: &str,
+) -> Result<InvoiceDetail, Error<InvoiceRefused>> {
+    let invoice = invoice_of(core, account_uuid, number).await?;
+    detail_of(core, invoice).await
+}
+
+/// The account's invoice `number` as a PDF, for a request of the account.
+pub async fn invoice_pdf(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+    number: &str,
+) -> Result<InvoicePdf, Error<InvoiceRefused>> {
+    let invoice = invoice_of(core, account_uuid, number).await?;
+    let account = store::accounts::account_of_app(&core.db, app.uuid, account_uuid)
+        .await?
+        .ok_or(Error::Refused(InvoiceRefused::AccountMissing))?;
+    render_pdf(core, app, &account, invoice).await
+}
+
+/// The invoice PDF a signed link names (the link itself was checked by the caller).
+pub async fn linked_invoice_pdf(
+    core: &Core,
+    account_uuid: Uuid,
+    number: &str,
+) -> Result<InvoicePdf, Error<InvoiceRefused>> {
+    let missing = || Error::Refused(InvoiceRefused::LinkedInvoiceMissing);
+    let account = store::accounts::account_by_uuid(&core.db, account_uuid)
+        .await?
+        .ok_or_else(missing)?;
+    let app = store::apps::app_by_uuid(&core.db, account.app_uuid)
+        .await?
+        .ok_or_else(missing)?;
+    let invoice = store::billing::invoice_by_number(&core.db, account.uuid, number)
+        .await?
+        .ok_or_else(missing)?;
+    render_pdf(core, &app, &account, invoice).await
+}
+
+async fn render_pdf(
+    core: &Core,
+    app: &AppRow,
+    account: &AccountRow,
+    invoice: InvoiceRow,
+) -> Result<InvoicePdf, Error<InvoiceRefused>> {
+    let location =
+        store::enrollment::location_of_account(&core.db, account.uuid, invoice.location_uuid)
+            .await?
+            .ok_or(Error::Refused(InvoiceRefused::LocationMissing))?;
+    let tdu = store::market::tdus(&core.db)
+        .await?
+        .into_iter()
+        .find(|t| t.name == location.tdu);
+    let card = store::payments::current_payment_method(&core.db, account.uuid).await?;
+    let detail = detail_of(core, invoice).await?;
+    let doc = documents::invoice_document(InvoiceRecords {
+        app,
+        account,
+        location: &location,
+        tdu: tdu.as_ref(),
+        invoice: &detail.invoice,
+        groups: detail.groups,
+        days: detail.days,
+        payments: &detail.payments,
+        card: card.as_ref(),
+    });
+    Ok(InvoicePdf {
+        number: detail.invoice.number,
+        bytes: pdf::render(&doc),
+    })
+}
+
+/// Pays the account's invoice `number` now with the saved card: the attempt, declined or not,
+/// is recorded with its events (`record_payment`). A request sent twice at
+/// once charges with the same key, so the processor answers the same payment, and the second
+/// request answers the payment the first recorded.
+pub async fn pay_invoice(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+    number: &str,
+) -> Result<(InvoiceRow, PaymentRow), Error<InvoiceRefused>> {
+    let invoice = invoice_of(core, account_uuid, number).await?;
+    if !InvoiceStatus::parse(&invoice.status).is_some_and(InvoiceStatus::is_payable) {
+        return Err(Error::Refused(InvoiceRefused::NotPayable {
+            number: invoice.number,
+            status: invoice.status,
+        }));
+    }
+    let card = store::payments::current_payment_method(&core.db, account_uuid)
+        .await?
+        .ok_or(Error::Refused(InvoiceRefused::NoCard))?;
+    let attempts = store::billing::payments_of_invoice(&core.db, invoice.uuid).await?;
+    let refused = |e| Error::Refused(InvoiceRefused::Processor(e));
+    let processor = core.processor_for(app).await.map_err(refused)?;
+    let key = format!("invoice-{}-customer-{}", invoice.uuid, attempts.len() + 1);
+    let charged = charge_invoice(&processor, &invoice, &card.id, key)
+        .await
+        .map_err(refused)?;
+    let clock = core.clock.for_account(&core.db, account_uuid).await?;
+    let mut tx = core.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
+        .await?
+        .ok_or(Error::Refused(InvoiceRefused::AccountMissing))?;
+    if let Charged::Succeeded {
+        processor_payment_id,
+    } = &charged
+    {
+        let recorded = store::billing::payments_of_invoice_tx(&mut tx, invoice.uuid)
+            .await?
+            .into_iter()
+            .find(|p| p.processor_payment_id.as_ref() == Some(processor_payment_id));
+        if let Some(p) = recorded {
+            return Ok((invoice, p));
+        }
+    }
+    let payment = record_payment(
+        &mut tx,
+        &clock,
+        app,
+        &account,
+        &invoice,
+        charged,
+        "customer",
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((invoice, payment))
+}
+
+/// How a charge of an invoice ended.
+pub enum Charged {
+    Succeeded { processor_payment_id: String },
+    Failed { failure_code: String },
+}
+
+/// Charges an invoice's total to the card `payment_method_id`: how it ended, or why the
+/// processor could not say. The same `idempotency_key` never charges twice.
+pub async fn charge_invoice(
+    processor: &Processor,
+    invoice: &InvoiceRow,
+    payment_method_id: &str,
+    idempotency_key: String,
+) -> Result<Charged, ProcessorError> {
+    let request = ChargeRequest {
+        account_uuid: invoice.account_uuid,
+        payment_method_id: payment_method_id.to_owned(),
+        amount_cents: invoice.total_cents,
+        idempotency_key,
+    };
+    match processor.charge(&request).await {
+        Ok(ChargeOutcome::Succeeded { payment_id }) => Ok(Charged::Succeeded {
+            processor_payment_id: payment_id,
+        }),
+        Ok(ChargeOutcome::Declined { decline_code }) => Ok(Charged::Failed {
+            failure_code: decline_code,
+        }),
+        Err(ProcessorError::NotFound) => Ok(Charged::Failed {
+            failure_code: "payment_method_missing".to_owned(),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Records one payment attempt of an invoice in `tx`: the payment row, and on success the
+/// invoice paid with `account.payment_successful` and `invoice.paid`; on failure
+/// `account.payment_failed` and an e-mail asking the customer to pay or update the card.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_payment(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    invoice: &InvoiceRow,
+    charged: Charged,
+    initiated_by: &str,
+    when: DateTime<Utc>,
+) -> store::Result<PaymentRow> {
+    let (status, failure_code, processor_payment_id) = match charged {
+        Charged::Succeeded {
+            processor_payment_id,
+        } => ("succeeded", None, Some(processor_payment_id)),
+        Charged::Failed { failure_code } => ("failed", Some(failure_code), None),
+    };
+    let payment = PaymentRow {
+        uuid: Uuid::new_v4(),
+        invoice_uuid: invoice.uuid,
+        account_uuid: account.uuid,
+        amount_cents: invoice.total_cents,
+        status: status.to_owned(),
+        initiated_by: initiated_by.to_owned(),
+        failure_code,
+        processor_payment_id,
+        attempted_at: when,
+    };
+    store::billing::insert_payment(tx, &payment).await?;
+    let now = clock.now();
+    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
+        app_uuid: app.uuid,
+        account_uuid: Some(account.uuid),
+        kind,
+        data,
+        created_at: now,
+    };
+    let data = serde_json::json!({
+        "account_uuid": account.uuid,
+        "location_uuid": invoice.location_uuid,
+        "invoice_number": invoice.number,
+        "payment_uuid": payment.uuid,
+        "amount_cents": payment.amount_cents,
+        "failure_code": payment.failure_code,
+    });
+    if payment.status == "succeeded" {
+        store::billing::set_invoice_status(
+            tx,
+            invoice.uuid,
+            InvoiceStatus::Paid.as_str(),
+            Some(when),
+            when,
+        )
+        .await?;
+        store::events::insert_event(tx, &event("account.payment_successful", data)).await?;
+        store::events::insert_event(
+            tx,
+            &event(
+                "invoice.paid",
+                serde_json::json!({
+                    "account_uuid": account.uuid,
+                    "location_uuid": invoice.location_uuid,
+                    "invoice_number": invoice.number,
+                    "total_cents": invoice.total_cents,
+                    "paid_at": when,
+                }),
+            ),
+        )
+        .await?;
+    } else {
+        store::events::insert_event(tx, &event("account.payment_failed", data)).await?;
+        notify(
+            tx,
+            clock,
+            app,
+            account,
+            "We could not charge your card".to_owned(),
+            vec![
+                format!(
+                    "The payment of {} for invoice {} did not go through.",
+                    dollars(invoice.total_cents),
+                    invoice.number
+                ),
+                format!(
+                    "Please pay it or update your card before {} to keep your account in good \
+                     standing.",
+                    long_date(invoice.payment_due_date)
+                ),
+            ],
+        )
+        .await?;
+    }
+    Ok(payment)
+}
+
+/// How an auto-pay run ended.
+pub enum AutoPaid {
+    /// Charged, declined or nothing to charge: what was written is in the transaction, to commit
+    /// with the job's end.
+    Done(Tx),
+    /// This app cannot take cards; nothing written.
+    CannotCharge(ProcessorError),
+    /// The processor could not be reached; nothing written, trying later may work.
+    Unreachable(ProcessorError),
+}
+
+/// Auto-pay of the invoice of `payload` (due today): charges the saved card for an invoice still
+/// to be paid and records the attempt; a decline schedules the next try 2, 4 and 6 days later.
+/// Without a card the invoice waits for the customer and turns past due.
+pub async fn auto_pay(
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    payload: &InvoicePayload,
+) -> anyhow::Result<AutoPaid> {
+    let mut tx = core.db.begin().await?;
+    let invoice = store::billing::invoice_tx(&mut tx, payload.invoice_uuid).await?;
+    let earlier = store::billing::payments_of_invoice_tx(&mut tx, payload.invoice_uuid).await?;
+    tx.commit().await?;
+    let Some(invoice) =
+        invoice.filter(|i| InvoiceStatus::parse(&i.status).is_some_and(InvoiceStatus::is_payable))
+    else {
+        return Ok(AutoPaid::Done(core.db.begin().await?));
+    };
+    let (Some(app), Some(card)) = (
+        store::apps::app_by_uuid(&core.db, payload.app_uuid).await?,
+        store::payments::current_payment_method(&core.db, account_uuid).await?,
+    ) else {
+        return Ok(AutoPaid::Done(core.db.begin().await?));
+    };
+    let failures = earlier
+        .iter()
+        .filter(|p| p.initiated_by == "auto_pay" && p.status == "failed")
+        .count();
+    let processor = match core.processor_for(&app).await {
+        Ok(p) => p,
+        Err(e) => return Ok(AutoPaid::CannotCharge(e)),
+    };
+    let key = format!("invoice-{}-auto-{}", invoice.uuid, failures + 1);
+    let charged = match charge_invoice(&processor, &invoice, &card.id, key).await {
+        Ok(charged) => charged,
+        Err(e) => return Ok(AutoPaid::Unreachable(e)),
+    };
+    let when = payload.at.min(clock.now());
+    let mut tx = core.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(AutoPaid::Done(tx));
+    };
+    let failed = matches!(charged, Charged::Failed { .. });
+    // Paid meanwhile by the customer: a decline no longer matters, while a success is still
+    // recorded so that no money goes unaccounted.
+    let still_payable = store::billing::invoice_tx(&mut tx, invoice.uuid)
+        .await?
+        .and_then(|i| InvoiceStatus::parse(&i.status))
+        .is_some_and(InvoiceStatus::is_payable);
+    if failed && !still_payable {
+        return Ok(AutoPaid::Done(tx));
+    }
+    record_payment(
+        &mut tx, clock, &app, &account, &invoice, charged, "auto_pay", when,
+    )
+    .await?;
+    if failed {
+        let next_failures = u32::try_from(failures + 1).unwrap_or(u32::MAX);
+        if let Some(wait) = auto_pay_retry_after(next_failures) {
+            schedule_invoice_job(&mut tx, clock, JobKind::AutoPay, &invoice, when + wait).await?;
+        }
+    }
+    Ok(AutoPaid::Done(tx))
+}
+
+/// The day after the due date, in `tx`: an invoice still open turns past due
+/// (`invoice.past_due`, and an e-mail).
+pub async fn past_due(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    payload: &InvoicePayload,
+) -> store::Result<()> {
+    let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
+        return Ok(());
+    };
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(());
+    };
+    let Some(invoice) = store::billing::invoice_tx(tx, payload.invoice_uuid)
+        .await?
+        .filter(|i| i.status == InvoiceStatus::Open.as_str())
+    else {
+        return Ok(());
+    };
+    let now = clock.now();
+    let when = payload.at.min(now);
+    store::billing::set_invoice_status(
+        tx,
+        invoice.uuid,
+        InvoiceStatus::PastDue.as_str(),
+        None,
+        when,
+    )
+    .await?;
+    store::events::insert_event(
+        tx,
+        &NewEvent {
+            app_uuid: app.uuid,
+            account_uuid: Some(account.uuid),
+            kind: "invoice.past_due",
+            data: serde_json::json!({
+                "account_uuid": account.uuid,
+                "location_uuid": invoice.location_uuid,
+                "invoice_number": invoice.number,
+                "total_cents": invoice.total_cents,
+                "payment_due_date": invoice.payment_due_date,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    notify(
+        tx,
+        clock,
+        &app,
+        &account,
+        "Your electricity bill is past due".to_owned(),
+        vec![format!(
+            "Invoice {} for {} was due on {} and has not been paid. Please pay it as soon as \
+             possible.",
+            invoice.number,
+            dollars(invoice.total_cents),
+            long_date(invoice.payment_due_date)
+        )],
+    )
+    .await?;
+    Ok(())
+}
