@@ -164,6 +164,27 @@ impl Event {
         }
     }
 
+    /// The account the event is about (none for a webhook test).
+    pub fn account_uuid(&self) -> Option<Uuid> {
+        match self {
+            Event::PlanRequested { account_uuid, .. }
+            | Event::PlanAccepted { account_uuid, .. }
+            | Event::IdentityUpdated { account_uuid, .. }
+            | Event::Finalized { account_uuid, .. }
+            | Event::PaymentMethodAdded { account_uuid, .. }
+            | Event::BillingAddressUpdated { account_uuid, .. }
+            | Event::StatusUpdated { account_uuid, .. }
+            | Event::ServiceActive { account_uuid, .. }
+            | Event::ServiceCanceled { account_uuid, .. }
+            | Event::UsageHistoryAvailable { account_uuid, .. }
+            | Event::InvoiceCreated { account_uuid, .. }
+            | Event::InvoicePaid { account_uuid, .. }
+            | Event::InvoicePastDue { account_uuid, .. } => Some(*account_uuid),
+            Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
+            Event::WebhookTest { .. } => None,
+        }
+    }
+
     /// The event's `data` object.
     pub fn data(&self) -> serde_json::Value {
         // Plain structs of ids, strings, numbers and dates always serialize.

@@ -20,6 +20,7 @@ use super::{
     pagination::Page,
     routes, ApiRouter, AppState,
 };
+use crate::domain::events::Event;
 use crate::{
     domain::{
         events::{endpoint_wants, TEST_EVENT_TYPE},
@@ -433,13 +434,13 @@ pub async fn send_test(
         .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     let event_uuid = store::events::insert_event_only(
         &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: None,
-            kind: TEST_EVENT_TYPE,
-            data: serde_json::json!({ "endpoint_uuid": endpoint.uuid }),
-            created_at: state.clock.now(),
-        },
+        &NewEvent::of(
+            principal.app.uuid,
+            &Event::WebhookTest {
+                endpoint_uuid: endpoint.uuid,
+            },
+            state.clock.now(),
+        ),
     )
     .await?;
     store::events::enqueue_delivery(&mut tx, endpoint.uuid, event_uuid, None).await?;

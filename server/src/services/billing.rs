@@ -16,6 +16,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::domain::events::Event;
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
     domain::{
@@ -284,21 +285,19 @@ pub async fn bill_cycle(
     store::billing::insert_invoice(tx, &invoice).await?;
     store::events::insert_event(
         tx,
-        &NewEvent {
-            app_uuid: app.uuid,
-            account_uuid: Some(account.uuid),
-            kind: "invoice.created",
-            data: serde_json::json!({
-                "account_uuid": account.uuid,
-                "location_uuid": location.uuid,
-                "invoice_number": invoice.number,
-                "total_cents": invoice.total_cents,
-                "invoice_date": invoice.invoice_date,
-                "payment_due_date": invoice.payment_due_date,
-                "status": invoice.status,
-            }),
-            created_at: clock.now(),
-        },
+        &NewEvent::of(
+            app.uuid,
+            &Event::InvoiceCreated {
+                account_uuid: account.uuid,
+                location_uuid: location.uuid,
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                invoice_date: invoice.invoice_date,
+                payment_due_date: invoice.payment_due_date,
+                status: invoice.status.clone(),
+            },
+            clock.now(),
+        ),
     )
     .await?;
     let card = store::payments::current_payment_method_tx(tx, account.uuid).await?;
@@ -412,17 +411,15 @@ pub async fn attach_card(
     store::payments::attach_payment_method(tx, account_uuid, card, now).await?;
     store::events::insert_event(
         tx,
-        &NewEvent {
+        &NewEvent::of(
             app_uuid,
-            account_uuid: Some(account_uuid),
-            kind: "account.payment_method_added",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "card_brand": card.brand,
-                "card_last4": card.last4,
-            }),
-            created_at: now,
-        },
+            &Event::PaymentMethodAdded {
+                account_uuid,
+                card_brand: card.brand.clone(),
+                card_last4: card.last4.clone(),
+            },
+            now,
+        ),
     )
     .await?;
     Ok(())

@@ -11,6 +11,7 @@ use super::{
     billing::{notify, schedule_invoice_job, InvoicePayload},
     Error,
 };
+use crate::domain::events::{Event, PaymentAttempt};
 use crate::{
     adapters::payments::{
         ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
@@ -301,21 +302,15 @@ pub async fn record_payment(
     };
     store::billing::insert_payment(tx, &payment).await?;
     let now = clock.now();
-    let event = |kind: &'static str, data: serde_json::Value| NewEvent {
-        app_uuid: app.uuid,
-        account_uuid: Some(account.uuid),
-        kind,
-        data,
-        created_at: now,
+    let event = |event: Event| NewEvent::of(app.uuid, &event, now);
+    let attempt = PaymentAttempt {
+        account_uuid: account.uuid,
+        location_uuid: invoice.location_uuid,
+        invoice_number: invoice.number.clone(),
+        payment_uuid: payment.uuid,
+        amount_cents: payment.amount_cents,
+        failure_code: payment.failure_code.clone(),
     };
-    let data = serde_json::json!({
-        "account_uuid": account.uuid,
-        "location_uuid": invoice.location_uuid,
-        "invoice_number": invoice.number,
-        "payment_uuid": payment.uuid,
-        "amount_cents": payment.amount_cents,
-        "failure_code": payment.failure_code,
-    });
     if payment.status == "succeeded" {
         store::billing::set_invoice_status(
             tx,
@@ -325,23 +320,20 @@ pub async fn record_payment(
             when,
         )
         .await?;
-        store::events::insert_event(tx, &event("account.payment_successful", data)).await?;
+        store::events::insert_event(tx, &event(Event::PaymentSuccessful(attempt))).await?;
         store::events::insert_event(
             tx,
-            &event(
-                "invoice.paid",
-                serde_json::json!({
-                    "account_uuid": account.uuid,
-                    "location_uuid": invoice.location_uuid,
-                    "invoice_number": invoice.number,
-                    "total_cents": invoice.total_cents,
-                    "paid_at": when,
-                }),
-            ),
+            &event(Event::InvoicePaid {
+                account_uuid: account.uuid,
+                location_uuid: invoice.location_uuid,
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                paid_at: when,
+            }),
         )
         .await?;
     } else {
-        store::events::insert_event(tx, &event("account.payment_failed", data)).await?;
+        store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
         notify(
             tx,
             clock,
@@ -479,19 +471,17 @@ pub async fn past_due(
     .await?;
     store::events::insert_event(
         tx,
-        &NewEvent {
-            app_uuid: app.uuid,
-            account_uuid: Some(account.uuid),
-            kind: "invoice.past_due",
-            data: serde_json::json!({
-                "account_uuid": account.uuid,
-                "location_uuid": invoice.location_uuid,
-                "invoice_number": invoice.number,
-                "total_cents": invoice.total_cents,
-                "payment_due_date": invoice.payment_due_date,
-            }),
-            created_at: now,
-        },
+        &NewEvent::of(
+            app.uuid,
+            &Event::InvoicePastDue {
+                account_uuid: account.uuid,
+                location_uuid: invoice.location_uuid,
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                payment_due_date: invoice.payment_due_date,
+            },
+            now,
+        ),
     )
     .await?;
     notify(

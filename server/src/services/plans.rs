@@ -11,6 +11,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::Error::{self, Failed, Refused};
+use crate::domain::events::Event;
 use crate::{
     domain::{
         address::{normalize, normalize_unit},
@@ -578,19 +579,17 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
     if let Some(account) = req.account {
         store::events::insert_event(
             &mut tx,
-            &NewEvent {
-                app_uuid: req.app.uuid,
-                account_uuid: Some(account.uuid),
-                kind: "enrollment.plan_requested",
-                data: serde_json::json!({
-                    "account_uuid": account.uuid,
-                    "esi_id": req.target.esi_id,
-                    "postal_code": req.target.postal_code,
-                    "plan_uuids": priced.iter().map(|p| p.plan.uuid).collect::<Vec<_>>(),
-                    "is_custom": req.overrides.is_custom(),
-                }),
-                created_at: now,
-            },
+            &NewEvent::of(
+                req.app.uuid,
+                &Event::PlanRequested {
+                    account_uuid: account.uuid,
+                    esi_id: req.target.esi_id.clone(),
+                    postal_code: req.target.postal_code.clone(),
+                    plan_uuids: priced.iter().map(|p| p.plan.uuid).collect(),
+                    is_custom: req.overrides.is_custom(),
+                },
+                now,
+            ),
         )
         .await?;
     }

@@ -5,14 +5,32 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{jobs, on_db, on_tx, webhooks, Db, Result, Tx};
-use crate::domain::{events::endpoint_wants, webhooks::MAX_ATTEMPTS};
+use crate::domain::{
+    events::{endpoint_wants, Event},
+    webhooks::MAX_ATTEMPTS,
+};
 
+/// An event's row. Changes build it from their `Event` (`NewEvent::of`); an e-mail's event,
+/// kept in its job until the e-mail is sent, is stored as type and data.
 pub struct NewEvent<'a> {
     pub app_uuid: Uuid,
     pub account_uuid: Option<Uuid>,
     pub kind: &'a str,
     pub data: serde_json::Value,
     pub created_at: DateTime<Utc>,
+}
+
+impl NewEvent<'static> {
+    /// The row of `event`, which happened in `app_uuid` at `created_at`.
+    pub fn of(app_uuid: Uuid, event: &Event, created_at: DateTime<Utc>) -> Self {
+        NewEvent {
+            app_uuid,
+            account_uuid: event.account_uuid(),
+            kind: event.kind(),
+            data: event.data(),
+            created_at,
+        }
+    }
 }
 
 /// The job kind of a webhook delivery (see `jobs::JobKind`).

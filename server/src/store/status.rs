@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{accounts, credit, enrollment, events, Result, Tx};
+use crate::domain::events::Event;
 use crate::domain::status::{
     derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
 };
@@ -66,19 +67,17 @@ pub async fn update_status(
         .await?;
     events::insert_event(
         tx,
-        &events::NewEvent {
+        &events::NewEvent::of(
             app_uuid,
-            account_uuid: Some(account_uuid),
-            kind: "account.status_updated",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "status": status.as_str(),
-                "status_reason": reason.as_str(),
-                "previous_status": row.status,
-                "previous_status_reason": row.status_reason,
-            }),
-            created_at: now,
-        },
+            &Event::StatusUpdated {
+                account_uuid,
+                status: status.as_str().to_owned(),
+                status_reason: reason.as_str().to_owned(),
+                previous_status: row.status.clone(),
+                previous_status_reason: row.status_reason.clone(),
+            },
+            now,
+        ),
     )
     .await?;
     Ok(Some((status, reason)))
