@@ -888,21 +888,7 @@ pub async fn confirm_address(
         .ok_or(Refused(ConfirmAddressRefused::EsiIdNotFound))?;
     let now = state.clock.for_account(&state.db, account).await?.now();
     let mut tx = state.db.begin().await?;
-    store::enrollment::insert_confirmed_address(
-        &mut tx,
-        account,
-        &ConfirmedAddressRow {
-            esi_id: address.esi_id,
-            address_1: address.address_1,
-            address_2: address.address_2,
-            city: address.city,
-            state: address.state,
-            postal_code: address.postal_code,
-            tdu: address.tdu,
-        },
-        now,
-    )
-    .await?;
+    store::enrollment::insert_confirmed_address(&mut tx, account, &(&address).into(), now).await?;
     super::status::refresh_status(&mut tx, &state.clock, &state.db, app, account, now).await?;
     tx.commit().await?;
     Ok(())

@@ -184,15 +184,7 @@ pub async fn seed_demo(
             .await?
             .is_none()
         {
-            let confirmed = ConfirmedAddressRow {
-                esi_id: address.esi_id.clone(),
-                address_1: address.address_1.clone(),
-                address_2: address.address_2.clone(),
-                city: address.city.clone(),
-                state: address.state.clone(),
-                postal_code: address.postal_code.clone(),
-                tdu: address.tdu.clone(),
-            };
+            let confirmed = ConfirmedAddressRow::from(&address);
             store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
                 .await?;
         }
