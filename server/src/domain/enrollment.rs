@@ -72,6 +72,39 @@ pub fn renewal_window_open(end_date: Option<NaiveDate>, today: NaiveDate) -> boo
     end_date.is_some_and(|end| today <= end && today >= end - Duration::days(RENEWAL_WINDOW_DAYS))
 }
 
+/// Who enrolls an account: the partner as client agent once it recorded the customer's
+/// authorization (`client_agent_accepted_at`), else the customer.
+pub fn enroller(client_agent_accepted_at: Option<DateTime<Utc>>) -> Enroller {
+    if client_agent_accepted_at.is_some() {
+        Enroller::ClientAgent
+    } else {
+        Enroller::Customer
+    }
+}
+
+/// Who accepted a contract, as contracts record it (`accepted_by`).
+pub fn accepted_by(enroller: Enroller) -> &'static str {
+    match enroller {
+        Enroller::ClientAgent => "client_agent",
+        Enroller::Customer => "customer",
+    }
+}
+
+/// Whether a client agent enrollment may be finalized: the customer's authorization was
+/// recorded (`client_agent_accepted_at`) no later than every pending contract's acceptance.
+pub fn client_agent_recorded_first(
+    client_agent_accepted_at: Option<DateTime<Utc>>,
+    pending_accepted_at: impl IntoIterator<Item = DateTime<Utc>>,
+) -> bool {
+    client_agent_accepted_at.is_some_and(|at| pending_accepted_at.into_iter().all(|c| at <= c))
+}
+
+/// Whether the contract in force at a location (its status and end date) may be renewed
+/// `today`: an active fixed-term contract inside its renewal window.
+pub fn renewal_eligible(in_force: Option<(&str, Option<NaiveDate>)>, today: NaiveDate) -> bool {
+    in_force.is_some_and(|(status, end)| status == "active" && renewal_window_open(end, today))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,5 +765,55 @@ mod cancellation_tests {
         for s in S::ALL {
             assert_eq!(S::parse(s.as_str()), Some(s));
         }
+    }
+}
+
+#[cfg(test)]
+mod who_enrolls_tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn the_partner_enrolls_once_it_recorded_the_authorization() {
+        assert_eq!(enroller(None), Enroller::Customer);
+        assert_eq!(
+            enroller(Some(at("2026-11-20T12:00:00Z"))),
+            Enroller::ClientAgent
+        );
+        assert_eq!(accepted_by(Enroller::Customer), "customer");
+        assert_eq!(accepted_by(Enroller::ClientAgent), "client_agent");
+    }
+
+    #[test]
+    fn the_authorization_must_come_before_every_pending_acceptance() {
+        let auth = Some(at("2026-11-20T12:00:00Z"));
+        assert!(client_agent_recorded_first(auth, []));
+        assert!(client_agent_recorded_first(
+            auth,
+            [at("2026-11-20T12:00:00Z"), at("2026-11-21T08:00:00Z")]
+        ));
+        assert!(!client_agent_recorded_first(
+            auth,
+            [at("2026-11-21T08:00:00Z"), at("2026-11-19T08:00:00Z")]
+        ));
+        assert!(!client_agent_recorded_first(None, []));
+    }
+
+    #[test]
+    fn only_an_active_contract_in_its_window_renews() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let today = d("2026-11-23");
+        let end = Some(d("2027-01-31"));
+        assert!(renewal_eligible(Some(("active", end)), today));
+        assert!(!renewal_eligible(Some(("pending", end)), today));
+        assert!(!renewal_eligible(
+            Some(("active", Some(d("2027-06-30")))),
+            today
+        ));
+        assert!(!renewal_eligible(Some(("active", None)), today));
+        assert!(!renewal_eligible(None, today));
     }
 }

@@ -1,6 +1,8 @@
 //! The enrollment steps that attach a home to an account: confirming the service address,
 //! accepting a plan (which creates the Location and its Contract), finalizing (which starts
-//! the background pipeline: verification, credit check, utility), and the billing address.
+//! the background pipeline: verification, credit check, utility), and the billing address;
+//! the account's locations, their documents and cancellation. Each handler extracts the
+//! request, makes one call into `services::enrollment` and renders the answer.
 
 use app::api::{
     enrollment::{
@@ -23,27 +25,17 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    clock::AccountClock,
     domain::{
         account::parse_postal_address,
-        documents::{
-            contract_in_force, ContractTerms, DocumentKind, DocumentStatus, LocationDocument,
-        },
-        enrollment::{
-            check_cancellation, missing_steps, renewal_window_open, start_of_market_day,
-            EnrollmentFacts, EnrollmentType,
-        },
+        documents::{contract_in_force, DocumentKind, DocumentStatus, LocationDocument},
+        enrollment::EnrollmentType,
         market::EsiId,
         FieldError,
     },
-    outbox::{self, JobKind, NewJob},
     services,
     store::{
         self,
-        enrollment::{
-            BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
-        },
-        events::NewEvent,
+        enrollment::{ContractRow, LocationRow},
     },
 };
 
@@ -63,13 +55,14 @@ pub fn router() -> ApiRouter {
         .routes(routes!(accept_renewal_plan))
 }
 
-/// The account's location, or 404 `resource_missing` (another account's location included).
-async fn location_row(
+/// The account's location with its contracts, or 404 `resource_missing` (another account's
+/// location included).
+async fn location_with_contracts(
     state: &AppState,
     account_uuid: Uuid,
     location_uuid: Uuid,
-) -> ApiResult<LocationRow> {
-    store::enrollment::location_of_account(&state.db, account_uuid, location_uuid)
+) -> ApiResult<(LocationRow, Vec<ContractRow>)> {
+    services::enrollment::location_with_contracts(&state.db, account_uuid, location_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("location"))
 }
@@ -89,11 +82,8 @@ pub async fn get_location(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<Location>> {
-    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
-    let contracts =
-        store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
-    let reads = store::billing::read_dates_of_account(&state.db, principal.account_uuid).await?;
-    Ok(axum::Json(render_location(&row, &contracts, &reads)))
+    let (row, _) = location_with_contracts(&state, principal.account_uuid, location_uuid).await?;
+    Ok(axum::Json(location_out(&state.db, &row).await?))
 }
 
 /// Whom to call about this location: the utility (TDU) for outages and meters, the partner for
@@ -112,23 +102,10 @@ pub async fn location_support_info(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<app::api::market::SupportInfo>> {
-    let row = location_row(&state, principal.account_uuid, location_uuid).await?;
+    let (row, _) = location_with_contracts(&state, principal.account_uuid, location_uuid).await?;
     Ok(axum::Json(
         super::market::support_info(&state, &principal.app, &row.tdu).await?,
     ))
-}
-
-/// The location's contracts (404 `resource_missing` for another account's location).
-async fn contracts_of_location(
-    state: &AppState,
-    principal: &AccountPrincipal,
-    location_uuid: Uuid,
-) -> ApiResult<Vec<ContractRow>> {
-    location_row(state, principal.account_uuid, location_uuid).await?;
-    let mut contracts =
-        store::enrollment::contracts_of_account(&state.db, principal.account_uuid).await?;
-    contracts.retain(|c| c.location_uuid == location_uuid);
-    Ok(contracts)
 }
 
 /// The plan of the location's contract in force, with that contract.
@@ -146,7 +123,8 @@ pub async fn location_plan(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<LocationPlan>> {
-    let contracts = contracts_of_location(&state, &principal, location_uuid).await?;
+    let (_, contracts) =
+        location_with_contracts(&state, principal.account_uuid, location_uuid).await?;
     let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
         .ok_or_else(|| ApiError::not_found("plan"))?;
     let contract = render_contract(contract)?;
@@ -161,29 +139,22 @@ pub async fn location_plan(
     }))
 }
 
-/// Each of the location's documents, as the domain lists them, with a signed link.
+/// The location's contracts and each of its documents, as the domain lists them, with a signed
+/// link (404 `resource_missing` for another account's location).
 async fn documents_of_location(
     state: &AppState,
     principal: &AccountPrincipal,
     location_uuid: Uuid,
-) -> ApiResult<Vec<(LocationDocument, String)>> {
-    let contracts = contracts_of_location(state, principal, location_uuid).await?;
-    let mut terms = Vec::with_capacity(contracts.len());
-    for c in &contracts {
-        let yrac_version = store::market::plan_by_uuid(&state.db, c.plan_uuid)
-            .await?
-            .map(|p| p.yrac_version)
-            .unwrap_or_else(|| crate::domain::market::YRAC_VERSION.to_owned());
-        terms.push(ContractTerms {
-            uuid: c.uuid,
-            plan_uuid: c.plan_uuid,
-            tos_version: c.tos_version.clone(),
-            yrac_version,
-            start_date: c.start_date,
-            status: c.status.clone(),
-        });
-    }
-    Ok(crate::domain::documents::location_documents(&terms)
+) -> ApiResult<(Vec<ContractRow>, Vec<(LocationDocument, String)>)> {
+    let (contracts, documents) = services::enrollment::documents_of_location(
+        &state.db,
+        principal.account_uuid,
+        location_uuid,
+        crate::domain::market::YRAC_VERSION,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("location"))?;
+    let documents = documents
         .into_iter()
         .map(|d| {
             let path = match d.kind {
@@ -194,7 +165,8 @@ async fn documents_of_location(
             let url = signed_url(state, &path);
             (d, url)
         })
-        .collect())
+        .collect();
+    Ok((contracts, documents))
 }
 
 /// Links to the documents in force at the location (signed; each opens in a browser for
@@ -213,10 +185,9 @@ pub async fn location_documents(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<LocationDocuments>> {
-    let contracts = contracts_of_location(&state, &principal, location_uuid).await?;
+    let (contracts, documents) = documents_of_location(&state, &principal, location_uuid).await?;
     let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
         .ok_or_else(|| ApiError::not_found("documents"))?;
-    let documents = documents_of_location(&state, &principal, location_uuid).await?;
     let active = |kind: DocumentKind| {
         documents
             .iter()
@@ -250,7 +221,7 @@ pub async fn location_all_documents(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<DocumentList>> {
-    let documents = documents_of_location(&state, &principal, location_uuid).await?;
+    let (_, documents) = documents_of_location(&state, &principal, location_uuid).await?;
     Ok(axum::Json(DocumentList {
         data: documents
             .into_iter()
@@ -272,22 +243,14 @@ async fn renewal_gate(
     state: &AppState,
     principal: &AccountPrincipal,
     location_uuid: Uuid,
-) -> ApiResult<ApiError> {
-    let contracts = contracts_of_location(state, principal, location_uuid).await?;
-    let today = account_clock(state, principal.account_uuid).await?.today();
-    let open = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
-        .filter(|c| c.status == "active")
-        .is_some_and(|c| renewal_window_open(c.end_date, today));
-    if !open {
-        return Err(ApiError::new(
-            ErrorCode::RenewalNotEligible,
-            "Renewal opens 90 days before an active fixed-term contract ends",
-        ));
+) -> ApiError {
+    match services::enrollment::renewal_gate(state, principal.account_uuid, location_uuid).await {
+        Ok(()) => ApiError::new(
+            ErrorCode::ServiceUnavailable,
+            "Renewal plans cannot be requested through the API yet; the customer receives the renewal e-mails",
+        ),
+        Err(e) => e.into(),
     }
-    Ok(ApiError::new(
-        ErrorCode::ServiceUnavailable,
-        "Renewal plans cannot be requested through the API yet; the customer receives the renewal e-mails",
-    ))
 }
 
 /// Renewal plans for the location (from 90 days before its fixed contract ends).
@@ -306,9 +269,7 @@ pub async fn request_renewal_plans(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiError {
-    match renewal_gate(&state, &principal, location_uuid).await {
-        Ok(e) | Err(e) => e,
-    }
+    renewal_gate(&state, &principal, location_uuid).await
 }
 
 /// Accept a renewal plan for the location.
@@ -327,9 +288,7 @@ pub async fn accept_renewal_plan(
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
 ) -> ApiError {
-    match renewal_gate(&state, &principal, location_uuid).await {
-        Ok(e) | Err(e) => e,
-    }
+    renewal_gate(&state, &principal, location_uuid).await
 }
 
 /// Cancel service at this location. Before service started it cancels at once (contract
@@ -356,75 +315,28 @@ pub async fn cancel_service(
     Path(location_uuid): Path<Uuid>,
     Json(input): Json<CancelServiceIn>,
 ) -> ApiResult<axum::Json<Location>> {
-    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
-    let clock = account_clock(&state, account_uuid).await?;
-    let (final_date, reason) =
-        check_cancellation(&input.final_service_date, &input.reason, clock.today())?;
-    let now = clock.now();
-    let mut tx = state.db.begin().await?;
-    store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    let mut location = store::enrollment::locations_of_account_tx(&mut tx, account_uuid)
-        .await?
-        .into_iter()
-        .find(|l| l.uuid == location_uuid)
-        .ok_or_else(|| ApiError::not_found("location"))?;
-    let Some(mut e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? else {
-        return Err(ApiError::new(
-            ErrorCode::EnrollmentIncomplete,
-            "This enrollment is not finalized; there is no service to cancel",
-        )
-        .with_detail("missing", serde_json::json!(["finalize"])));
-    };
-    if e.cancellation.is_some()
-        || location.status == "cancelled"
-        || location.final_service_date.is_some()
-    {
-        return Err(ApiError::new(
-            ErrorCode::ServiceNotActive,
-            "Service at this location is already cancelled or its cancellation is scheduled",
-        ));
-    }
-    if location.is_service_active {
-        location.final_service_date = Some(final_date);
-        location.updated_at = now;
-        store::enrollment::update_location(&mut tx, &location).await?;
-        outbox::enqueue(
-            &mut tx,
-            &clock,
-            &NewJob {
-                kind: JobKind::ServiceEnd,
-                payload: &serde_json::json!({
-                    "app_uuid": app_uuid,
-                    "location_uuid": location.uuid,
-                    "reason": reason.as_str(),
-                }),
-                account_uuid: Some(account_uuid),
-                run_at: start_of_market_day(final_date).max(now),
-                max_attempts: 20,
-            },
-        )
-        .await?;
-    } else {
-        services::enrollment::cancel_location(
-            &mut tx,
-            app_uuid,
-            &mut e,
-            &mut location,
-            clock.today(),
-            reason.as_str(),
-            now,
-        )
-        .await?;
-        store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
-    }
-    tx.commit().await?;
-    state.http.caches.accounts.invalidate(&account_uuid);
-    let contracts = store::enrollment::contracts_of_account(&state.db, account_uuid).await?;
-    let reads = store::billing::read_dates_of_account(&state.db, account_uuid).await?;
-    Ok(axum::Json(render_location(&location, &contracts, &reads)))
+    let location = services::enrollment::cancel_service(
+        &state,
+        principal.app.uuid,
+        principal.account_uuid,
+        location_uuid,
+        &input.final_service_date,
+        &input.reason,
+    )
+    .await?;
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
+    Ok(axum::Json(location_out(&state.db, &location).await?))
+}
+
+/// One location as partners see it, with its contract in force and next reading.
+async fn location_out(db: &store::Db, location: &LocationRow) -> ApiResult<Location> {
+    let contracts = store::enrollment::contracts_of_account(db, location.account_uuid).await?;
+    let reads = store::billing::read_dates_of_account(db, location.account_uuid).await?;
+    Ok(render_location(location, &contracts, &reads))
 }
 
 /// The locations of an account as partners see them.
@@ -501,10 +413,6 @@ fn render_contract(c: &ContractRow) -> ApiResult<Contract> {
     })
 }
 
-async fn account_clock(state: &AppState, account_uuid: Uuid) -> ApiResult<AccountClock> {
-    Ok(state.clock.for_account(&state.db, account_uuid).await?)
-}
-
 async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiResult<Account> {
     state
         .http
@@ -528,17 +436,6 @@ fn parse_esi_id(raw: &str) -> ApiResult<EsiId> {
     })
 }
 
-async fn service_address(
-    state: &AppState,
-    esi: &EsiId,
-) -> ApiResult<store::market::ServiceAddressRow> {
-    store::market::service_address(&state.db, esi.as_str())
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(ErrorCode::EsiIdNotFound, "No meter has this ESI ID").with_param("esi_id")
-        })
-}
-
 /// Confirm the service address and ESI ID the customer recognised.
 #[utoipa::path(
     post, path = "/v1/account/enroll/confirm-address", tag = "enrollment",
@@ -556,35 +453,8 @@ pub async fn confirm_address(
     Json(input): Json<ConfirmAddressIn>,
 ) -> ApiResult<axum::Json<Account>> {
     let esi = parse_esi_id(&input.esi_id)?;
-    let address = service_address(&state, &esi).await?;
-    let now = account_clock(&state, principal.account_uuid).await?.now();
-    let mut tx = state.db.begin().await?;
-    store::enrollment::insert_confirmed_address(
-        &mut tx,
-        principal.account_uuid,
-        &ConfirmedAddressRow {
-            esi_id: address.esi_id,
-            address_1: address.address_1,
-            address_2: address.address_2,
-            city: address.city,
-            state: address.state,
-            postal_code: address.postal_code,
-            tdu: address.tdu,
-        },
-        now,
-    )
-    .await?;
-    // Confirming the address may be the last prerequisite of a client agent enrollment.
-    crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        principal.app.uuid,
-        principal.account_uuid,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    services::enrollment::confirm_address(&state, principal.app.uuid, principal.account_uuid, &esi)
+        .await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
 }
 
@@ -673,98 +543,19 @@ pub async fn finalize(
     principal: AccountPrincipal,
     Json(input): Json<FinalizeIn>,
 ) -> ApiResult<axum::Json<Account>> {
-    let account_uuid = principal.account_uuid;
-    let clock = account_clock(&state, account_uuid).await?;
-    let now = clock.now();
-    let is_client_agent = input.is_client_agent_enrollment.unwrap_or(false);
-    let mut tx = state.db.begin().await?;
-    let account =
-        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    if account.is_enrollment_finalized {
-        return Err(ApiError::new(
-            ErrorCode::AlreadyFinalized,
-            "The enrollment is already finalized",
-        ));
-    }
-    if is_client_agent {
-        let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account_uuid).await?;
-        let recorded_first = account.client_agent_accepted_at.is_some_and(|at| {
-            contracts
-                .iter()
-                .filter(|c| c.status == "pending")
-                .all(|c| at <= c.accepted_at)
-        });
-        if !recorded_first {
-            return Err(ApiError::new(
-                ErrorCode::ClientAgentNotRecorded,
-                "Call record-client-agent before accepting the plan of a client agent enrollment",
-            ));
-        }
-    }
-    let profile = account.profile().map_err(ApiError::internal)?;
-    let missing = missing_steps(&EnrollmentFacts {
-        has_confirmed_address: account.has_confirmed_address,
-        has_accepted_plan: account.has_accepted_plan,
-        is_identity_complete: profile.is_identity_complete(),
-        has_credit_check: account.has_credit_check,
-        has_payment_method: account.has_payment_method,
-        ..Default::default()
-    });
-    if !missing.is_empty() {
-        return Err(ApiError::new(
-            ErrorCode::EnrollmentIncomplete,
-            format!("Finish these steps first: {}", missing.join(", ")),
-        )
-        .with_detail("missing", missing));
-    }
-    store::enrollment::insert_enrollment(
-        &mut tx,
-        &EnrollmentRow {
-            account_uuid,
-            finalized_at: now,
-            is_client_agent,
-            verification: "pending".to_owned(),
-            utility: "not_submitted".to_owned(),
-            cancellation: None,
-            updated_at: now,
-        },
-    )
-    .await?;
-    outbox::enqueue_account_job(
-        &mut tx,
-        &clock,
-        JobKind::EnrollmentVerify,
+    services::enrollment::finalize(
+        &state,
         principal.app.uuid,
-        account_uuid,
-        now + chrono::Duration::minutes(1),
+        principal.account_uuid,
+        input.is_client_agent_enrollment.unwrap_or(false),
     )
     .await?;
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(account_uuid),
-            kind: "enrollment.finalized",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "is_client_agent_enrollment": is_client_agent,
-            }),
-            created_at: now,
-        },
-    )
-    .await?;
-    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, now).await?;
-    tx.commit().await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
 }
 
-fn render_billing(
-    row: &BillingAddressRow,
-    service: Option<&ConfirmedAddressRow>,
-) -> BillingAddressOut {
-    match (row.same_as_service_address, service) {
+fn render_billing(address: &services::enrollment::BillingAddress) -> BillingAddressOut {
+    let row = &address.billing;
+    match (row.same_as_service_address, address.service.as_ref()) {
         (true, Some(s)) => BillingAddressOut {
             same_as_service_address: true,
             address_1: Some(s.address_1.clone()),
@@ -797,21 +588,10 @@ pub async fn get_billing_address(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<BillingAddressOut>> {
-    let service = store::enrollment::confirmed_address(&state.db, principal.account_uuid).await?;
-    let billing = store::enrollment::billing_address(&state.db, principal.account_uuid)
+    let address = services::enrollment::billing_address(&state.db, principal.account_uuid)
         .await?
-        .unwrap_or(BillingAddressRow {
-            same_as_service_address: true,
-            address_1: None,
-            address_2: None,
-            city: None,
-            state: None,
-            postal_code: None,
-        });
-    if billing.same_as_service_address && service.is_none() {
-        return Err(ApiError::not_found("billing address"));
-    }
-    Ok(axum::Json(render_billing(&billing, service.as_ref())))
+        .ok_or_else(|| ApiError::not_found("billing address"))?;
+    Ok(axum::Json(render_billing(&address)))
 }
 
 /// Set the billing address: the service address, or another one.
@@ -830,110 +610,25 @@ pub async fn put_billing_address(
     principal: AccountPrincipal,
     Json(input): Json<BillingAddressIn>,
 ) -> ApiResult<axum::Json<BillingAddressOut>> {
-    let service = store::enrollment::confirmed_address(&state.db, principal.account_uuid).await?;
-    let row = if input.same_as_service_address {
-        if service.is_none() {
-            return Err(ApiError::new(
-                ErrorCode::EnrollmentIncomplete,
-                "Confirm the service address first",
-            )
-            .with_detail("missing", vec!["address"]));
-        }
-        BillingAddressRow {
-            same_as_service_address: true,
-            address_1: None,
-            address_2: None,
-            city: None,
-            state: None,
-            postal_code: None,
-        }
+    let address = if input.same_as_service_address {
+        None
     } else {
         let raw = input
             .address
             .ok_or_else(|| ApiError::from(FieldError::missing("address")))?;
-        let a = parse_postal_address("address", raw)?;
-        BillingAddressRow {
-            same_as_service_address: false,
-            address_1: Some(a.address_1),
-            address_2: a.address_2,
-            city: Some(a.city),
-            state: Some(a.state),
-            postal_code: Some(a.postal_code),
-        }
+        Some(parse_postal_address("address", raw)?)
     };
-    let now = account_clock(&state, principal.account_uuid).await?.now();
-    let mut tx = state.db.begin().await?;
-    store::enrollment::insert_billing_address(&mut tx, principal.account_uuid, &row, now).await?;
-    store::events::insert_event(
-        &mut tx,
-        &NewEvent {
-            app_uuid: principal.app.uuid,
-            account_uuid: Some(principal.account_uuid),
-            kind: "account.billing_address_updated",
-            data: serde_json::json!({
-                "account_uuid": principal.account_uuid,
-                "same_as_service_address": row.same_as_service_address,
-            }),
-            created_at: now,
-        },
+    let address = services::enrollment::set_billing_address(
+        &state,
+        principal.app.uuid,
+        principal.account_uuid,
+        address,
     )
     .await?;
-    tx.commit().await?;
     state
         .http
         .caches
         .accounts
         .invalidate(&principal.account_uuid);
-    Ok(axum::Json(render_billing(&row, service.as_ref())))
-}
-
-/// Sandbox demo data: finalizes the utility side at once. Without a location, confirms the
-/// account's confirmed address (else the first directory address) and accepts the first plan
-/// priced for it; fills a missing phone, date of birth, passed credit check and test card;
-/// marks verification passed, the utility accepted and service active since 95 days ago (the
-/// contract starts then), with `location.service_active` and
-/// `location.usage_history_available`; then bills the cycles since (usage, reads, invoices,
-/// auto-pay of those already due).
-pub async fn seed_demo(state: &AppState, principal: &AccountPrincipal) -> ApiResult<()> {
-    let (app_uuid, account_uuid) = (principal.app.uuid, principal.account_uuid);
-    let clock = account_clock(state, account_uuid).await?;
-    let account = store::accounts::account_of_app(&state.db, app_uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    let incomplete = |what: &str, message: &str| {
-        ApiError::new(ErrorCode::EnrollmentIncomplete, message.to_owned())
-            .with_detail("missing", serde_json::json!([what]))
-    };
-    let has_location = !store::enrollment::locations_of_account(&state.db, account_uuid)
-        .await?
-        .is_empty();
-    // Without a location: the address and the plan to accept, priced before the transaction.
-    let mut new_location = None;
-    if !has_location {
-        let address = match store::enrollment::confirmed_address(&state.db, account_uuid).await? {
-            Some(a) => service_address(state, &parse_esi_id(&a.esi_id)?).await?,
-            None => store::market::service_addresses_after(&state.db, "", 1)
-                .await?
-                .into_iter()
-                .next()
-                .ok_or_else(|| incomplete("address", "The address directory is empty"))?,
-        };
-        let plans =
-            services::plans::price_account_plans(state, &principal.app, &account, &address.esi_id)
-                .await?;
-        let plan_uuid = plans
-            .first()
-            .map(|p| p.plan.uuid)
-            .ok_or_else(|| incomplete("plan", "The app has no plan to offer at this address"))?;
-        let plan = store::market::plan_by_uuid(&state.db, plan_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("plan"))?;
-        new_location = Some((address, plan));
-    }
-    let now =
-        services::sandbox::seed_demo(state, app_uuid, account_uuid, &clock, new_location).await?;
-    state.http.caches.accounts.invalidate(&account_uuid);
-    // The cycles since `start`: reads, invoices, auto-pay of those already due.
-    crate::jobs::sandbox::advance_account(state, account_uuid, now).await?;
-    Ok(())
+    Ok(axum::Json(render_billing(&address)))
 }

@@ -17,8 +17,16 @@ use crate::{
     adapters::payments::ProcessorError,
     domain::{FieldError, FieldErrorKind},
     services::{
-        self, billing::BillingRefused, enrollment::AcceptPlanRefused, invoices::InvoiceRefused,
-        plans::PlansRefused, sandbox::SeedRefused,
+        self,
+        billing::BillingRefused,
+        credit::SubmitCheckRefused,
+        enrollment::{
+            AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
+            FinalizeRefused, IdentityRefused, RenewalRefused,
+        },
+        invoices::InvoiceRefused,
+        plans::PlansRefused,
+        sandbox::{ResetRefused, SeedRefused, SimulationRefused},
     },
 };
 
@@ -262,10 +270,166 @@ impl From<SeedRefused> for ApiError {
     fn from(why: SeedRefused) -> Self {
         match why {
             SeedRefused::AccountNotFound => ApiError::not_found("account"),
+            SeedRefused::Pricing(why) => why.into(),
             SeedRefused::EnrollmentCancelled => ApiError::new(
                 ErrorCode::ServiceNotActive,
                 "This enrollment is cancelled; delete it (sandbox/delete-enrollment) first",
             ),
+            SeedRefused::EsiIdInvalid => esi_id_invalid(),
+            SeedRefused::EsiIdNotFound => esi_id_not_found(),
+            SeedRefused::DirectoryEmpty => {
+                enrollment_incomplete("address", "The address directory is empty")
+            }
+            SeedRefused::NoPlan => {
+                enrollment_incomplete("plan", "The app has no plan to offer at this address")
+            }
+            SeedRefused::PlanNotFound => ApiError::not_found("plan"),
+        }
+    }
+}
+
+/// 409 `enrollment_incomplete`, naming the one step still `missing`.
+fn enrollment_incomplete(missing: &str, message: &'static str) -> ApiError {
+    ApiError::new(ErrorCode::EnrollmentIncomplete, message)
+        .with_detail("missing", serde_json::json!([missing]))
+}
+
+fn esi_id_invalid() -> ApiError {
+    ApiError::new(
+        ErrorCode::EsiIdInvalid,
+        "esi_id must be the 17 or 22 digits of an ESI ID",
+    )
+    .with_param("esi_id")
+}
+
+fn esi_id_not_found() -> ApiError {
+    ApiError::new(ErrorCode::EsiIdNotFound, "No meter has this ESI ID").with_param("esi_id")
+}
+
+impl From<ConfirmAddressRefused> for ApiError {
+    fn from(why: ConfirmAddressRefused) -> Self {
+        match why {
+            ConfirmAddressRefused::EsiIdNotFound => esi_id_not_found(),
+        }
+    }
+}
+
+impl From<FinalizeRefused> for ApiError {
+    fn from(why: FinalizeRefused) -> Self {
+        match why {
+            FinalizeRefused::AccountNotFound => ApiError::not_found("account"),
+            FinalizeRefused::AlreadyFinalized => ApiError::new(
+                ErrorCode::AlreadyFinalized,
+                "The enrollment is already finalized",
+            ),
+            FinalizeRefused::ClientAgentNotRecorded => ApiError::new(
+                ErrorCode::ClientAgentNotRecorded,
+                "Call record-client-agent before accepting the plan of a client agent enrollment",
+            ),
+            FinalizeRefused::Incomplete(missing) => ApiError::new(
+                ErrorCode::EnrollmentIncomplete,
+                format!("Finish these steps first: {}", missing.join(", ")),
+            )
+            .with_detail("missing", missing),
+        }
+    }
+}
+
+impl From<CancelServiceRefused> for ApiError {
+    fn from(why: CancelServiceRefused) -> Self {
+        match why {
+            CancelServiceRefused::Invalid(e) => e.into(),
+            CancelServiceRefused::AccountNotFound => ApiError::not_found("account"),
+            CancelServiceRefused::LocationNotFound => ApiError::not_found("location"),
+            CancelServiceRefused::NotFinalized => enrollment_incomplete(
+                "finalize",
+                "This enrollment is not finalized; there is no service to cancel",
+            ),
+            CancelServiceRefused::NotActive => ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "Service at this location is already cancelled or its cancellation is scheduled",
+            ),
+        }
+    }
+}
+
+impl From<BillingAddressRefused> for ApiError {
+    fn from(why: BillingAddressRefused) -> Self {
+        match why {
+            BillingAddressRefused::ServiceAddressNotConfirmed => {
+                enrollment_incomplete("address", "Confirm the service address first")
+            }
+        }
+    }
+}
+
+impl From<RenewalRefused> for ApiError {
+    fn from(why: RenewalRefused) -> Self {
+        match why {
+            RenewalRefused::LocationNotFound => ApiError::not_found("location"),
+            RenewalRefused::NotEligible => ApiError::new(
+                ErrorCode::RenewalNotEligible,
+                "Renewal opens 90 days before an active fixed-term contract ends",
+            ),
+        }
+    }
+}
+
+impl From<IdentityRefused> for ApiError {
+    fn from(why: IdentityRefused) -> Self {
+        match why {
+            IdentityRefused::AccountNotFound => ApiError::not_found("account"),
+            IdentityRefused::Invalid(e) => e.into(),
+        }
+    }
+}
+
+impl From<SubmitCheckRefused> for ApiError {
+    fn from(why: SubmitCheckRefused) -> Self {
+        match why {
+            SubmitCheckRefused::AccountNotFound => ApiError::not_found("account"),
+        }
+    }
+}
+
+impl From<ResetRefused> for ApiError {
+    fn from(why: ResetRefused) -> Self {
+        match why {
+            ResetRefused::AccountNotFound => ApiError::not_found("account"),
+        }
+    }
+}
+
+impl From<SimulationRefused> for ApiError {
+    fn from(why: SimulationRefused) -> Self {
+        use SimulationRefused as R;
+        match why {
+            R::UnknownEvent => {
+                FieldError::invalid("event", "not an event the sandbox can simulate").into()
+            }
+            R::AccountNotFound => ApiError::not_found("account"),
+            R::NoCreditCheck => enrollment_incomplete(
+                "credit_check",
+                "Submit a credit check (enroll/credit-check) before simulating its outcome",
+            ),
+            R::NotFinalized => enrollment_incomplete(
+                "finalize",
+                "Finalize the enrollment before simulating the utility's answers",
+            ),
+            R::NoActiveService => ApiError::new(
+                ErrorCode::ServiceNotActive,
+                "Service is not active at any location of this account yet \
+                 (sandbox/seed-demo-data or the service_active simulation starts it)",
+            ),
+            R::NothingToBill => ApiError::new(
+                ErrorCode::NothingToBill,
+                "The meter was already read through today; advance the clock first",
+            ),
+            R::NothingToPay => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "No invoice is waiting for payment (simulate invoice_generated first)",
+            ),
+            R::Billing(why) => why.into(),
         }
     }
 }

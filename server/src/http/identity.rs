@@ -13,13 +13,7 @@ use super::{
     extract::Json,
     routes, ApiRouter, AppState,
 };
-use crate::{
-    domain::{
-        account::{parse_ssn, ParseContext},
-        status::CreditState,
-    },
-    store::{self, credit::NewCreditCheck, events::NewEvent},
-};
+use crate::{domain::account::parse_ssn, services};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -53,20 +47,10 @@ pub async fn update_identity(
         )
         .with_param("email"));
     }
-    let app = &principal.app;
-    let ctx = ParseContext {
-        today: state.clock.today(),
-        environment: app::api::Environment::parse(&app.environment)
-            .unwrap_or(app::api::Environment::Live),
-    };
-    let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
-    let mut row =
-        store::accounts::account_of_app_for_update(&mut tx, app.uuid, principal.account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    let before = row.profile().map_err(ApiError::internal)?;
-    let profile = before.clone().patched(
+    let profile = services::enrollment::update_identity(
+        &state,
+        &principal.app,
+        principal.account_uuid,
         UpdateAccountIn {
             first_name: input.first_name,
             last_name: input.last_name,
@@ -74,38 +58,13 @@ pub async fn update_identity(
             date_of_birth: input.date_of_birth,
             ..UpdateAccountIn::default()
         },
-        &ctx,
-    )?;
-    if profile != before {
-        row.set_profile(&profile).map_err(ApiError::internal)?;
-        row.updated_at = now;
-        store::accounts::update_account(&mut tx, &row).await?;
-        store::events::insert_event(
-            &mut tx,
-            &NewEvent {
-                app_uuid: app.uuid,
-                account_uuid: Some(row.uuid),
-                kind: "enrollment.identity_updated",
-                data: serde_json::json!({
-                    "account_uuid": row.uuid,
-                    "is_identity_complete": profile.is_identity_complete(),
-                }),
-                created_at: now,
-            },
-        )
-        .await?;
-        crate::services::status::refresh_status(
-            &mut tx,
-            &state.clock,
-            &state.db,
-            app.uuid,
-            row.uuid,
-            now,
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    state.http.caches.accounts.invalidate(&row.uuid);
+    )
+    .await?;
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
     Ok(axum::Json(IdentityOut {
         is_identity_complete: profile.is_identity_complete(),
         first_name: profile.first_name,
@@ -141,35 +100,8 @@ pub async fn submit_credit_check(
         .with_param("consent"));
     }
     let ssn = parse_ssn("ssn", &input.ssn)?;
-    let now = state.clock.now();
-    let sealed = state.pii.seal(ssn.digits().as_bytes());
-    let mut tx = state.db.begin().await?;
-    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, principal.account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    store::credit::insert_credit_check(
-        &mut tx,
-        &NewCreditCheck {
-            account_uuid: principal.account_uuid,
-            ssn_ciphertext: &sealed,
-            ssn_last4: ssn.last4(),
-            consented_at: now,
-            status: CreditState::Submitted.as_str(),
-        },
-    )
-    .await?;
-    // A client agent enrollment runs the check once every prerequisite is met (standard ones
-    // after finalize).
-    crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        principal.app.uuid,
-        principal.account_uuid,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    services::credit::submit_check(&state, principal.app.uuid, principal.account_uuid, &ssn)
+        .await?;
     state
         .http
         .caches

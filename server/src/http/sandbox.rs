@@ -21,15 +21,9 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    adapters::credit::SandboxBureau,
-    domain::{
-        credit::{parse_simulation, BillingSimulation, Simulation},
-        jobs::advance_target,
-        FieldError,
-    },
+    domain::{credit::parse_simulation, jobs::advance_target},
     jobs::sandbox::advance_account,
-    services::{billing, credit::rerun_credit_check},
-    store,
+    services, store,
     store::apps::AppRow,
     webhooks::render_event,
 };
@@ -110,17 +104,15 @@ pub async fn delete_enrollment(
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<app::api::Account>> {
     require_sandbox(&principal.app)?;
-    let account_uuid = principal.account_uuid;
-    let clock = state.clock.for_account(&state.db, account_uuid).await?;
-    let mut tx = state.db.begin().await?;
-    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
-    store::status::update_status(&mut tx, principal.app.uuid, account_uuid, clock.now()).await?;
-    tx.commit().await?;
-    state.http.caches.accounts.invalidate(&account_uuid);
-    let (account, _, _) = aftermath(&state, &principal, clock.now()).await?;
+    let now =
+        services::sandbox::delete_enrollment(&state, principal.app.uuid, principal.account_uuid)
+            .await?;
+    state
+        .http
+        .caches
+        .accounts
+        .invalidate(&principal.account_uuid);
+    let (account, _, _) = aftermath(&state, &principal, now).await?;
     Ok(axum::Json(account))
 }
 
@@ -154,7 +146,11 @@ pub async fn seed_demo_data(
         .for_account(&state.db, principal.account_uuid)
         .await?
         .now();
-    super::enrollment::seed_demo(&state, &principal).await?;
+    let account_uuid = principal.account_uuid;
+    let now = services::sandbox::seed_demo_data(&state, &principal.app, account_uuid).await?;
+    state.http.caches.accounts.invalidate(&account_uuid);
+    // The cycles since service started: reads, invoices, auto-pay of those already due.
+    advance_account(&state, account_uuid, now).await?;
     let (account, _, _) = aftermath(&state, &principal, before).await?;
     Ok(axum::Json(account))
 }
@@ -221,102 +217,22 @@ pub async fn simulate(
     Json(input): Json<SimulateIn>,
 ) -> ApiResult<axum::Json<SimulateOut>> {
     require_sandbox(&principal.app)?;
-    let event = match parse_simulation(&input.event) {
-        Simulation::Credit(event) => event,
-        Simulation::Enrollment(sim) => {
-            let account_uuid = principal.account_uuid;
-            let clock = state.clock.for_account(&state.db, account_uuid).await?;
-            let before = clock.now();
-            let mut tx = state.db.begin().await?;
-            let applied = crate::services::enrollment::simulate(
-                &mut tx,
-                principal.app.uuid,
-                account_uuid,
-                &clock,
-                sim,
-            )
-            .await?;
-            if applied.is_err() {
-                return Err(ApiError::new(
-                    ErrorCode::EnrollmentIncomplete,
-                    "Finalize the enrollment before simulating the utility's answers",
-                )
-                .with_detail("missing", serde_json::json!(["finalize"])));
-            }
-            tx.commit().await?;
-            return simulated(&state, &principal, input.event, clock.now(), before).await;
-        }
-        Simulation::Billing(sim) => {
-            let account_uuid = principal.account_uuid;
-            let clock = state.clock.for_account(&state.db, account_uuid).await?;
-            let before = clock.now();
-            let mut tx = state.db.begin().await?;
-            let app = &principal.app;
-            let applied = match sim {
-                BillingSimulation::InvoiceGenerated => {
-                    billing::simulate_invoice(&mut tx, &clock, app, account_uuid)
-                        .await?
-                        .map(|_| ())
-                }
-                BillingSimulation::PaymentFailed => {
-                    billing::simulate_payment_failure(&mut tx, &clock, app, account_uuid)
-                        .await?
-                        .map(|_| ())
-                }
-            };
-            if let Err(refused) = applied {
-                return Err(refused.into());
-            }
-            tx.commit().await?;
-            return simulated(&state, &principal, input.event, clock.now(), before).await;
-        }
-        Simulation::Unknown => {
-            return Err(
-                FieldError::invalid("event", "not an event the sandbox can simulate").into(),
-            )
-        }
-    };
-    let account_uuid = principal.account_uuid;
-    let clock = state.clock.for_account(&state.db, account_uuid).await?;
-    let before = clock.now();
-    let mut tx = state.db.begin().await?;
-    let account =
-        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    let Some(check) = store::credit::latest_credit_check(&mut tx, account_uuid).await? else {
-        return Err(ApiError::new(
-            ErrorCode::EnrollmentIncomplete,
-            "Submit a credit check (enroll/credit-check) before simulating its outcome",
-        )
-        .with_detail("missing", serde_json::json!(["credit_check"])));
-    };
-    SandboxBureau::simulate(&mut tx, check.uuid, event).await?;
-    if event.runs_check_now() {
-        rerun_credit_check(&mut tx, &account, &clock).await?;
-    }
-    tx.commit().await?;
-    simulated(&state, &principal, input.event, clock.now(), before).await
-}
-
-/// The answer of a simulation committed at `now`: runs what fell due (the jobs and e-mails it
-/// caused) first, then answers the account and the events emitted since `before`.
-async fn simulated(
-    state: &AppState,
-    principal: &AccountPrincipal,
-    event: String,
-    now: chrono::DateTime<chrono::Utc>,
-    before: chrono::DateTime<chrono::Utc>,
-) -> ApiResult<axum::Json<SimulateOut>> {
-    advance_account(state, principal.account_uuid, now).await?;
+    let simulated = services::sandbox::simulate(
+        &state,
+        &principal.app,
+        principal.account_uuid,
+        parse_simulation(&input.event),
+    )
+    .await?;
+    advance_account(&state, principal.account_uuid, simulated.at).await?;
     state
         .http
         .caches
         .accounts
         .invalidate(&principal.account_uuid);
-    let (account, clock, events) = aftermath(state, principal, before).await?;
+    let (account, clock, events) = aftermath(&state, &principal, simulated.before).await?;
     Ok(axum::Json(SimulateOut {
-        event,
+        event: input.event,
         account,
         clock,
         events,

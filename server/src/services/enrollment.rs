@@ -1,24 +1,37 @@
-//! The enrollment's use cases after finalize, shared by the pipeline's jobs (`jobs::pipeline`),
-//! the handlers and the operator's worklist: sending a verified enrollment to the utility
-//! (`credit_passed`), applying the utility's answer (`apply_answer`, `record_utility_answer`),
-//! starting service at the account's locations (`activate_locations`), cancelling a location
-//! (`cancel_location`) and the sandbox's simulated market events (`simulate`).
+//! The enrollment's use cases, shared by the handlers (`http::enrollment`, `http::identity`),
+//! the pipeline's jobs (`jobs::pipeline`) and the operator's worklist. Before finalize:
+//! confirming the address, accepting a plan, the identity, the billing address, finalizing.
+//! The pipeline's steps: `verify`, `submit_to_utility`, `simulated_utility_answer`,
+//! `start_service`, `end_service`, and what they share (sending a verified enrollment to the
+//! utility after its credit check, `credit_passed`; applying the utility's answer,
+//! `apply_answer`, `record_utility_answer`; starting service, `activate_locations`). After:
+//! cancelling (`cancel_service`, `cancel_location`), the renewal gate, the location's contracts
+//! and documents, and the sandbox's simulated market events (`simulate`).
 
 use uuid::Uuid;
 
-use app::api::market::PlanRatesOut;
+use app::api::{market::PlanRatesOut, PostalAddress, UpdateAccountIn};
 
-use super::Error::{self, Failed, Refused};
+use crate::domain::billing::BillingError;
+
+use super::{
+    sandbox::SimulationRefused,
+    Error::{self, Failed, Refused},
+};
 use crate::{
     adapters::utility::UtilityGateway,
     domain::{
+        account::{ParseContext, Profile},
+        documents::{contract_in_force, location_documents, ContractTerms, LocationDocument},
         enrollment::{
-            acceptance_confirms_address, check_start_date, contract_end, start_of_market_day,
-            EnrollmentSimulation, EnrollmentType, StartDateOutOfRange, SubmissionStatus,
-            UtilityAnswer, UtilityRecord,
+            acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
+            client_agent_recorded_first, contract_end, enroller, missing_steps, renewal_eligible,
+            start_of_market_day, EnrollmentFacts, EnrollmentSimulation, EnrollmentType,
+            StartDateOutOfRange, SubmissionStatus, UtilityAnswer, UtilityRecord,
         },
         market::{BusinessCalendar, Enroller, EsiId},
-        status::{Cancellation, UtilityState, VerificationState},
+        status::{Cancellation, CreditState, UtilityState, VerificationState},
+        FieldError,
     },
     mail::{
         self,
@@ -29,14 +42,16 @@ use crate::{
     store::{
         self,
         apps::AppRow,
-        enrollment::{ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow},
+        enrollment::{
+            BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
+        },
         events::NewEvent,
         Tx,
     },
 };
 use crate::{
     clock::AccountClock,
-    outbox::{enqueue_account_job as schedule, JobKind},
+    outbox::{self, enqueue_account_job as schedule, JobKind, NewJob},
 };
 
 /// The locked account and its enrollment (unless cancelled).
@@ -44,7 +59,7 @@ pub async fn locked(
     tx: &mut Tx,
     app: Uuid,
     account: Uuid,
-) -> anyhow::Result<Option<(store::accounts::AccountRow, EnrollmentRow)>> {
+) -> store::Result<Option<(store::accounts::AccountRow, EnrollmentRow)>> {
     let Some(row) = store::accounts::account_of_app_for_update(tx, app, account).await? else {
         return Ok(None);
     };
@@ -428,11 +443,7 @@ pub async fn accept_plan(
     let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
         .await?
         .ok_or(Refused(AcceptPlanRefused::AccountNotFound))?;
-    let enroller = if account.client_agent_accepted_at.is_some() {
-        Enroller::ClientAgent
-    } else {
-        Enroller::Customer
-    };
+    let enroller = enroller(account.client_agent_accepted_at);
     let enrollment_type = check_start_date(
         start,
         (plan.earliest_start_date, plan.latest_start_date),
@@ -455,10 +466,7 @@ pub async fn accept_plan(
         &plan,
         start,
         enrollment_type,
-        match enroller {
-            Enroller::ClientAgent => "client_agent",
-            Enroller::Customer => "customer",
-        },
+        accepted_by(enroller),
         now,
     )
     .map_err(|e| Failed(e.into()))?;
@@ -538,12 +546,6 @@ pub async fn accept_plan(
     .await?;
     tx.commit().await?;
     Ok(PlanAccepted { location, contract })
-}
-
-/// Why a simulated event could not apply.
-pub enum SimulationRefused {
-    /// The enrollment is not finalized (or has no location) yet.
-    NotFinalized,
 }
 
 /// Applies a simulated utility or market event to the account's enrollment, in `tx`; jobs it
@@ -674,4 +676,613 @@ pub async fn cancel_location(
     )
     .await?;
     Ok(())
+}
+
+/// The start date the customer accepted for `location`: its pending contract's.
+fn accepted_start(contracts: &[ContractRow], location_uuid: Uuid) -> Option<chrono::NaiveDate> {
+    contracts
+        .iter()
+        .find(|c| c.location_uuid == location_uuid && c.status == "pending")
+        .map(|c| c.start_date)
+}
+
+/// The utility of the app's environment; an app that cannot be read as sandbox never meets the
+/// simulator.
+async fn gateway_of(state: &Core, app: Uuid) -> store::Result<UtilityGateway> {
+    let environment = store::apps::app_by_uuid(&state.db, app)
+        .await?
+        .and_then(|a| app::api::Environment::parse(&a.environment))
+        .unwrap_or(app::api::Environment::Live);
+    Ok(UtilityGateway::for_environment(environment))
+}
+
+/// The pipeline's first step, in `tx`: a pending verification passes (then the credit check
+/// runs, or the utility submission when it already passed), unless a pending contract's plan
+/// price expired first, which cancels the enrollment (`expired_pre_active`).
+pub async fn verify(
+    tx: &mut Tx,
+    state: &Core,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+) -> store::Result<()> {
+    let now = clock.now();
+    let Some((row, mut e)) = locked(tx, app, account).await? else {
+        return Ok(());
+    };
+    if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
+        return Ok(());
+    }
+    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let mut expired = false;
+    for c in contracts.iter().filter(|c| c.status == "pending") {
+        if let Some(plan) = store::market::plan_by_uuid(&state.db, c.plan_uuid).await? {
+            expired |= plan.expires_at <= now;
+        }
+    }
+    e.updated_at = now;
+    if expired {
+        e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
+        store::enrollment::update_enrollment(tx, &e).await?;
+        store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
+    } else {
+        e.verification = VerificationState::Passed.as_str().to_owned();
+        store::enrollment::update_enrollment(tx, &e).await?;
+        let credit = store::credit::latest_credit_check(tx, account)
+            .await?
+            .and_then(|c| CreditState::parse(&c.status))
+            .unwrap_or_default();
+        if credit == CreditState::Passed {
+            schedule(tx, clock, JobKind::UtilitySubmit, app, account, now).await?;
+        } else {
+            super::credit::schedule_credit_check(tx, &row, clock).await?;
+        }
+    }
+    store::status::update_status(tx, app, account, now).await?;
+    Ok(())
+}
+
+/// Submits a verified enrollment's first location to the utility of the app's environment, in
+/// `tx`, with the start date the customer accepted.
+pub async fn submit_to_utility(
+    tx: &mut Tx,
+    state: &Core,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+) -> store::Result<()> {
+    let now = clock.now();
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let gateway = gateway_of(state, app).await?;
+    let Some((_, mut e)) = locked(tx, app, account).await? else {
+        return Ok(());
+    };
+    if e.utility != UtilityState::NotSubmitted.as_str() {
+        return Ok(());
+    }
+    let locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let Some(location) = locations.first() else {
+        return Ok(());
+    };
+    e.utility = UtilityState::Submitted.as_str().to_owned();
+    e.updated_at = now;
+    store::enrollment::update_enrollment(tx, &e).await?;
+    let requested = accepted_start(&contracts, location.uuid);
+    gateway
+        .submit(tx, clock, &calendar, location, requested)
+        .await?;
+    store::status::update_status(tx, app, account, now).await?;
+    Ok(())
+}
+
+/// The simulated utility answers a sandbox submission, in `tx` (a live gateway has no simulated
+/// answer: its answers are recorded by `record_utility_answer`).
+pub async fn simulated_utility_answer(
+    tx: &mut Tx,
+    state: &Core,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+) -> store::Result<()> {
+    let now = clock.now();
+    let gateway = gateway_of(state, app).await?;
+    let Some((_, mut e)) = locked(tx, app, account).await? else {
+        return Ok(());
+    };
+    if e.utility != UtilityState::Submitted.as_str() {
+        return Ok(());
+    }
+    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let Some(location) = locations.first_mut() else {
+        return Ok(());
+    };
+    let Some(answer) = gateway.simulated_answer(&location.esi_id) else {
+        return Ok(());
+    };
+    let start = accepted_start(&contracts, location.uuid).unwrap_or_else(|| clock.today());
+    apply_answer(tx, clock, app, &mut e, location, answer, start, gateway).await?;
+    store::status::update_status(tx, app, account, now).await?;
+    Ok(())
+}
+
+/// Service starts, in `tx`, at the locations of an enrollment the utility accepted.
+pub async fn start_service(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+) -> store::Result<()> {
+    let Some((_, e)) = locked(tx, app, account).await? else {
+        return Ok(());
+    };
+    if e.utility != UtilityState::Accepted.as_str() {
+        return Ok(());
+    }
+    activate_locations(tx, clock, app, account, None).await?;
+    store::status::update_status(tx, app, account, clock.now()).await?;
+    Ok(())
+}
+
+/// A scheduled cancellation falls due, in `tx`: the final bill (the last read covers the days
+/// through the final service date), then the location is cancelled with its contract ended.
+/// Refused, with nothing to keep, when the final bill's stored data cannot be read: service
+/// never ends without its bill.
+pub async fn end_service(
+    tx: &mut Tx,
+    state: &Core,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+    location_uuid: Uuid,
+    reason: &str,
+) -> Result<(), Error<BillingError>> {
+    let now = clock.now();
+    let app_row = store::apps::app_by_uuid(&state.db, app).await?;
+    let account_row = store::accounts::account_of_app(&state.db, app, account).await?;
+    let Some((_, mut e)) = locked(tx, app, account).await? else {
+        return Ok(());
+    };
+    let locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let Some(mut location) = locations
+        .into_iter()
+        .find(|l| l.uuid == location_uuid && l.status != "cancelled")
+    else {
+        return Ok(());
+    };
+    let final_date = location.final_service_date.unwrap_or(clock.today());
+    if location.is_service_active {
+        if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
+            super::billing::final_bill(
+                tx,
+                clock,
+                &app_row,
+                &account_row,
+                &location,
+                final_date,
+                now,
+            )
+            .await?;
+        }
+    }
+    cancel_location(tx, app, &mut e, &mut location, final_date, reason, now).await?;
+    store::enrollment::update_enrollment(tx, &e).await?;
+    store::status::update_status(tx, app, account, now).await?;
+    Ok(())
+}
+
+/// Why the service address could not be confirmed.
+#[derive(Debug)]
+pub enum ConfirmAddressRefused {
+    EsiIdNotFound,
+}
+
+/// Confirms the meter's service address from the address directory, in one transaction, and
+/// refreshes the status (it may be a client agent enrollment's last prerequisite).
+pub async fn confirm_address(
+    state: &Core,
+    app: Uuid,
+    account: Uuid,
+    esi: &EsiId,
+) -> Result<(), Error<ConfirmAddressRefused>> {
+    let address = store::market::service_address(&state.db, esi.as_str())
+        .await?
+        .ok_or(Refused(ConfirmAddressRefused::EsiIdNotFound))?;
+    let now = state.clock.for_account(&state.db, account).await?.now();
+    let mut tx = state.db.begin().await?;
+    store::enrollment::insert_confirmed_address(&mut tx, account, &(&address).into(), now).await?;
+    super::status::refresh_status(&mut tx, &state.clock, &state.db, app, account, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Why an enrollment could not be finalized; nothing was written.
+#[derive(Debug)]
+pub enum FinalizeRefused {
+    AccountNotFound,
+    AlreadyFinalized,
+    /// A client agent enrollment whose authorization was not recorded before its plan.
+    ClientAgentNotRecorded,
+    /// The steps still missing.
+    Incomplete(Vec<&'static str>),
+}
+
+/// Finalizes the enrollment, in one transaction: the enrollment row, the verification job a
+/// minute later, `enrollment.finalized` and the status.
+pub async fn finalize(
+    state: &Core,
+    app: Uuid,
+    account_uuid: Uuid,
+    is_client_agent: bool,
+) -> Result<(), Error<FinalizeRefused>> {
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let now = clock.now();
+    let mut tx = state.db.begin().await?;
+    let account = store::accounts::account_of_app_for_update(&mut tx, app, account_uuid)
+        .await?
+        .ok_or(Refused(FinalizeRefused::AccountNotFound))?;
+    if account.is_enrollment_finalized {
+        return Err(Refused(FinalizeRefused::AlreadyFinalized));
+    }
+    if is_client_agent {
+        let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account_uuid).await?;
+        let pending = contracts
+            .iter()
+            .filter(|c| c.status == "pending")
+            .map(|c| c.accepted_at);
+        if !client_agent_recorded_first(account.client_agent_accepted_at, pending) {
+            return Err(Refused(FinalizeRefused::ClientAgentNotRecorded));
+        }
+    }
+    let profile = account.profile().map_err(|e| Failed(e.into()))?;
+    let missing = missing_steps(&EnrollmentFacts {
+        has_confirmed_address: account.has_confirmed_address,
+        has_accepted_plan: account.has_accepted_plan,
+        is_identity_complete: profile.is_identity_complete(),
+        has_credit_check: account.has_credit_check,
+        has_payment_method: account.has_payment_method,
+        ..Default::default()
+    });
+    if !missing.is_empty() {
+        return Err(Refused(FinalizeRefused::Incomplete(missing)));
+    }
+    store::enrollment::insert_enrollment(
+        &mut tx,
+        &EnrollmentRow {
+            account_uuid,
+            finalized_at: now,
+            is_client_agent,
+            verification: VerificationState::Pending.as_str().to_owned(),
+            utility: UtilityState::NotSubmitted.as_str().to_owned(),
+            cancellation: None,
+            updated_at: now,
+        },
+    )
+    .await?;
+    schedule(
+        &mut tx,
+        &clock,
+        JobKind::EnrollmentVerify,
+        app,
+        account_uuid,
+        now + chrono::Duration::minutes(1),
+    )
+    .await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: app,
+            account_uuid: Some(account_uuid),
+            kind: "enrollment.finalized",
+            data: serde_json::json!({
+                "account_uuid": account_uuid,
+                "is_client_agent_enrollment": is_client_agent,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    store::status::update_status(&mut tx, app, account_uuid, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Why service could not be cancelled; nothing was written.
+#[derive(Debug)]
+pub enum CancelServiceRefused {
+    /// The final service date or the reason (checked on the account's day).
+    Invalid(FieldError),
+    AccountNotFound,
+    LocationNotFound,
+    NotFinalized,
+    /// Already cancelled, or its cancellation already scheduled.
+    NotActive,
+}
+
+/// Cancels service at a location, in one transaction. Before service started it cancels at
+/// once (`cancel_location`, final service date today); after, it sets the final service date
+/// and schedules `service.end` for that day on the account's clock. Returns the location.
+pub async fn cancel_service(
+    state: &Core,
+    app: Uuid,
+    account: Uuid,
+    location_uuid: Uuid,
+    final_service_date: &str,
+    reason: &str,
+) -> Result<LocationRow, Error<CancelServiceRefused>> {
+    let clock = state.clock.for_account(&state.db, account).await?;
+    let (final_date, reason) = check_cancellation(final_service_date, reason, clock.today())
+        .map_err(|e| Refused(CancelServiceRefused::Invalid(e)))?;
+    let now = clock.now();
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, app, account)
+        .await?
+        .ok_or(Refused(CancelServiceRefused::AccountNotFound))?;
+    let mut location = store::enrollment::locations_of_account_tx(&mut tx, account)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == location_uuid)
+        .ok_or(Refused(CancelServiceRefused::LocationNotFound))?;
+    let Some(mut e) = store::enrollment::enrollment_tx(&mut tx, account).await? else {
+        return Err(Refused(CancelServiceRefused::NotFinalized));
+    };
+    if e.cancellation.is_some()
+        || location.status == "cancelled"
+        || location.final_service_date.is_some()
+    {
+        return Err(Refused(CancelServiceRefused::NotActive));
+    }
+    if location.is_service_active {
+        location.final_service_date = Some(final_date);
+        location.updated_at = now;
+        store::enrollment::update_location(&mut tx, &location).await?;
+        outbox::enqueue(
+            &mut tx,
+            &clock,
+            &NewJob {
+                kind: JobKind::ServiceEnd,
+                payload: &serde_json::json!({
+                    "app_uuid": app,
+                    "location_uuid": location.uuid,
+                    "reason": reason.as_str(),
+                }),
+                account_uuid: Some(account),
+                run_at: start_of_market_day(final_date).max(now),
+                max_attempts: 20,
+            },
+        )
+        .await?;
+    } else {
+        cancel_location(
+            &mut tx,
+            app,
+            &mut e,
+            &mut location,
+            clock.today(),
+            reason.as_str(),
+            now,
+        )
+        .await?;
+        store::enrollment::update_enrollment(&mut tx, &e).await?;
+        store::status::update_status(&mut tx, app, account, now).await?;
+    }
+    tx.commit().await?;
+    Ok(location)
+}
+
+/// The billing address as given, with the service address it may stand for.
+pub struct BillingAddress {
+    pub billing: BillingAddressRow,
+    pub service: Option<ConfirmedAddressRow>,
+}
+
+/// The account's billing address: the service address unless another was given; `None` while
+/// it is the service address and none is confirmed yet.
+pub async fn billing_address(
+    db: &store::Db,
+    account: Uuid,
+) -> store::Result<Option<BillingAddress>> {
+    let service = store::enrollment::confirmed_address(db, account).await?;
+    let billing = store::enrollment::billing_address(db, account)
+        .await?
+        .unwrap_or(BillingAddressRow {
+            same_as_service_address: true,
+            address_1: None,
+            address_2: None,
+            city: None,
+            state: None,
+            postal_code: None,
+        });
+    if billing.same_as_service_address && service.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(BillingAddress { billing, service }))
+}
+
+/// Why the billing address was not set.
+#[derive(Debug)]
+pub enum BillingAddressRefused {
+    /// Same as a service address not confirmed yet.
+    ServiceAddressNotConfirmed,
+}
+
+/// Sets the billing address (`None`: the service address), in one transaction, with
+/// `account.billing_address_updated`.
+pub async fn set_billing_address(
+    state: &Core,
+    app: Uuid,
+    account: Uuid,
+    address: Option<PostalAddress>,
+) -> Result<BillingAddress, Error<BillingAddressRefused>> {
+    let service = store::enrollment::confirmed_address(&state.db, account).await?;
+    let billing = match address {
+        None => {
+            if service.is_none() {
+                return Err(Refused(BillingAddressRefused::ServiceAddressNotConfirmed));
+            }
+            BillingAddressRow {
+                same_as_service_address: true,
+                address_1: None,
+                address_2: None,
+                city: None,
+                state: None,
+                postal_code: None,
+            }
+        }
+        Some(a) => BillingAddressRow {
+            same_as_service_address: false,
+            address_1: Some(a.address_1),
+            address_2: a.address_2,
+            city: Some(a.city),
+            state: Some(a.state),
+            postal_code: Some(a.postal_code),
+        },
+    };
+    let now = state.clock.for_account(&state.db, account).await?.now();
+    let mut tx = state.db.begin().await?;
+    store::enrollment::insert_billing_address(&mut tx, account, &billing, now).await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent {
+            app_uuid: app,
+            account_uuid: Some(account),
+            kind: "account.billing_address_updated",
+            data: serde_json::json!({
+                "account_uuid": account,
+                "same_as_service_address": billing.same_as_service_address,
+            }),
+            created_at: now,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(BillingAddress { billing, service })
+}
+
+/// The account's location with its contracts; `None` for another account's location.
+pub async fn location_with_contracts(
+    db: &store::Db,
+    account: Uuid,
+    location_uuid: Uuid,
+) -> store::Result<Option<(LocationRow, Vec<ContractRow>)>> {
+    let Some(location) = store::enrollment::location_of_account(db, account, location_uuid).await?
+    else {
+        return Ok(None);
+    };
+    let mut contracts = store::enrollment::contracts_of_account(db, account).await?;
+    contracts.retain(|c| c.location_uuid == location_uuid);
+    Ok(Some((location, contracts)))
+}
+
+/// The location's contracts and every document of them (`domain::documents`); `None` for
+/// another account's location. A contract whose plan is gone names `default_yrac_version`.
+pub async fn documents_of_location(
+    db: &store::Db,
+    account: Uuid,
+    location_uuid: Uuid,
+    default_yrac_version: &str,
+) -> store::Result<Option<(Vec<ContractRow>, Vec<LocationDocument>)>> {
+    let Some((_, contracts)) = location_with_contracts(db, account, location_uuid).await? else {
+        return Ok(None);
+    };
+    let mut terms = Vec::with_capacity(contracts.len());
+    for c in &contracts {
+        let yrac_version = store::market::plan_by_uuid(db, c.plan_uuid)
+            .await?
+            .map(|p| p.yrac_version)
+            .unwrap_or_else(|| default_yrac_version.to_owned());
+        terms.push(ContractTerms {
+            uuid: c.uuid,
+            plan_uuid: c.plan_uuid,
+            tos_version: c.tos_version.clone(),
+            yrac_version,
+            start_date: c.start_date,
+            status: c.status.clone(),
+        });
+    }
+    Ok(Some((contracts, location_documents(&terms))))
+}
+
+/// Why renewal is not open at a location.
+#[derive(Debug)]
+pub enum RenewalRefused {
+    LocationNotFound,
+    /// No active fixed-term contract inside its renewal window.
+    NotEligible,
+}
+
+/// Whether the location's contract in force may be renewed today (on the account's clock).
+pub async fn renewal_gate(
+    state: &Core,
+    account: Uuid,
+    location_uuid: Uuid,
+) -> Result<(), Error<RenewalRefused>> {
+    let (_, contracts) = location_with_contracts(&state.db, account, location_uuid)
+        .await?
+        .ok_or(Refused(RenewalRefused::LocationNotFound))?;
+    let today = state.clock.for_account(&state.db, account).await?.today();
+    let in_force = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+        .map(|c| (c.status.as_str(), c.end_date));
+    if renewal_eligible(in_force, today) {
+        Ok(())
+    } else {
+        Err(Refused(RenewalRefused::NotEligible))
+    }
+}
+
+/// Why the identity was not updated; nothing was written.
+#[derive(Debug)]
+pub enum IdentityRefused {
+    AccountNotFound,
+    Invalid(FieldError),
+}
+
+/// Updates the identity fields, in one transaction: when they changed,
+/// `enrollment.identity_updated` and the status (identity may be the last prerequisite of a
+/// client agent enrollment). Returns the profile.
+pub async fn update_identity(
+    state: &Core,
+    app: &AppRow,
+    account: Uuid,
+    patch: UpdateAccountIn,
+) -> Result<Profile, Error<IdentityRefused>> {
+    let ctx = ParseContext {
+        today: state.clock.today(),
+        environment: app::api::Environment::parse(&app.environment)
+            .unwrap_or(app::api::Environment::Live),
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    let mut row = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account)
+        .await?
+        .ok_or(Refused(IdentityRefused::AccountNotFound))?;
+    let before = row.profile().map_err(|e| Failed(e.into()))?;
+    let profile = before
+        .clone()
+        .patched(patch, &ctx)
+        .map_err(|e| Refused(IdentityRefused::Invalid(e)))?;
+    if profile != before {
+        row.set_profile(&profile).map_err(|e| Failed(e.into()))?;
+        row.updated_at = now;
+        store::accounts::update_account(&mut tx, &row).await?;
+        store::events::insert_event(
+            &mut tx,
+            &NewEvent {
+                app_uuid: app.uuid,
+                account_uuid: Some(row.uuid),
+                kind: "enrollment.identity_updated",
+                data: serde_json::json!({
+                    "account_uuid": row.uuid,
+                    "is_identity_complete": profile.is_identity_complete(),
+                }),
+                created_at: now,
+            },
+        )
+        .await?;
+        super::status::refresh_status(&mut tx, &state.clock, &state.db, app.uuid, row.uuid, now)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(profile)
 }

@@ -1,25 +1,34 @@
-//! The sandbox's demo data: an account made active since a few cycles ago, with what an
-//! enrollment needs (identity, a passed credit check, a test card, a location and its plan).
+//! The sandbox's use cases: demo data (an account made active since a few cycles ago, with
+//! what an enrollment needs: identity, a passed credit check, a test card, a location and its
+//! plan), the reset of an enrollment, and simulated outside events (the credit bureau's, the
+//! utility's and the market's, billing's).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{
-    billing, enrollment,
+    billing::{self, BillingRefused},
+    credit::rerun_credit_check,
+    enrollment,
     Error::{self, Failed, Refused},
 };
 use crate::{
+    adapters::credit::SandboxBureau,
     clock::AccountClock,
     domain::{
-        enrollment::{contract_end, EnrollmentType},
+        credit::{BillingSimulation, CreditSimulation, Simulation},
+        enrollment::{contract_end, enroller, EnrollmentType},
+        market::{Enroller, EsiId},
         status::{CreditState, UtilityState, VerificationState},
         tokens,
     },
     state::Core,
     store::{
         self,
+        accounts::AccountRow,
+        apps::AppRow,
         enrollment::{ConfirmedAddressRow, EnrollmentRow},
-        market::{PlanRow, ServiceAddressRow},
+        market::ServiceAddressRow,
     },
 };
 
@@ -32,6 +41,80 @@ pub enum SeedRefused {
     AccountNotFound,
     /// A cancelled enrollment must be deleted first.
     EnrollmentCancelled,
+    /// The confirmed address's ESI ID is not one.
+    EsiIdInvalid,
+    /// The confirmed address's meter is not in the directory.
+    EsiIdNotFound,
+    DirectoryEmpty,
+    /// No plan was priced for the demo address.
+    NoPlan,
+    PlanNotFound,
+    /// The demo address could not be priced.
+    Pricing(super::plans::PlansRefused),
+}
+
+/// The demo's new location: its address, and the first plan priced for it (if any).
+pub struct DemoLocation {
+    pub address: ServiceAddressRow,
+    pub plan_uuid: Option<Uuid>,
+}
+
+/// Demo data for the account (`seed_demo`), its new location priced as the market prices
+/// plans for the account. Returns when the seed committed, on the account's clock.
+pub async fn seed_demo_data(
+    state: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> Result<DateTime<Utc>, Error<SeedRefused>> {
+    let new_location = match demo_address(state, app.uuid, account_uuid).await? {
+        None => None,
+        Some((account, address)) => {
+            let plans = super::plans::price_account_plans(state, app, &account, &address.esi_id)
+                .await
+                .map_err(|e| match e {
+                    Refused(why) => Refused(SeedRefused::Pricing(why)),
+                    Failed(e) => Failed(e),
+                })?;
+            Some(DemoLocation {
+                address,
+                plan_uuid: plans.first().map(|p| p.plan.uuid),
+            })
+        }
+    };
+    seed_demo(state, app.uuid, account_uuid, new_location).await
+}
+
+/// The address demo data would enroll, with the account (whose plans the caller prices for
+/// it): the account's confirmed address, else the directory's first. `None` when the account
+/// already has a location.
+pub async fn demo_address(
+    state: &Core,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+) -> Result<Option<(AccountRow, ServiceAddressRow)>, Error<SeedRefused>> {
+    let account = store::accounts::account_of_app(&state.db, app_uuid, account_uuid)
+        .await?
+        .ok_or(Refused(SeedRefused::AccountNotFound))?;
+    if !store::enrollment::locations_of_account(&state.db, account_uuid)
+        .await?
+        .is_empty()
+    {
+        return Ok(None);
+    }
+    let address = match store::enrollment::confirmed_address(&state.db, account_uuid).await? {
+        Some(a) => {
+            let esi = EsiId::parse(&a.esi_id).ok_or(Refused(SeedRefused::EsiIdInvalid))?;
+            store::market::service_address(&state.db, esi.as_str())
+                .await?
+                .ok_or(Refused(SeedRefused::EsiIdNotFound))?
+        }
+        None => store::market::service_addresses_after(&state.db, "", 1)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or(Refused(SeedRefused::DirectoryEmpty))?,
+    };
+    Ok(Some((account, address)))
 }
 
 /// Seeds the account, in one transaction, as active since `SEED_SERVICE_DAYS` ago: identity
@@ -43,9 +126,19 @@ pub async fn seed_demo(
     state: &Core,
     app_uuid: Uuid,
     account_uuid: Uuid,
-    clock: &AccountClock,
-    new_location: Option<(ServiceAddressRow, PlanRow)>,
+    new_location: Option<DemoLocation>,
 ) -> Result<DateTime<Utc>, Error<SeedRefused>> {
+    let clock = &state.clock.for_account(&state.db, account_uuid).await?;
+    let new_location = match new_location {
+        None => None,
+        Some(DemoLocation { address, plan_uuid }) => {
+            let plan_uuid = plan_uuid.ok_or(Refused(SeedRefused::NoPlan))?;
+            let plan = store::market::plan_by_uuid(&state.db, plan_uuid)
+                .await?
+                .ok_or(Refused(SeedRefused::PlanNotFound))?;
+            Some((address, plan))
+        }
+    };
     let now = clock.now();
     let today = clock.today();
     // Service began a few cycles ago, so that the demo has usage, paid invoices and an open one.
@@ -118,15 +211,7 @@ pub async fn seed_demo(
             .await?
             .is_none()
         {
-            let confirmed = ConfirmedAddressRow {
-                esi_id: address.esi_id.clone(),
-                address_1: address.address_1.clone(),
-                address_2: address.address_2.clone(),
-                city: address.city.clone(),
-                state: address.state.clone(),
-                postal_code: address.postal_code.clone(),
-                tdu: address.tdu.clone(),
-            };
+            let confirmed = ConfirmedAddressRow::from(&address);
             store::enrollment::insert_confirmed_address(&mut tx, account_uuid, &confirmed, now)
                 .await?;
         }
@@ -157,7 +242,8 @@ pub async fn seed_demo(
                 &EnrollmentRow {
                     account_uuid,
                     finalized_at: now,
-                    is_client_agent: account.client_agent_accepted_at.is_some(),
+                    is_client_agent: enroller(account.client_agent_accepted_at)
+                        == Enroller::ClientAgent,
                     verification: VerificationState::Passed.as_str().to_owned(),
                     utility: UtilityState::Accepted.as_str().to_owned(),
                     cancellation: None,
@@ -188,4 +274,134 @@ pub async fn seed_demo(
     store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(now)
+}
+
+/// Why the sandbox's reset did not apply.
+#[derive(Debug)]
+pub enum ResetRefused {
+    AccountNotFound,
+}
+
+/// Sandbox reset, in one transaction: the account's enrollment and all that hangs on it go
+/// (`store::enrollment::delete_enrollment_of_account`), and its status is derived anew.
+/// Returns the instant of the reset on the account's clock.
+pub async fn delete_enrollment(
+    state: &Core,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+) -> Result<DateTime<Utc>, Error<ResetRefused>> {
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let mut tx = state.db.begin().await?;
+    store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
+        .await?
+        .ok_or(Refused(ResetRefused::AccountNotFound))?;
+    store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
+    store::status::update_status(&mut tx, app_uuid, account_uuid, clock.now()).await?;
+    tx.commit().await?;
+    Ok(clock.now())
+}
+
+/// Why a simulated event could not apply; nothing was written.
+#[derive(Debug)]
+pub enum SimulationRefused {
+    /// Not an event the sandbox simulates.
+    UnknownEvent,
+    AccountNotFound,
+    /// A credit event without a credit-check submission.
+    NoCreditCheck,
+    /// An enrollment event before the enrollment is finalized (or has a location).
+    NotFinalized,
+    /// Billing events: no location with active service.
+    NoActiveService,
+    /// Billing events: the meter was already read through today.
+    NothingToBill,
+    /// Billing events: no invoice waiting for payment.
+    NothingToPay,
+    /// Billing events: the account's stored data cannot be billed.
+    Billing(BillingRefused),
+}
+
+impl From<BillingRefused> for SimulationRefused {
+    fn from(why: BillingRefused) -> Self {
+        match why {
+            BillingRefused::NoActiveService => SimulationRefused::NoActiveService,
+            BillingRefused::NothingToBill => SimulationRefused::NothingToBill,
+            BillingRefused::NothingToPay => SimulationRefused::NothingToPay,
+            why @ BillingRefused::Unbillable(_) => SimulationRefused::Billing(why),
+        }
+    }
+}
+
+/// The instants around a simulation, on the account's clock: before it, and when it committed.
+pub struct Simulated {
+    pub before: DateTime<Utc>,
+    pub at: DateTime<Utc>,
+}
+
+/// Applies a simulated outside event, in one transaction: a credit bureau's answer (the check
+/// reruns at once when the event says so), the utility's or the market's
+/// (`enrollment::simulate`), or a billing event. The jobs it schedules run when the caller
+/// advances the account's clock to `Simulated::at`.
+pub async fn simulate(
+    state: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+    event: Simulation,
+) -> Result<Simulated, Error<SimulationRefused>> {
+    if let Simulation::Unknown = event {
+        return Err(Refused(SimulationRefused::UnknownEvent));
+    }
+    let clock = state.clock.for_account(&state.db, account_uuid).await?;
+    let before = clock.now();
+    let mut tx = state.db.begin().await?;
+    let applied = match event {
+        Simulation::Credit(event) => {
+            simulate_credit(&mut tx, app, account_uuid, &clock, event).await?
+        }
+        Simulation::Enrollment(sim) => {
+            enrollment::simulate(&mut tx, app.uuid, account_uuid, &clock, sim).await?
+        }
+        Simulation::Billing(BillingSimulation::InvoiceGenerated) => {
+            billing::simulate_invoice(&mut tx, &clock, app, account_uuid)
+                .await?
+                .map(|_| ())
+                .map_err(SimulationRefused::from)
+        }
+        Simulation::Billing(BillingSimulation::PaymentFailed) => {
+            billing::simulate_payment_failure(&mut tx, &clock, app, account_uuid)
+                .await?
+                .map(|_| ())
+                .map_err(SimulationRefused::from)
+        }
+        Simulation::Unknown => Err(SimulationRefused::UnknownEvent),
+    };
+    applied.map_err(Refused)?;
+    tx.commit().await?;
+    Ok(Simulated {
+        before,
+        at: clock.now(),
+    })
+}
+
+/// A credit bureau's simulated answer for the latest submission, in `tx`.
+async fn simulate_credit(
+    tx: &mut store::Tx,
+    app: &AppRow,
+    account_uuid: Uuid,
+    clock: &AccountClock,
+    event: CreditSimulation,
+) -> store::Result<Result<(), SimulationRefused>> {
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(Err(SimulationRefused::AccountNotFound));
+    };
+    let Some(check) = store::credit::latest_credit_check(tx, account_uuid).await? else {
+        return Ok(Err(SimulationRefused::NoCreditCheck));
+    };
+    SandboxBureau::simulate(tx, check.uuid, event).await?;
+    if event.runs_check_now() {
+        rerun_credit_check(tx, &account, clock).await?;
+    }
+    Ok(Ok(()))
 }

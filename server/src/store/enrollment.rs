@@ -17,6 +17,21 @@ pub struct ConfirmedAddressRow {
     pub tdu: String,
 }
 
+impl From<&super::market::ServiceAddressRow> for ConfirmedAddressRow {
+    /// The directory's address of a meter, as a confirmed service address.
+    fn from(a: &super::market::ServiceAddressRow) -> Self {
+        ConfirmedAddressRow {
+            esi_id: a.esi_id.clone(),
+            address_1: a.address_1.clone(),
+            address_2: a.address_2.clone(),
+            city: a.city.clone(),
+            state: a.state.clone(),
+            postal_code: a.postal_code.clone(),
+            tdu: a.tdu.clone(),
+        }
+    }
+}
+
 pub async fn insert_confirmed_address(
     tx: &mut Tx,
     account_uuid: Uuid,
