@@ -102,6 +102,12 @@ pub enum Event {
         account_uuid: Uuid,
         location_uuid: Uuid,
     },
+    RenewalEmailSent {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        contract_end: NaiveDate,
+        days_left: i64,
+    },
     InvoiceCreated {
         account_uuid: Uuid,
         location_uuid: Uuid,
@@ -157,6 +163,7 @@ impl Event {
             Event::ServiceActive { .. } => "location.service_active",
             Event::ServiceCanceled { .. } => "location.service_canceled",
             Event::UsageHistoryAvailable { .. } => "location.usage_history_available",
+            Event::RenewalEmailSent { .. } => "location.renewal_email_sent",
             Event::InvoiceCreated { .. } => "invoice.created",
             Event::InvoicePaid { .. } => "invoice.paid",
             Event::InvoicePastDue { .. } => "invoice.past_due",
@@ -177,6 +184,7 @@ impl Event {
             | Event::ServiceActive { account_uuid, .. }
             | Event::ServiceCanceled { account_uuid, .. }
             | Event::UsageHistoryAvailable { account_uuid, .. }
+            | Event::RenewalEmailSent { account_uuid, .. }
             | Event::InvoiceCreated { account_uuid, .. }
             | Event::InvoicePaid { account_uuid, .. }
             | Event::InvoicePastDue { account_uuid, .. } => Some(*account_uuid),

@@ -12,6 +12,7 @@ use lettre::{
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::domain::events::Event;
 use crate::{
     clock::AccountClock,
     config::Config,
@@ -67,8 +68,8 @@ pub struct NewEmail<'a> {
     /// When to send it, on the account's clock; `None` sends it at once.
     pub send_at: Option<DateTime<Utc>>,
     /// An event to emit, in the same transaction, once the e-mail is sent (for example
-    /// `location.renewal_email_sent`): `(type, data)`.
-    pub event_on_send: Option<(&'a str, serde_json::Value)>,
+    /// `location.renewal_email_sent`). The job keeps it as type and data until then.
+    pub event_on_send: Option<Event>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -111,7 +112,7 @@ pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> s
                 event_on_send: email
                     .event_on_send
                     .as_ref()
-                    .map(|(kind, data)| ((*kind).to_owned(), data.clone())),
+                    .map(|event| (event.kind().to_owned(), event.data())),
             },
             account_uuid: email.account_uuid,
             run_at: email.send_at.unwrap_or_else(|| clock.now()),

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use app::api::{market::PlanRatesOut, PostalAddress, UpdateAccountIn};
 
-use crate::domain::billing::BillingError;
+use crate::domain::{billing::BillingError, events::Event};
 
 use super::{
     sandbox::SimulationRefused,
@@ -158,31 +158,18 @@ pub async fn activate_locations(
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
         super::billing::start_billing(tx, clock, app, location, start).await?;
-        for (kind, data) in [
-            (
-                "location.service_active",
-                serde_json::json!({
-                    "account_uuid": account,
-                    "location_uuid": location.uuid,
-                    "service_start_date": location.service_start_date,
-                }),
-            ),
-            (
-                "location.usage_history_available",
-                serde_json::json!({"account_uuid": account, "location_uuid": location.uuid}),
-            ),
+        for event in [
+            Event::ServiceActive {
+                account_uuid: account,
+                location_uuid: location.uuid,
+                service_start_date: location.service_start_date,
+            },
+            Event::UsageHistoryAvailable {
+                account_uuid: account,
+                location_uuid: location.uuid,
+            },
         ] {
-            store::events::insert_event(
-                tx,
-                &NewEvent {
-                    app_uuid: app,
-                    account_uuid: Some(account),
-                    kind,
-                    data,
-                    created_at: now,
-                },
-            )
-            .await?;
+            store::events::insert_event(tx, &NewEvent::of(app, &event, now)).await?;
         }
     }
     store::enrollment::set_contract_status(tx, account, "pending", "active").await?;
@@ -345,20 +332,18 @@ pub async fn record_plan_accepted(
     store::enrollment::insert_contract(tx, contract).await?;
     store::events::insert_event(
         tx,
-        &NewEvent {
-            app_uuid: app,
-            account_uuid: Some(contract.account_uuid),
-            kind: "enrollment.plan_accepted",
-            data: serde_json::json!({
-                "account_uuid": contract.account_uuid,
-                "location_uuid": location.uuid,
-                "plan_uuid": contract.plan_uuid,
-                "contract_uuid": contract.uuid,
-                "service_start_date": contract.start_date,
-                "accepted_by": contract.accepted_by,
-            }),
-            created_at: now,
-        },
+        &NewEvent::of(
+            app,
+            &Event::PlanAccepted {
+                account_uuid: contract.account_uuid,
+                location_uuid: location.uuid,
+                plan_uuid: contract.plan_uuid,
+                contract_uuid: contract.uuid,
+                service_start_date: contract.start_date,
+                accepted_by: contract.accepted_by.clone(),
+            },
+            now,
+        ),
     )
     .await?;
     Ok(())
@@ -611,13 +596,14 @@ pub async fn simulate(
             super::billing::store_history(tx, location, start).await?;
             store::events::insert_event(
                 tx,
-                &NewEvent {
-                    app_uuid: app,
-                    account_uuid: Some(account),
-                    kind: "location.usage_history_available",
-                    data: serde_json::json!({"account_uuid": account, "location_uuid": location.uuid}),
-                    created_at: now,
-                },
+                &NewEvent::of(
+                    app,
+                    &Event::UsageHistoryAvailable {
+                        account_uuid: account,
+                        location_uuid: location.uuid,
+                    },
+                    now,
+                ),
             )
             .await?;
         }
@@ -661,18 +647,16 @@ pub async fn cancel_location(
     store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
     store::events::insert_event(
         tx,
-        &NewEvent {
-            app_uuid: app,
-            account_uuid: Some(account),
-            kind: "location.service_canceled",
-            data: serde_json::json!({
-                "account_uuid": account,
-                "location_uuid": location.uuid,
-                "final_service_date": location.final_service_date,
-                "reason": reason,
-            }),
-            created_at: now,
-        },
+        &NewEvent::of(
+            app,
+            &Event::ServiceCanceled {
+                account_uuid: account,
+                location_uuid: location.uuid,
+                final_service_date: location.final_service_date,
+                reason: reason.to_owned(),
+            },
+            now,
+        ),
     )
     .await?;
     Ok(())
@@ -971,16 +955,14 @@ pub async fn finalize(
     .await?;
     store::events::insert_event(
         &mut tx,
-        &NewEvent {
-            app_uuid: app,
-            account_uuid: Some(account_uuid),
-            kind: "enrollment.finalized",
-            data: serde_json::json!({
-                "account_uuid": account_uuid,
-                "is_client_agent_enrollment": is_client_agent,
-            }),
-            created_at: now,
-        },
+        &NewEvent::of(
+            app,
+            &Event::Finalized {
+                account_uuid,
+                is_client_agent_enrollment: is_client_agent,
+            },
+            now,
+        ),
     )
     .await?;
     store::status::update_status(&mut tx, app, account_uuid, now).await?;
@@ -1144,16 +1126,14 @@ pub async fn set_billing_address(
     store::enrollment::insert_billing_address(&mut tx, account, &billing, now).await?;
     store::events::insert_event(
         &mut tx,
-        &NewEvent {
-            app_uuid: app,
-            account_uuid: Some(account),
-            kind: "account.billing_address_updated",
-            data: serde_json::json!({
-                "account_uuid": account,
-                "same_as_service_address": billing.same_as_service_address,
-            }),
-            created_at: now,
-        },
+        &NewEvent::of(
+            app,
+            &Event::BillingAddressUpdated {
+                account_uuid: account,
+                same_as_service_address: billing.same_as_service_address,
+            },
+            now,
+        ),
     )
     .await?;
     tx.commit().await?;
@@ -1268,16 +1248,14 @@ pub async fn update_identity(
         store::accounts::update_account(&mut tx, &row).await?;
         store::events::insert_event(
             &mut tx,
-            &NewEvent {
-                app_uuid: app.uuid,
-                account_uuid: Some(row.uuid),
-                kind: "enrollment.identity_updated",
-                data: serde_json::json!({
-                    "account_uuid": row.uuid,
-                    "is_identity_complete": profile.is_identity_complete(),
-                }),
-                created_at: now,
-            },
+            &NewEvent::of(
+                app.uuid,
+                &Event::IdentityUpdated {
+                    account_uuid: row.uuid,
+                    is_identity_complete: profile.is_identity_complete(),
+                },
+                now,
+            ),
         )
         .await?;
         super::status::refresh_status(&mut tx, &state.clock, &state.db, app.uuid, row.uuid, now)

@@ -6,7 +6,10 @@ use std::time::Duration as StdDuration;
 use chrono::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use server::mail::{self, Brand, NewEmail, Template};
+use server::{
+    domain::events::Event,
+    mail::{self, Brand, NewEmail, Template},
+};
 use uuid::Uuid;
 
 use crate::{
@@ -59,10 +62,12 @@ async fn schedule_email(
                 support_email: Some("help@sunny.example".to_owned()),
             },
             send_at,
-            event_on_send: Some((
-                "location.renewal_email_sent",
-                json!({"account_uuid": account_uuid, "days_left": 30}),
-            )),
+            event_on_send: Some(Event::RenewalEmailSent {
+                account_uuid,
+                location_uuid: account_uuid,
+                contract_end: chrono::NaiveDate::from_ymd_opt(2027, 3, 31).unwrap(),
+                days_left: 30,
+            }),
         },
     )
     .await
