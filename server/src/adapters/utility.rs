@@ -72,7 +72,7 @@ impl UtilityGateway {
                         location_uuid: location.uuid,
                         esi_id: location.esi_id.clone(),
                         requested_start_date,
-                        status: SubmissionStatus::Pending.as_str().to_owned(),
+                        status: SubmissionStatus::Pending,
                         start_date: None,
                         reason: None,
                         submitted_at: now,

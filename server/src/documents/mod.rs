@@ -12,7 +12,6 @@ use app::format::{dollars, short_date};
 use crate::{
     domain::billing::{
         auto_pay_sentence, average_cents_per_kwh, card_name, to_cents, Charge, ChargeGroup,
-        InvoiceStatus,
     },
     store::{
         accounts::AccountRow,
@@ -84,7 +83,7 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
         "{}, {} {}",
         location.city, location.state, location.postal_code
     ));
-    let payable = InvoiceStatus::parse(&row.status).is_some_and(InvoiceStatus::is_payable);
+    let payable = row.status.is_payable();
     let kwh = row.total_kwh.parse::<Decimal>().unwrap_or_default();
     InvoiceDocument {
         brand_name: app.display_name.clone(),
@@ -104,7 +103,7 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
         payment_due_date: row.payment_due_date,
         billing_period_start: row.billing_period_start,
         billing_period_end: row.billing_period_end,
-        status: row.status.clone(),
+        status: row.status.to_string(),
         total_cents: row.total_cents,
         total_kwh: row.total_kwh.clone(),
         avg_cents_per_kwh: average_cents_per_kwh(row.total_cents, kwh).map(|a| a.to_string()),
@@ -136,7 +135,7 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
             .map(|p| PaymentDoc {
                 date: p.attempted_at.date_naive(),
                 amount_cents: p.amount_cents,
-                status: p.status.clone(),
+                status: p.status.to_string(),
                 method: r
                     .card
                     .map_or_else(|| "Card".to_owned(), |c| card_name(&c.brand, &c.last4)),

@@ -355,30 +355,35 @@ pub fn payment_due_date(invoice_date: NaiveDate) -> NaiveDate {
     invoice_date + Duration::days(DAYS_TO_PAY)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InvoiceStatus {
-    Open,
-    Paid,
-    PastDue,
-    Voided,
+super::text_enum! {
+    pub enum InvoiceStatus {
+        Open = "open",
+        Paid = "paid",
+        PastDue = "past_due",
+        Voided = "voided",
+    }
+}
+
+super::text_enum! {
+    /// How a charge of an invoice went.
+    pub enum PaymentStatus {
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Pending = "pending",
+    }
+}
+
+super::text_enum! {
+    /// Who started a charge: the auto-pay job, the customer (or partner) paying, or a sandbox
+    /// simulation.
+    pub enum PaymentInitiator {
+        AutoPay = "auto_pay",
+        Customer = "customer",
+        Simulation = "simulation",
+    }
 }
 
 impl InvoiceStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InvoiceStatus::Open => "open",
-            InvoiceStatus::Paid => "paid",
-            InvoiceStatus::PastDue => "past_due",
-            InvoiceStatus::Voided => "voided",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<InvoiceStatus> {
-        [Self::Open, Self::Paid, Self::PastDue, Self::Voided]
-            .into_iter()
-            .find(|x| x.as_str() == s)
-    }
-
     /// Whether a payment can still settle it.
     pub fn is_payable(self) -> bool {
         matches!(self, InvoiceStatus::Open | InvoiceStatus::PastDue)

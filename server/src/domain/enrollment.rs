@@ -295,41 +295,36 @@ pub fn sandbox_utility_answer(esi_id: &str) -> UtilityAnswer {
     }
 }
 
-/// Where a live enrollment's submission to the utility stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubmissionStatus {
-    Pending,
-    Accepted,
-    SwitchHold,
-    Deactivated,
-    Rejected,
-    /// The utility switched the meter: service started.
-    Active,
+super::text_enum! {
+    /// Where a live enrollment's submission to the utility stands.
+    pub enum SubmissionStatus {
+        Pending = "pending",
+        Accepted = "accepted",
+        SwitchHold = "switch_hold",
+        Deactivated = "deactivated",
+        Rejected = "rejected",
+        /// The utility switched the meter: service started.
+        Active = "active",
+    }
 }
 
-impl SubmissionStatus {
-    pub const ALL: [SubmissionStatus; 6] = [
-        SubmissionStatus::Pending,
-        SubmissionStatus::Accepted,
-        SubmissionStatus::SwitchHold,
-        SubmissionStatus::Deactivated,
-        SubmissionStatus::Rejected,
-        SubmissionStatus::Active,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SubmissionStatus::Pending => "pending",
-            SubmissionStatus::Accepted => "accepted",
-            SubmissionStatus::SwitchHold => "switch_hold",
-            SubmissionStatus::Deactivated => "deactivated",
-            SubmissionStatus::Rejected => "rejected",
-            SubmissionStatus::Active => "active",
-        }
+super::text_enum! {
+    /// A contract's place in its life: accepted and waiting for its start, in force, over, or
+    /// cancelled before it started.
+    pub enum ContractStatus {
+        Pending = "pending",
+        Active = "active",
+        Ended = "ended",
+        Cancelled = "cancelled",
     }
+}
 
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
+super::text_enum! {
+    /// A location's service: being arranged, active, or cancelled.
+    pub enum LocationStatus {
+        Pending = "pending",
+        Active = "active",
+        Cancelled = "cancelled",
     }
 }
 
@@ -762,7 +757,7 @@ mod cancellation_tests {
         }
         assert_eq!(UtilityRecord::Active.answer(), None);
         assert_eq!(accepted.answer(), Some(UtilityAnswer::Accepted));
-        for s in S::ALL {
+        for &s in S::ALL {
             assert_eq!(S::parse(s.as_str()), Some(s));
         }
     }

@@ -155,7 +155,7 @@ fn render_invoice(state: &AppState, row: &InvoiceRow) -> Invoice {
         avg_cents_per_kwh: kwh
             .and_then(|kwh| average_cents_per_kwh(row.total_cents, kwh))
             .map(|a| a.to_string()),
-        status: row.status.clone(),
+        status: row.status.to_string(),
         paid_at: row.paid_at.map(Timestamp),
         voided_at: row.voided_at.map(Timestamp),
         pdf: signed_url(state, &invoice_file_path(row.account_uuid, &row.number)),
@@ -168,7 +168,7 @@ fn render_payment(row: &PaymentRow, invoice_number: &str) -> Payment {
         uuid: row.uuid,
         invoice_number: invoice_number.to_owned(),
         amount_cents: row.amount_cents,
-        status: row.status.clone(),
+        status: row.status.to_string(),
         attempted_at: Timestamp(row.attempted_at),
         failure_code: row.failure_code.clone(),
     }

@@ -393,7 +393,7 @@ fn render_location(
         plan_uuid: contract.map(|c| c.plan_uuid),
         contract_start: contract.map(|c| c.start_date),
         contract_end: contract.and_then(|c| c.end_date),
-        status: l.status.clone(),
+        status: l.status.to_string(),
     }
 }
 
@@ -407,7 +407,7 @@ fn render_contract(c: &ContractRow) -> ApiResult<Contract> {
         end_date: c.end_date,
         term_months: u32::try_from(c.term_months).unwrap_or_default(),
         rates: serde_json::from_str(&c.rates).map_err(ApiError::internal)?,
-        status: c.status.clone(),
+        status: c.status.to_string(),
         accepted_at: Timestamp(c.accepted_at),
         accepted_by: c.accepted_by.clone(),
     })

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::domain::events::Event;
+use crate::domain::{billing::PaymentInitiator, enrollment::ContractStatus};
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
     domain::{
@@ -274,9 +275,7 @@ pub async fn bill_cycle(
             InvoiceStatus::Paid
         } else {
             InvoiceStatus::Open
-        }
-        .as_str()
-        .to_owned(),
+        },
         paid_at: settled.then_some(when),
         voided_at: None,
         created_at: when,
@@ -294,7 +293,7 @@ pub async fn bill_cycle(
                 total_cents: invoice.total_cents,
                 invoice_date: invoice.invoice_date,
                 payment_due_date: invoice.payment_due_date,
-                status: invoice.status.clone(),
+                status: invoice.status.to_string(),
             },
             clock.now(),
         ),
@@ -360,7 +359,7 @@ async fn contract_rates(
     let contracts = store::enrollment::contracts_of_account_tx(tx, location.account_uuid).await?;
     let of_location: Vec<_> = contracts
         .iter()
-        .filter(|c| c.location_uuid == location.uuid && c.status != "cancelled")
+        .filter(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled)
         .collect();
     let contract = of_location
         .iter()
@@ -496,7 +495,7 @@ pub async fn simulate_payment_failure(
         &account,
         &invoice,
         charged,
-        "simulation",
+        PaymentInitiator::Simulation,
         clock.now(),
     )
     .await?))

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use app::api::{market::PlanRatesOut, PostalAddress, UpdateAccountIn};
 
+use crate::domain::enrollment::{ContractStatus, LocationStatus};
 use crate::domain::{billing::BillingError, events::Event};
 
 use super::{
@@ -27,7 +28,7 @@ use crate::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
             client_agent_recorded_first, contract_end, enroller, missing_steps, renewal_eligible,
             start_of_market_day, EnrollmentFacts, EnrollmentSimulation, EnrollmentType,
-            StartDateOutOfRange, SubmissionStatus, UtilityAnswer, UtilityRecord,
+            StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
         market::{BusinessCalendar, Enroller, EsiId},
         status::{Cancellation, CreditState, UtilityState, VerificationState},
@@ -150,7 +151,7 @@ pub async fn activate_locations(
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
-        location.status = "active".to_owned();
+        location.status = LocationStatus::Active;
         let start = start
             .or(location.service_start_date)
             .unwrap_or(clock.today());
@@ -172,7 +173,13 @@ pub async fn activate_locations(
             store::events::insert_event(tx, &NewEvent::of(app, &event, now)).await?;
         }
     }
-    store::enrollment::set_contract_status(tx, account, "pending", "active").await?;
+    store::enrollment::set_contract_status(
+        tx,
+        account,
+        ContractStatus::Pending,
+        ContractStatus::Active,
+    )
+    .await?;
     Ok(())
 }
 
@@ -198,7 +205,7 @@ pub async fn record_utility_answer(
     let Some(mut submission) = store::utility::submission_tx(tx, submission_uuid).await? else {
         return Ok(Err(format!("no submission {submission_uuid}")));
     };
-    let current = SubmissionStatus::parse(&submission.status).unwrap_or(SubmissionStatus::Pending);
+    let current = submission.status;
     let next = match record.next_status(current) {
         Ok(next) => next,
         Err(why) => return Ok(Err(why)),
@@ -252,7 +259,7 @@ pub async fn record_utility_answer(
             submission.activated_at = Some(now);
         }
     }
-    submission.status = next.as_str().to_owned();
+    submission.status = next;
     store::utility::update_submission(tx, &submission).await?;
     store::status::update_status(tx, app, account, now).await?;
     Ok(Ok(submission))
@@ -282,7 +289,7 @@ pub fn new_location_and_contract(
         postal_code: address.postal_code,
         tdu: address.tdu,
         enrollment_type: enrollment_type.as_str().to_owned(),
-        status: "pending".to_owned(),
+        status: LocationStatus::Pending,
         service_start_date: None,
         final_service_date: None,
         is_service_active: false,
@@ -311,7 +318,7 @@ pub fn new_location_and_contract(
         end_date: contract_end(start, term_months, &plan.plan_type),
         rates: serde_json::to_string(&rates)?,
         tos_version: plan.tos_version.clone(),
-        status: "pending".to_owned(),
+        status: ContractStatus::Pending,
         accepted_at: now,
         accepted_by: accepted_by.to_owned(),
         created_at: now,
@@ -573,7 +580,7 @@ pub async fn simulate(
                 E::ServiceActive => clock.today(),
                 _ => contracts
                     .iter()
-                    .find(|c| c.status == "pending")
+                    .find(|c| c.status == ContractStatus::Pending)
                     .map_or_else(|| clock.today(), |c| c.start_date),
             };
             location.service_start_date = Some(start);
@@ -639,12 +646,24 @@ pub async fn cancel_location(
     );
     e.updated_at = now;
     location.is_service_active = false;
-    location.status = "cancelled".to_owned();
+    location.status = LocationStatus::Cancelled;
     location.final_service_date = Some(final_service_date);
     location.updated_at = now;
     store::enrollment::update_location(tx, location).await?;
-    store::enrollment::set_contract_status(tx, account, "active", "ended").await?;
-    store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
+    store::enrollment::set_contract_status(
+        tx,
+        account,
+        ContractStatus::Active,
+        ContractStatus::Ended,
+    )
+    .await?;
+    store::enrollment::set_contract_status(
+        tx,
+        account,
+        ContractStatus::Pending,
+        ContractStatus::Cancelled,
+    )
+    .await?;
     store::events::insert_event(
         tx,
         &NewEvent::of(
@@ -666,7 +685,7 @@ pub async fn cancel_location(
 fn accepted_start(contracts: &[ContractRow], location_uuid: Uuid) -> Option<chrono::NaiveDate> {
     contracts
         .iter()
-        .find(|c| c.location_uuid == location_uuid && c.status == "pending")
+        .find(|c| c.location_uuid == location_uuid && c.status == ContractStatus::Pending)
         .map(|c| c.start_date)
 }
 
@@ -699,7 +718,10 @@ pub async fn verify(
     }
     let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
     let mut expired = false;
-    for c in contracts.iter().filter(|c| c.status == "pending") {
+    for c in contracts
+        .iter()
+        .filter(|c| c.status == ContractStatus::Pending)
+    {
         if let Some(plan) = store::market::plan_by_uuid(&state.db, c.plan_uuid).await? {
             expired |= plan.expires_at <= now;
         }
@@ -708,7 +730,13 @@ pub async fn verify(
     if expired {
         e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
         store::enrollment::update_enrollment(tx, &e).await?;
-        store::enrollment::set_contract_status(tx, account, "pending", "cancelled").await?;
+        store::enrollment::set_contract_status(
+            tx,
+            account,
+            ContractStatus::Pending,
+            ContractStatus::Cancelled,
+        )
+        .await?;
     } else {
         e.verification = VerificationState::Passed.as_str().to_owned();
         store::enrollment::update_enrollment(tx, &e).await?;
@@ -831,7 +859,7 @@ pub async fn end_service(
     let locations = store::enrollment::locations_of_account_tx(tx, account).await?;
     let Some(mut location) = locations
         .into_iter()
-        .find(|l| l.uuid == location_uuid && l.status != "cancelled")
+        .find(|l| l.uuid == location_uuid && l.status != LocationStatus::Cancelled)
     else {
         return Ok(());
     };
@@ -913,7 +941,7 @@ pub async fn finalize(
         let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account_uuid).await?;
         let pending = contracts
             .iter()
-            .filter(|c| c.status == "pending")
+            .filter(|c| c.status == ContractStatus::Pending)
             .map(|c| c.accepted_at);
         if !client_agent_recorded_first(account.client_agent_accepted_at, pending) {
             return Err(Refused(FinalizeRefused::ClientAgentNotRecorded));
@@ -1010,7 +1038,7 @@ pub async fn cancel_service(
         return Err(Refused(CancelServiceRefused::NotFinalized));
     };
     if e.cancellation.is_some()
-        || location.status == "cancelled"
+        || location.status == LocationStatus::Cancelled
         || location.final_service_date.is_some()
     {
         return Err(Refused(CancelServiceRefused::NotActive));
@@ -1178,7 +1206,7 @@ pub async fn documents_of_location(
             tos_version: c.tos_version.clone(),
             yrac_version,
             start_date: c.start_date,
-            status: c.status.clone(),
+            status: c.status.to_string(),
         });
     }
     Ok(Some((contracts, location_documents(&terms))))

@@ -11,6 +11,7 @@ use super::{
     billing::{notify, schedule_invoice_job, InvoicePayload},
     Error,
 };
+use crate::domain::billing::{PaymentInitiator, PaymentStatus};
 use crate::domain::events::{Event, PaymentAttempt};
 use crate::{
     adapters::payments::{
@@ -187,10 +188,10 @@ pub async fn pay_invoice(
     number: &str,
 ) -> Result<(InvoiceRow, PaymentRow), Error<InvoiceRefused>> {
     let invoice = invoice_of(core, account_uuid, number).await?;
-    if !InvoiceStatus::parse(&invoice.status).is_some_and(InvoiceStatus::is_payable) {
+    if !invoice.status.is_payable() {
         return Err(Error::Refused(InvoiceRefused::NotPayable {
             number: invoice.number,
-            status: invoice.status,
+            status: invoice.status.to_string(),
         }));
     }
     let card = store::payments::current_payment_method(&core.db, account_uuid)
@@ -227,7 +228,7 @@ pub async fn pay_invoice(
         &account,
         &invoice,
         charged,
-        "customer",
+        PaymentInitiator::Customer,
         clock.now(),
     )
     .await?;
@@ -280,22 +281,22 @@ pub async fn record_payment(
     account: &AccountRow,
     invoice: &InvoiceRow,
     charged: Charged,
-    initiated_by: &str,
+    initiated_by: PaymentInitiator,
     when: DateTime<Utc>,
 ) -> store::Result<PaymentRow> {
     let (status, failure_code, processor_payment_id) = match charged {
         Charged::Succeeded {
             processor_payment_id,
-        } => ("succeeded", None, Some(processor_payment_id)),
-        Charged::Failed { failure_code } => ("failed", Some(failure_code), None),
+        } => (PaymentStatus::Succeeded, None, Some(processor_payment_id)),
+        Charged::Failed { failure_code } => (PaymentStatus::Failed, Some(failure_code), None),
     };
     let payment = PaymentRow {
         uuid: Uuid::new_v4(),
         invoice_uuid: invoice.uuid,
         account_uuid: account.uuid,
         amount_cents: invoice.total_cents,
-        status: status.to_owned(),
-        initiated_by: initiated_by.to_owned(),
+        status,
+        initiated_by,
         failure_code,
         processor_payment_id,
         attempted_at: when,
@@ -311,15 +312,9 @@ pub async fn record_payment(
         amount_cents: payment.amount_cents,
         failure_code: payment.failure_code.clone(),
     };
-    if payment.status == "succeeded" {
-        store::billing::set_invoice_status(
-            tx,
-            invoice.uuid,
-            InvoiceStatus::Paid.as_str(),
-            Some(when),
-            when,
-        )
-        .await?;
+    if payment.status == PaymentStatus::Succeeded {
+        store::billing::set_invoice_status(tx, invoice.uuid, InvoiceStatus::Paid, Some(when), when)
+            .await?;
         store::events::insert_event(tx, &event(Event::PaymentSuccessful(attempt))).await?;
         store::events::insert_event(
             tx,
@@ -382,9 +377,7 @@ pub async fn auto_pay(
     let invoice = store::billing::invoice_tx(&mut tx, payload.invoice_uuid).await?;
     let earlier = store::billing::payments_of_invoice_tx(&mut tx, payload.invoice_uuid).await?;
     tx.commit().await?;
-    let Some(invoice) =
-        invoice.filter(|i| InvoiceStatus::parse(&i.status).is_some_and(InvoiceStatus::is_payable))
-    else {
+    let Some(invoice) = invoice.filter(|i| i.status.is_payable()) else {
         return Ok(AutoPaid::Done(core.db.begin().await?));
     };
     let (Some(app), Some(card)) = (
@@ -395,7 +388,9 @@ pub async fn auto_pay(
     };
     let failures = earlier
         .iter()
-        .filter(|p| p.initiated_by == "auto_pay" && p.status == "failed")
+        .filter(|p| {
+            p.initiated_by == PaymentInitiator::AutoPay && p.status == PaymentStatus::Failed
+        })
         .count();
     let processor = match core.processor_for(&app).await {
         Ok(p) => p,
@@ -418,13 +413,20 @@ pub async fn auto_pay(
     // recorded so that no money goes unaccounted.
     let still_payable = store::billing::invoice_tx(&mut tx, invoice.uuid)
         .await?
-        .and_then(|i| InvoiceStatus::parse(&i.status))
+        .map(|i| i.status)
         .is_some_and(InvoiceStatus::is_payable);
     if failed && !still_payable {
         return Ok(AutoPaid::Done(tx));
     }
     record_payment(
-        &mut tx, clock, &app, &account, &invoice, charged, "auto_pay", when,
+        &mut tx,
+        clock,
+        &app,
+        &account,
+        &invoice,
+        charged,
+        PaymentInitiator::AutoPay,
+        when,
     )
     .await?;
     if failed {
@@ -455,20 +457,14 @@ pub async fn past_due(
     };
     let Some(invoice) = store::billing::invoice_tx(tx, payload.invoice_uuid)
         .await?
-        .filter(|i| i.status == InvoiceStatus::Open.as_str())
+        .filter(|i| i.status == InvoiceStatus::Open)
     else {
         return Ok(());
     };
     let now = clock.now();
     let when = payload.at.min(now);
-    store::billing::set_invoice_status(
-        tx,
-        invoice.uuid,
-        InvoiceStatus::PastDue.as_str(),
-        None,
-        when,
-    )
-    .await?;
+    store::billing::set_invoice_status(tx, invoice.uuid, InvoiceStatus::PastDue, None, when)
+        .await?;
     store::events::insert_event(
         tx,
         &NewEvent::of(

@@ -12,6 +12,7 @@ use super::{
     enrollment,
     Error::{self, Failed, Refused},
 };
+use crate::domain::enrollment::ContractStatus;
 use crate::{
     adapters::credit::SandboxBureau,
     clock::AccountClock,
@@ -257,7 +258,7 @@ pub async fn seed_demo(
     for contract in store::enrollment::contracts_of_account_tx(&mut tx, account_uuid)
         .await?
         .iter()
-        .filter(|c| c.status == "pending")
+        .filter(|c| c.status == ContractStatus::Pending)
     {
         let term = u32::try_from(contract.term_months).unwrap_or(1);
         let end = contract_end(start, term, &contract.plan_type);

@@ -5,6 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{on_db, on_tx, Db, Result, Tx};
+use crate::domain::billing::{InvoiceStatus, PaymentInitiator, PaymentStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UsageDayRow {
@@ -206,7 +207,7 @@ pub struct InvoiceRow {
     pub generation_kwh: String,
     /// JSON array of the charge groups.
     pub charges: String,
-    pub status: String,
+    pub status: InvoiceStatus,
     pub paid_at: Option<DateTime<Utc>>,
     pub voided_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
@@ -248,13 +249,13 @@ pub async fn insert_invoice(tx: &mut Tx, i: &InvoiceRow) -> Result<()> {
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
-    insert_status_history(tx, i.uuid, &i.status, i.created_at).await
+    insert_status_history(tx, i.uuid, i.status, i.created_at).await
 }
 
 async fn insert_status_history(
     tx: &mut Tx,
     invoice_uuid: Uuid,
-    status: &str,
+    status: InvoiceStatus,
     at: DateTime<Utc>,
 ) -> Result<()> {
     let sql = "INSERT INTO invoice_status_history (invoice_uuid, status, changed_at) \
@@ -273,7 +274,7 @@ async fn insert_status_history(
 pub async fn set_invoice_status(
     tx: &mut Tx,
     invoice_uuid: Uuid,
-    status: &str,
+    status: InvoiceStatus,
     paid_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<()> {
@@ -359,8 +360,8 @@ pub struct PaymentRow {
     pub invoice_uuid: Uuid,
     pub account_uuid: Uuid,
     pub amount_cents: i64,
-    pub status: String,
-    pub initiated_by: String,
+    pub status: PaymentStatus,
+    pub initiated_by: PaymentInitiator,
     pub failure_code: Option<String>,
     pub processor_payment_id: Option<String>,
     pub attempted_at: DateTime<Utc>,

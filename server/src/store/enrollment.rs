@@ -5,6 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{on_db, on_tx, Db, Result, Tx};
+use crate::domain::enrollment::{ContractStatus, LocationStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ConfirmedAddressRow {
@@ -92,7 +93,7 @@ pub struct LocationRow {
     pub postal_code: String,
     pub tdu: String,
     pub enrollment_type: String,
-    pub status: String,
+    pub status: LocationStatus,
     pub service_start_date: Option<NaiveDate>,
     pub final_service_date: Option<NaiveDate>,
     pub is_service_active: bool,
@@ -185,7 +186,7 @@ pub struct ContractRow {
     /// JSON object of the Rates shape.
     pub rates: String,
     pub tos_version: String,
-    pub status: String,
+    pub status: ContractStatus,
     pub accepted_at: DateTime<Utc>,
     pub accepted_by: String,
     pub created_at: DateTime<Utc>,
@@ -226,8 +227,8 @@ pub async fn insert_contract(tx: &mut Tx, k: &ContractRow) -> Result<()> {
 pub async fn set_contract_status(
     tx: &mut Tx,
     account_uuid: Uuid,
-    from: &str,
-    to: &str,
+    from: ContractStatus,
+    to: ContractStatus,
 ) -> Result<()> {
     let sql = "UPDATE contracts SET status = $1 WHERE account_uuid = $2 AND status = $3";
     on_tx!(tx, c => sqlx::query(sql)

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{accounts, credit, enrollment, events, Result, Tx};
+use crate::domain::enrollment::ContractStatus;
 use crate::domain::events::Event;
 use crate::domain::status::{
     derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
@@ -38,7 +39,7 @@ pub async fn update_status(
             .is_some(),
         has_accepted_plan: contracts
             .iter()
-            .any(|c| c.status == "pending" || c.status == "active"),
+            .any(|c| matches!(c.status, ContractStatus::Pending | ContractStatus::Active)),
         is_identity_complete: profile.is_identity_complete(),
         has_payment_method: row.has_payment_method,
         is_client_agent_flow: row.client_agent_accepted_at.is_some(),

@@ -4,6 +4,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{on_db, on_tx, Db, Result, Tx};
+use crate::domain::enrollment::SubmissionStatus;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct SubmissionRow {
@@ -14,7 +15,7 @@ pub struct SubmissionRow {
     pub esi_id: String,
     /// The start date the customer accepted.
     pub requested_start_date: Option<NaiveDate>,
-    pub status: String,
+    pub status: SubmissionStatus,
     /// The start date the utility gave when it accepted.
     pub start_date: Option<NaiveDate>,
     pub reason: Option<String>,

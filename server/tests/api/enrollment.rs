@@ -713,7 +713,7 @@ both_engines! {
         assert_eq!(status(&me), pair("cancelled", "cancelled_pre_start"));
         assert_eq!(me["locations"][0], r.body);
         let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert!(contracts.iter().all(|c| c.status == "cancelled"), "{contracts:?}");
+        assert!(contracts.iter().all(|c| c.status.as_str() == "cancelled"), "{contracts:?}");
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
         let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
         assert_eq!(history.last().unwrap().status_reason, "cancelled_pre_start");
@@ -763,7 +763,7 @@ both_engines! {
         assert_eq!(l["is_service_active"], false);
         assert_eq!(l["final_service_date"], last_day.as_str());
         let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert!(contracts.iter().all(|c| c.status == "ended"), "{contracts:?}");
+        assert!(contracts.iter().all(|c| c.status.as_str() == "ended"), "{contracts:?}");
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
     }
 }
@@ -810,7 +810,7 @@ both_engines! {
         assert!(location["plan_uuid"].is_string(), "{}", r.text);
         assert_eq!(location["service_start_date"], location["contract_start"]);
         let contracts = server::store::enrollment::contracts_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert!(contracts.len() == 1 && contracts[0].status == "active", "{contracts:?}");
+        assert!(contracts.len() == 1 && contracts[0].status.as_str() == "active", "{contracts:?}");
         let types = event_types(&app, &uuid).await;
         for expected in ["enrollment.plan_accepted", "account.payment_method_added", "location.service_active", "location.usage_history_available"] {
             assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
