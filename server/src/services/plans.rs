@@ -531,10 +531,8 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         None => (core.clock.now(), core.clock.today()),
     };
     let cal = calendar(core).await?;
-    let enroller = match req.account {
-        Some(a) if a.client_agent_accepted_at.is_some() => Enroller::ClientAgent,
-        _ => Enroller::Customer,
-    };
+    let enroller =
+        crate::domain::enrollment::enroller(req.account.and_then(|a| a.client_agent_accepted_at));
     let window = start_window(today, enroller, &cal);
     if req.start.is_some_and(|s| !window.allows(s)) {
         return Err(Refused(PlansRefused::StartDateOutOfRange(

@@ -123,7 +123,7 @@ pub async fn insert_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
         .bind(&l.postal_code)
         .bind(&l.tdu)
         .bind(&l.enrollment_type)
-        .bind(&l.status)
+        .bind(l.status)
         .bind(l.service_start_date)
         .bind(l.final_service_date)
         .bind(l.is_service_active)
@@ -142,7 +142,7 @@ pub async fn update_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
         "UPDATE locations SET status = $1, service_start_date = $2, final_service_date = $3, \
         is_service_active = $4, has_usage_history = $5, updated_at = $6 WHERE uuid = $7";
     on_tx!(tx, c => sqlx::query(sql)
-        .bind(&l.status)
+        .bind(l.status)
         .bind(l.service_start_date)
         .bind(l.final_service_date)
         .bind(l.is_service_active)
@@ -213,7 +213,7 @@ pub async fn insert_contract(tx: &mut Tx, k: &ContractRow) -> Result<()> {
         .bind(k.end_date)
         .bind(&k.rates)
         .bind(&k.tos_version)
-        .bind(&k.status)
+        .bind(k.status)
         .bind(k.accepted_at)
         .bind(&k.accepted_by)
         .bind(k.created_at)

@@ -7,10 +7,13 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{accounts, credit, enrollment, events, Result, Tx};
-use crate::domain::enrollment::ContractStatus;
 use crate::domain::events::Event;
 use crate::domain::status::{
     derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
+};
+use crate::domain::{
+    enrollment::{enroller, ContractStatus},
+    market::Enroller,
 };
 
 /// Re-derives the account's status; returns the new one when it changed.
@@ -42,7 +45,7 @@ pub async fn update_status(
             .any(|c| matches!(c.status, ContractStatus::Pending | ContractStatus::Active)),
         is_identity_complete: profile.is_identity_complete(),
         has_payment_method: row.has_payment_method,
-        is_client_agent_flow: row.client_agent_accepted_at.is_some(),
+        is_client_agent_flow: enroller(row.client_agent_accepted_at) == Enroller::ClientAgent,
         is_finalized: enrollment.is_some(),
         credit,
         verification: enrollment

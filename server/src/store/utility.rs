@@ -39,7 +39,7 @@ pub async fn insert_submission(tx: &mut Tx, s: &SubmissionRow) -> Result<()> {
         .bind(s.location_uuid)
         .bind(&s.esi_id)
         .bind(s.requested_start_date)
-        .bind(&s.status)
+        .bind(s.status)
         .bind(s.start_date)
         .bind(&s.reason)
         .bind(s.submitted_at)
@@ -77,7 +77,7 @@ pub async fn update_submission(tx: &mut Tx, s: &SubmissionRow) -> Result<()> {
     let sql = "UPDATE utility_submissions SET status = $1, start_date = $2, reason = $3, \
         answered_at = $4, activated_at = $5 WHERE uuid = $6";
     on_tx!(tx, c => sqlx::query(sql)
-        .bind(&s.status)
+        .bind(s.status)
         .bind(s.start_date)
         .bind(&s.reason)
         .bind(s.answered_at)
