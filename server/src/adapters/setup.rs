@@ -14,7 +14,6 @@ use super::{
 };
 use crate::{
     config::MarketConfig,
-    domain::market::EsiPrefix,
     store::{self, market::ServiceAddressRow, Db},
 };
 
@@ -76,15 +75,7 @@ pub async fn generate(
 /// Imports an ESI ID extract (CSV); existing ESI IDs are updated.
 pub async fn import(db: &Db, path: &Path, progress: &ProgressBar) -> anyhow::Result<FillSummary> {
     let started = Instant::now();
-    let prefixes: Vec<EsiPrefix> = store::market::esi_prefixes(db)
-        .await?
-        .into_iter()
-        .map(|p| EsiPrefix {
-            prefix: p.prefix,
-            tdu: p.tdu,
-            esi_id_length: usize::try_from(p.esi_id_length).unwrap_or(0),
-        })
-        .collect();
+    let prefixes = store::market::esi_prefix_rules(db).await?;
     progress.set_length(std::fs::metadata(path)?.len());
     // The CSV reader is synchronous: parse on a blocking thread, write batches from here.
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<_>>(4);

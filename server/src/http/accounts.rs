@@ -342,7 +342,7 @@ pub async fn update_account(
             .ok_or_else(|| ApiError::not_found("account"))?;
     }
     tx.commit().await?;
-    state.http.caches.accounts.invalidate(&row.uuid);
+    state.account_changed(row.uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
     ))
@@ -391,7 +391,7 @@ pub async fn record_client_agent(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     tx.commit().await?;
-    state.http.caches.accounts.invalidate(&account_uuid);
+    state.account_changed(account_uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
     ))

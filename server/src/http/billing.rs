@@ -114,7 +114,7 @@ pub async fn ensure_payment_method_added(
 ) -> ApiResult<axum::Json<PaymentMethod>> {
     let account = principal.account_uuid;
     let card = ensure_card(&state, &principal.app, account, &input.payment_method_id).await?;
-    state.http.caches.accounts.invalidate(&account);
+    state.account_changed(account);
     Ok(axum::Json(render(&card)))
 }
 
@@ -338,11 +338,7 @@ pub async fn pay_invoice(
 ) -> ApiResult<axum::Json<Payment>> {
     let (invoice, payment) =
         invoices::pay_invoice(&state, &principal.app, principal.account_uuid, &number).await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     match &payment.failure_code {
         None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
         Some(code) => Err(

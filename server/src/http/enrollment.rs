@@ -324,11 +324,7 @@ pub async fn cancel_service(
         &input.reason,
     )
     .await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     Ok(axum::Json(location_out(&state.db, &location).await?))
 }
 
@@ -414,11 +410,7 @@ fn render_contract(c: &ContractRow) -> ApiResult<Contract> {
 }
 
 async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiResult<Account> {
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     let row =
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
@@ -625,10 +617,6 @@ pub async fn put_billing_address(
         address,
     )
     .await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     Ok(axum::Json(render_billing(&address)))
 }

@@ -60,11 +60,7 @@ pub async fn update_identity(
         },
     )
     .await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     Ok(axum::Json(IdentityOut {
         is_identity_complete: profile.is_identity_complete(),
         first_name: profile.first_name,
@@ -102,11 +98,7 @@ pub async fn submit_credit_check(
     let ssn = parse_ssn("ssn", &input.ssn)?;
     services::credit::submit_check(&state, principal.app.uuid, principal.account_uuid, &ssn)
         .await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(CreditCheckOut {

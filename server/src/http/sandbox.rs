@@ -107,11 +107,7 @@ pub async fn delete_enrollment(
     let now =
         services::sandbox::delete_enrollment(&state, principal.app.uuid, principal.account_uuid)
             .await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     let (account, _, _) = aftermath(&state, &principal, now).await?;
     Ok(axum::Json(account))
 }
@@ -148,7 +144,7 @@ pub async fn seed_demo_data(
         .now();
     let account_uuid = principal.account_uuid;
     let now = services::sandbox::seed_demo_data(&state, &principal.app, account_uuid).await?;
-    state.http.caches.accounts.invalidate(&account_uuid);
+    state.account_changed(account_uuid);
     // The cycles since service started: reads, invoices, auto-pay of those already due.
     advance_account(&state, account_uuid, now).await?;
     let (account, _, _) = aftermath(&state, &principal, before).await?;
@@ -225,11 +221,7 @@ pub async fn simulate(
     )
     .await?;
     advance_account(&state, principal.account_uuid, simulated.at).await?;
-    state
-        .http
-        .caches
-        .accounts
-        .invalidate(&principal.account_uuid);
+    state.account_changed(principal.account_uuid);
     let (account, clock, events) = aftermath(&state, &principal, simulated.before).await?;
     Ok(axum::Json(SimulateOut {
         event: input.event,

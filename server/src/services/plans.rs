@@ -92,15 +92,7 @@ async fn tdu_named(core: &Core, tdu: &str) -> Result<TduRow> {
 }
 
 async fn esi_prefixes(core: &Core) -> Result<Vec<EsiPrefix>> {
-    Ok(store::market::esi_prefixes(&core.db)
-        .await?
-        .into_iter()
-        .map(|p| EsiPrefix {
-            prefix: p.prefix,
-            tdu: p.tdu,
-            esi_id_length: usize::try_from(p.esi_id_length).unwrap_or(0),
-        })
-        .collect())
+    Ok(store::market::esi_prefix_rules(&core.db).await?)
 }
 
 /// The directory entry of an ESI ID of a utility open to retail choice.

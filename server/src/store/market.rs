@@ -73,6 +73,19 @@ pub async fn esi_prefixes(db: &Db) -> Result<Vec<EsiPrefixRow>> {
     on_db!(db, c => sqlx::query_as::<_, EsiPrefixRow>(sql).fetch_all(c).await)
 }
 
+/// The ESI ID prefixes, as the rules that recognize a meter's utility take them.
+pub async fn esi_prefix_rules(db: &Db) -> Result<Vec<crate::domain::market::EsiPrefix>> {
+    Ok(esi_prefixes(db)
+        .await?
+        .into_iter()
+        .map(|p| crate::domain::market::EsiPrefix {
+            prefix: p.prefix,
+            tdu: p.tdu,
+            esi_id_length: usize::try_from(p.esi_id_length).unwrap_or(0),
+        })
+        .collect())
+}
+
 const TDU_CHARGES_ON: &str = "SELECT fixed_cents_per_month, cents_per_kwh FROM tdu_charges \
     WHERE tdu = $1 AND effective_date <= $2 ORDER BY effective_date DESC LIMIT 1";
 
