@@ -138,7 +138,7 @@ pub async fn redeliver_event(
     let mut tx = state.db.begin().await?;
     let targets = match input.endpoint_uuid {
         Some(endpoint_uuid) => {
-            store::webhooks::endpoint_of_app_tx(&mut tx, app_uuid, endpoint_uuid)
+            store::webhooks::endpoint_of_app(&mut tx, app_uuid, endpoint_uuid)
                 .await?
                 .ok_or_else(|| {
                     ApiError::not_found("webhook endpoint").with_param("endpoint_uuid")

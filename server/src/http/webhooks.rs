@@ -244,7 +244,7 @@ pub async fn update_endpoint(
         Patch::Value(d) => Some(d),
     };
     let mut tx = state.db.begin().await?;
-    let mut row = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+    let mut row = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     if let Some(url) = url {
@@ -323,7 +323,7 @@ pub async fn rotate_secret(
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<WebhookEndpoint>> {
     let mut tx = state.db.begin().await?;
-    let mut row = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+    let mut row = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     let new = WebhookSecret::generate();
@@ -383,7 +383,7 @@ pub async fn recover(
     Json(input): Json<RecoverIn>,
 ) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
     let mut tx = state.db.begin().await?;
-    let endpoint = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+    let endpoint = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     let filter = endpoint.event_type_list();
@@ -429,7 +429,7 @@ pub async fn send_test(
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
     let mut tx = state.db.begin().await?;
-    let endpoint = store::webhooks::endpoint_of_app_tx(&mut tx, principal.app.uuid, endpoint_uuid)
+    let endpoint = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     let event_uuid = store::events::insert_event_only(

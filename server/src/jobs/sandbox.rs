@@ -37,7 +37,7 @@ pub async fn advance_account(
         let running_before =
             store::jobs::account_jobs_running(&state.db, account_uuid, service_now_ms).await?;
         let mut tx = state.db.begin().await?;
-        let offset = store::jobs::account_offset_ms_tx(&mut tx, account_uuid).await?;
+        let offset = store::jobs::account_offset_ms(&mut tx, account_uuid).await?;
         let Some((job_uuid, due_ms)) =
             store::jobs::next_account_job(&mut tx, account_uuid, target_ms - offset).await?
         else {
@@ -74,7 +74,7 @@ pub async fn advance_account(
     }
     let service_now_ms = state.clock.now().timestamp_millis();
     let mut tx = state.db.begin().await?;
-    let offset = store::jobs::account_offset_ms_tx(&mut tx, account_uuid).await?;
+    let offset = store::jobs::account_offset_ms(&mut tx, account_uuid).await?;
     let step = target_ms - (service_now_ms + offset);
     if step > 0 {
         store::jobs::set_account_offset_ms(&mut tx, account_uuid, offset + step).await?;

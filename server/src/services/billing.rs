@@ -191,7 +191,7 @@ pub async fn bill_cycle(
     period_end: NaiveDate,
     when: DateTime<Utc>,
 ) -> store::Result<Result<Option<InvoiceRow>, BillingError>> {
-    let last = store::billing::latest_meter_read_tx(tx, location.uuid).await?;
+    let last = store::billing::latest_meter_read(&mut *tx, location.uuid).await?;
     let Some(period_start) = last
         .map(|r| r.end_date + Duration::days(1))
         .or(location.service_start_date)
@@ -207,7 +207,8 @@ pub async fn bill_cycle(
         &measured(&location.esi_id, period_start, period_end),
     )
     .await?;
-    let days = store::billing::usage_days_tx(tx, location.uuid, period_start, period_end).await?;
+    let days =
+        store::billing::usage_days(&mut *tx, location.uuid, period_start, period_end).await?;
     let stored = days.iter().map(|d| StoredDay {
         day: d.day,
         consumption_kwh: &d.consumption_kwh,
@@ -232,7 +233,7 @@ pub async fn bill_cycle(
         return Ok(Ok(None));
     }
     let rates = contract_rates(tx, location, period_end).await?;
-    let delivery = store::market::tdu_charges_on_tx(tx, &location.tdu, period_end).await?;
+    let delivery = store::market::tdu_charges_on(&mut *tx, &location.tdu, period_end).await?;
     let gross_receipts =
         store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
     let input = match InvoiceInput::from_stored(&StoredCycle {
@@ -299,7 +300,7 @@ pub async fn bill_cycle(
         ),
     )
     .await?;
-    let card = store::payments::current_payment_method_tx(tx, account.uuid).await?;
+    let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
     let mut paragraphs = vec![
         format!(
             "Your electricity bill for {} to {} is {}, for {} kWh.",
@@ -356,7 +357,8 @@ async fn contract_rates(
     location: &LocationRow,
     day: NaiveDate,
 ) -> store::Result<Option<String>> {
-    let contracts = store::enrollment::contracts_of_account_tx(tx, location.account_uuid).await?;
+    let contracts =
+        store::enrollment::contracts_of_account(&mut *tx, location.account_uuid).await?;
     let of_location: Vec<_> = contracts
         .iter()
         .filter(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled)
@@ -449,7 +451,7 @@ pub async fn simulate_invoice(
     else {
         return Ok(Err(BillingRefused::NoActiveService));
     };
-    let Some(location) = store::enrollment::locations_of_account_tx(tx, account_uuid)
+    let Some(location) = store::enrollment::locations_of_account(&mut *tx, account_uuid)
         .await?
         .into_iter()
         .find(|l| l.is_service_active)
@@ -482,7 +484,7 @@ pub async fn simulate_payment_failure(
     else {
         return Ok(Err(BillingRefused::NothingToPay));
     };
-    let Some(invoice) = store::billing::latest_unpaid_invoice_tx(tx, account_uuid).await? else {
+    let Some(invoice) = store::billing::latest_unpaid_invoice(&mut *tx, account_uuid).await? else {
         return Ok(Err(BillingRefused::NothingToPay));
     };
     let charged = Charged::Failed {
@@ -518,7 +520,7 @@ pub async fn read_meter(
     else {
         return Ok(());
     };
-    let location = store::enrollment::locations_of_account_tx(tx, account_uuid)
+    let location = store::enrollment::locations_of_account(&mut *tx, account_uuid)
         .await?
         .into_iter()
         .find(|l| l.uuid == payload.location_uuid);

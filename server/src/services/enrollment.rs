@@ -64,7 +64,7 @@ pub async fn locked(
     let Some(row) = store::accounts::account_of_app_for_update(tx, app, account).await? else {
         return Ok(None);
     };
-    Ok(store::enrollment::enrollment_tx(tx, account)
+    Ok(store::enrollment::enrollment(&mut *tx, account)
         .await?
         .filter(|e| e.cancellation.is_none())
         .map(|e| (row, e)))
@@ -77,7 +77,7 @@ pub async fn credit_passed(
     account: Uuid,
     clock: &AccountClock,
 ) -> store::Result<()> {
-    let ready = store::enrollment::enrollment_tx(tx, account)
+    let ready = store::enrollment::enrollment(&mut *tx, account)
         .await?
         .is_some_and(|e| {
             e.cancellation.is_none()
@@ -147,7 +147,7 @@ pub async fn activate_locations(
     start: Option<chrono::NaiveDate>,
 ) -> store::Result<()> {
     let now = clock.now();
-    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
@@ -193,7 +193,7 @@ pub async fn record_utility_answer(
     record: &UtilityRecord,
 ) -> anyhow::Result<Result<store::utility::SubmissionRow, String>> {
     let now = clock.now();
-    let Some(peek) = store::utility::submission_tx(tx, submission_uuid).await? else {
+    let Some(peek) = store::utility::submission(&mut *tx, submission_uuid).await? else {
         return Ok(Err(format!("no submission {submission_uuid}")));
     };
     let (app, account) = (peek.app_uuid, peek.account_uuid);
@@ -202,7 +202,7 @@ pub async fn record_utility_answer(
     let Some((_, mut e)) = locked(tx, app, account).await? else {
         return Ok(Err("the enrollment was cancelled or deleted".to_owned()));
     };
-    let Some(mut submission) = store::utility::submission_tx(tx, submission_uuid).await? else {
+    let Some(mut submission) = store::utility::submission(&mut *tx, submission_uuid).await? else {
         return Ok(Err(format!("no submission {submission_uuid}")));
     };
     let current = submission.status;
@@ -210,7 +210,7 @@ pub async fn record_utility_answer(
         Ok(next) => next,
         Err(why) => return Ok(Err(why)),
     };
-    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     let Some(location) = locations
         .iter_mut()
         .find(|l| l.uuid == submission.location_uuid)
@@ -463,7 +463,7 @@ pub async fn accept_plan(
     )
     .map_err(|e| Failed(e.into()))?;
     record_plan_accepted(&mut tx, app.uuid, &location, &contract, now).await?;
-    let confirmed = store::enrollment::confirmed_address_tx(&mut tx, account_uuid).await?;
+    let confirmed = store::enrollment::confirmed_address(&mut tx, account_uuid).await?;
     if acceptance_confirms_address(
         confirmed.as_ref().map(|a| a.esi_id.as_str()),
         &location.esi_id,
@@ -552,11 +552,11 @@ pub async fn simulate(
     use EnrollmentSimulation as E;
     let now = clock.now();
     store::accounts::account_of_app_for_update(tx, app, account).await?;
-    let Some(mut e) = store::enrollment::enrollment_tx(tx, account).await? else {
+    let Some(mut e) = store::enrollment::enrollment(&mut *tx, account).await? else {
         return Ok(Err(SimulationRefused::NotFinalized));
     };
-    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first_mut() else {
         return Ok(Err(SimulationRefused::NotFinalized));
     };
@@ -716,7 +716,7 @@ pub async fn verify(
     if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
         return Ok(());
     }
-    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let mut expired = false;
     for c in contracts
         .iter()
@@ -772,8 +772,8 @@ pub async fn submit_to_utility(
     if e.utility != UtilityState::NotSubmitted.as_str() {
         return Ok(());
     }
-    let locations = store::enrollment::locations_of_account_tx(tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first() else {
         return Ok(());
     };
@@ -805,8 +805,8 @@ pub async fn simulated_utility_answer(
     if e.utility != UtilityState::Submitted.as_str() {
         return Ok(());
     }
-    let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
-    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
+    let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first_mut() else {
         return Ok(());
     };
@@ -856,7 +856,7 @@ pub async fn end_service(
     let Some((_, mut e)) = locked(tx, app, account).await? else {
         return Ok(());
     };
-    let locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     let Some(mut location) = locations
         .into_iter()
         .find(|l| l.uuid == location_uuid && l.status != LocationStatus::Cancelled)
@@ -938,7 +938,7 @@ pub async fn finalize(
         return Err(Refused(FinalizeRefused::AlreadyFinalized));
     }
     if is_client_agent {
-        let contracts = store::enrollment::contracts_of_account_tx(&mut tx, account_uuid).await?;
+        let contracts = store::enrollment::contracts_of_account(&mut tx, account_uuid).await?;
         let pending = contracts
             .iter()
             .filter(|c| c.status == ContractStatus::Pending)
@@ -1029,12 +1029,12 @@ pub async fn cancel_service(
     store::accounts::account_of_app_for_update(&mut tx, app, account)
         .await?
         .ok_or(Refused(CancelServiceRefused::AccountNotFound))?;
-    let mut location = store::enrollment::locations_of_account_tx(&mut tx, account)
+    let mut location = store::enrollment::locations_of_account(&mut tx, account)
         .await?
         .into_iter()
         .find(|l| l.uuid == location_uuid)
         .ok_or(Refused(CancelServiceRefused::LocationNotFound))?;
-    let Some(mut e) = store::enrollment::enrollment_tx(&mut tx, account).await? else {
+    let Some(mut e) = store::enrollment::enrollment(&mut tx, account).await? else {
         return Err(Refused(CancelServiceRefused::NotFinalized));
     };
     if e.cancellation.is_some()

@@ -213,7 +213,7 @@ pub async fn pay_invoice(
         processor_payment_id,
     } = &charged
     {
-        let recorded = store::billing::payments_of_invoice_tx(&mut tx, invoice.uuid)
+        let recorded = store::billing::payments_of_invoice(&mut tx, invoice.uuid)
             .await?
             .into_iter()
             .find(|p| p.processor_payment_id.as_ref() == Some(processor_payment_id));
@@ -374,8 +374,8 @@ pub async fn auto_pay(
     payload: &InvoicePayload,
 ) -> anyhow::Result<AutoPaid> {
     let mut tx = core.db.begin().await?;
-    let invoice = store::billing::invoice_tx(&mut tx, payload.invoice_uuid).await?;
-    let earlier = store::billing::payments_of_invoice_tx(&mut tx, payload.invoice_uuid).await?;
+    let invoice = store::billing::invoice(&mut tx, payload.invoice_uuid).await?;
+    let earlier = store::billing::payments_of_invoice(&mut tx, payload.invoice_uuid).await?;
     tx.commit().await?;
     let Some(invoice) = invoice.filter(|i| i.status.is_payable()) else {
         return Ok(AutoPaid::Done(core.db.begin().await?));
@@ -411,7 +411,7 @@ pub async fn auto_pay(
     let failed = matches!(charged, Charged::Failed { .. });
     // Paid meanwhile by the customer: a decline no longer matters, while a success is still
     // recorded so that no money goes unaccounted.
-    let still_payable = store::billing::invoice_tx(&mut tx, invoice.uuid)
+    let still_payable = store::billing::invoice(&mut tx, invoice.uuid)
         .await?
         .map(|i| i.status)
         .is_some_and(InvoiceStatus::is_payable);
@@ -455,7 +455,7 @@ pub async fn past_due(
     else {
         return Ok(());
     };
-    let Some(invoice) = store::billing::invoice_tx(tx, payload.invoice_uuid)
+    let Some(invoice) = store::billing::invoice(&mut *tx, payload.invoice_uuid)
         .await?
         .filter(|i| i.status == InvoiceStatus::Open)
     else {

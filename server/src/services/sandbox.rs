@@ -148,7 +148,7 @@ pub async fn seed_demo(
     let mut account = store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid)
         .await?
         .ok_or(Refused(SeedRefused::AccountNotFound))?;
-    if let Some(e) = store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+    if let Some(e) = store::enrollment::enrollment(&mut tx, account_uuid).await? {
         if e.cancellation.is_some() {
             return Err(Refused(SeedRefused::EnrollmentCancelled));
         }
@@ -208,7 +208,7 @@ pub async fn seed_demo(
     }
     // The location and its contract, starting today.
     if let Some((address, plan)) = new_location {
-        if store::enrollment::confirmed_address_tx(&mut tx, account_uuid)
+        if store::enrollment::confirmed_address(&mut tx, account_uuid)
             .await?
             .is_none()
         {
@@ -230,7 +230,7 @@ pub async fn seed_demo(
         enrollment::record_plan_accepted(&mut tx, app_uuid, &location, &contract, now).await?;
     }
     // Finalized, verified, accepted by the utility.
-    match store::enrollment::enrollment_tx(&mut tx, account_uuid).await? {
+    match store::enrollment::enrollment(&mut tx, account_uuid).await? {
         Some(mut e) => {
             e.verification = VerificationState::Passed.as_str().to_owned();
             e.utility = UtilityState::Accepted.as_str().to_owned();
@@ -255,7 +255,7 @@ pub async fn seed_demo(
         }
     }
     // Service active since `start`: a pending contract moves there too.
-    for contract in store::enrollment::contracts_of_account_tx(&mut tx, account_uuid)
+    for contract in store::enrollment::contracts_of_account(&mut tx, account_uuid)
         .await?
         .iter()
         .filter(|c| c.status == ContractStatus::Pending)

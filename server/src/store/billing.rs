@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 use crate::domain::billing::{InvoiceStatus, PaymentInitiator, PaymentStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -67,26 +67,12 @@ const USAGE_RANGE: &str = "SELECT day, consumption_kwh, generation_kwh, vehicle_
 
 /// The stored days from `from` to `to`, both included.
 pub async fn usage_days(
-    db: &Db,
+    conn: impl Into<Conn<'_>>,
     location_uuid: Uuid,
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<UsageDayRow>> {
-    on_db!(db, c => sqlx::query_as::<_, UsageDayRow>(USAGE_RANGE)
-        .bind(location_uuid)
-        .bind(from)
-        .bind(to)
-        .fetch_all(c)
-        .await)
-}
-
-pub async fn usage_days_tx(
-    tx: &mut Tx,
-    location_uuid: Uuid,
-    from: NaiveDate,
-    to: NaiveDate,
-) -> Result<Vec<UsageDayRow>> {
-    on_tx!(tx, c => sqlx::query_as::<_, UsageDayRow>(USAGE_RANGE)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, UsageDayRow>(USAGE_RANGE)
         .bind(location_uuid)
         .bind(from)
         .bind(to)
@@ -147,15 +133,15 @@ pub async fn insert_meter_read(tx: &mut Tx, r: &MeterReadRow) -> Result<bool> {
     Ok(n == 1)
 }
 
-pub async fn latest_meter_read_tx(
-    tx: &mut Tx,
+pub async fn latest_meter_read(
+    conn: impl Into<Conn<'_>>,
     location_uuid: Uuid,
 ) -> Result<Option<MeterReadRow>> {
     let sql = format!(
         "SELECT {READ_COLUMNS} FROM meter_reads WHERE location_uuid = $1 \
          ORDER BY end_date DESC LIMIT 1"
     );
-    on_tx!(tx, c => sqlx::query_as::<_, MeterReadRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, MeterReadRow>(&sql)
         .bind(location_uuid)
         .fetch_optional(c)
         .await)
@@ -331,24 +317,24 @@ pub async fn invoice_by_number(
         .await)
 }
 
-pub async fn invoice_tx(tx: &mut Tx, invoice_uuid: Uuid) -> Result<Option<InvoiceRow>> {
+pub async fn invoice(conn: impl Into<Conn<'_>>, invoice_uuid: Uuid) -> Result<Option<InvoiceRow>> {
     let sql = format!("SELECT {INVOICE_COLUMNS} FROM invoices WHERE uuid = $1");
-    on_tx!(tx, c => sqlx::query_as::<_, InvoiceRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, InvoiceRow>(&sql)
         .bind(invoice_uuid)
         .fetch_optional(c)
         .await)
 }
 
 /// The account's newest invoice that is still to be paid.
-pub async fn latest_unpaid_invoice_tx(
-    tx: &mut Tx,
+pub async fn latest_unpaid_invoice(
+    conn: impl Into<Conn<'_>>,
     account_uuid: Uuid,
 ) -> Result<Option<InvoiceRow>> {
     let sql = format!(
         "SELECT {INVOICE_COLUMNS} FROM invoices WHERE account_uuid = $1 \
          AND status IN ('open', 'past_due') ORDER BY invoice_date DESC, number DESC LIMIT 1"
     );
-    on_tx!(tx, c => sqlx::query_as::<_, InvoiceRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, InvoiceRow>(&sql)
         .bind(account_uuid)
         .fetch_optional(c)
         .await)
@@ -398,17 +384,12 @@ fn payments_sql() -> String {
 }
 
 /// An invoice's payment attempts, oldest first.
-pub async fn payments_of_invoice(db: &Db, invoice_uuid: Uuid) -> Result<Vec<PaymentRow>> {
+pub async fn payments_of_invoice(
+    conn: impl Into<Conn<'_>>,
+    invoice_uuid: Uuid,
+) -> Result<Vec<PaymentRow>> {
     let sql = payments_sql();
-    on_db!(db, c => sqlx::query_as::<_, PaymentRow>(&sql)
-        .bind(invoice_uuid)
-        .fetch_all(c)
-        .await)
-}
-
-pub async fn payments_of_invoice_tx(tx: &mut Tx, invoice_uuid: Uuid) -> Result<Vec<PaymentRow>> {
-    let sql = payments_sql();
-    on_tx!(tx, c => sqlx::query_as::<_, PaymentRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, PaymentRow>(&sql)
         .bind(invoice_uuid)
         .fetch_all(c)
         .await)

@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 use crate::domain::enrollment::{ContractStatus, LocationStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -63,18 +63,11 @@ const CONFIRMED_LATEST: &str = "SELECT esi_id, address_1, address_2, city, state
     tdu FROM confirmed_addresses WHERE account_uuid = $1 ORDER BY confirmed_at DESC, uuid DESC \
     LIMIT 1";
 
-pub async fn confirmed_address(db: &Db, account_uuid: Uuid) -> Result<Option<ConfirmedAddressRow>> {
-    on_db!(db, c => sqlx::query_as::<_, ConfirmedAddressRow>(CONFIRMED_LATEST)
-        .bind(account_uuid)
-        .fetch_optional(c)
-        .await)
-}
-
-pub async fn confirmed_address_tx(
-    tx: &mut Tx,
+pub async fn confirmed_address(
+    conn: impl Into<Conn<'_>>,
     account_uuid: Uuid,
 ) -> Result<Option<ConfirmedAddressRow>> {
-    on_tx!(tx, c => sqlx::query_as::<_, ConfirmedAddressRow>(CONFIRMED_LATEST)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, ConfirmedAddressRow>(CONFIRMED_LATEST)
         .bind(account_uuid)
         .fetch_optional(c)
         .await)
@@ -161,15 +154,12 @@ fn locations_of_account_sql() -> String {
     )
 }
 
-pub async fn locations_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
+pub async fn locations_of_account(
+    conn: impl Into<Conn<'_>>,
+    account_uuid: Uuid,
+) -> Result<Vec<LocationRow>> {
     let sql = locations_of_account_sql();
-    on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
-}
-
-/// `locations_of_account` inside a transaction that is about to change them.
-pub async fn locations_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<LocationRow>> {
-    let sql = locations_of_account_sql();
-    on_tx!(tx, c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, LocationRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -265,15 +255,12 @@ fn contracts_of_account_sql() -> String {
     )
 }
 
-pub async fn contracts_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
+pub async fn contracts_of_account(
+    conn: impl Into<Conn<'_>>,
+    account_uuid: Uuid,
+) -> Result<Vec<ContractRow>> {
     let sql = contracts_of_account_sql();
-    on_db!(db, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
-}
-
-/// `contracts_of_account` inside a transaction that is about to change them.
-pub async fn contracts_of_account_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Vec<ContractRow>> {
-    let sql = contracts_of_account_sql();
-    on_tx!(tx, c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -323,15 +310,11 @@ pub async fn update_enrollment(tx: &mut Tx, e: &EnrollmentRow) -> Result<()> {
 const ENROLLMENT_SELECT: &str = "SELECT account_uuid, finalized_at, is_client_agent, \
     verification, utility, cancellation, updated_at FROM enrollments WHERE account_uuid = $1";
 
-pub async fn enrollment_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Option<EnrollmentRow>> {
-    on_tx!(tx, c => sqlx::query_as::<_, EnrollmentRow>(ENROLLMENT_SELECT)
-        .bind(account_uuid)
-        .fetch_optional(c)
-        .await)
-}
-
-pub async fn enrollment(db: &Db, account_uuid: Uuid) -> Result<Option<EnrollmentRow>> {
-    on_db!(db, c => sqlx::query_as::<_, EnrollmentRow>(ENROLLMENT_SELECT)
+pub async fn enrollment(
+    conn: impl Into<Conn<'_>>,
+    account_uuid: Uuid,
+) -> Result<Option<EnrollmentRow>> {
+    on_conn!(conn.into(), c => sqlx::query_as::<_, EnrollmentRow>(ENROLLMENT_SELECT)
         .bind(account_uuid)
         .fetch_optional(c)
         .await)

@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 
 pub struct NewJob<'a> {
     pub kind: &'a str,
@@ -197,19 +197,9 @@ pub async fn count_by_state(db: &Db, state: &str) -> Result<i64> {
 }
 
 /// How far the account's clock is ahead of the service clock (0 when never moved).
-pub async fn account_offset_ms(db: &Db, account_uuid: Uuid) -> Result<i64> {
+pub async fn account_offset_ms(conn: impl Into<Conn<'_>>, account_uuid: Uuid) -> Result<i64> {
     let sql = "SELECT offset_ms FROM account_clocks WHERE account_uuid = $1";
-    let found = on_db!(db, c => sqlx::query_scalar::<_, i64>(sql)
-        .bind(account_uuid)
-        .fetch_optional(c)
-        .await)?;
-    Ok(found.unwrap_or(0))
-}
-
-/// The same, inside a transaction.
-pub async fn account_offset_ms_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<i64> {
-    let sql = "SELECT offset_ms FROM account_clocks WHERE account_uuid = $1";
-    let found = on_tx!(tx, c => sqlx::query_scalar::<_, i64>(sql)
+    let found = on_conn!(conn.into(), c => sqlx::query_scalar::<_, i64>(sql)
         .bind(account_uuid)
         .fetch_optional(c)
         .await)?;

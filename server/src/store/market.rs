@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TduRow {
@@ -90,18 +90,12 @@ const TDU_CHARGES_ON: &str = "SELECT fixed_cents_per_month, cents_per_kwh FROM t
     WHERE tdu = $1 AND effective_date <= $2 ORDER BY effective_date DESC LIMIT 1";
 
 /// The delivery charges of `tdu` in effect on `date`.
-pub async fn tdu_charges_on(db: &Db, tdu: &str, date: NaiveDate) -> Result<Option<TduChargesRow>> {
-    on_db!(db, c => sqlx::query_as::<_, TduChargesRow>(TDU_CHARGES_ON).bind(tdu).bind(date)
-        .fetch_optional(c).await)
-}
-
-/// `tdu_charges_on` inside a transaction (billing reads it while holding its own).
-pub async fn tdu_charges_on_tx(
-    tx: &mut Tx,
+pub async fn tdu_charges_on(
+    conn: impl Into<Conn<'_>>,
     tdu: &str,
     date: NaiveDate,
 ) -> Result<Option<TduChargesRow>> {
-    on_tx!(tx, c => sqlx::query_as::<_, TduChargesRow>(TDU_CHARGES_ON).bind(tdu).bind(date)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, TduChargesRow>(TDU_CHARGES_ON).bind(tdu).bind(date)
         .fetch_optional(c).await)
 }
 

@@ -62,7 +62,38 @@ macro_rules! on_db {
     };
 }
 
-pub(crate) use {on_db, on_tx};
+/// Runs `$body` with `$c` bound to the connection of a `Conn`: the read pool, or the
+/// transaction.
+macro_rules! on_conn {
+    ($conn:expr, $c:ident => $body:expr) => {
+        match $conn {
+            $crate::store::Conn::Db(db) => $crate::store::on_db!(db, $c => $body),
+            $crate::store::Conn::Tx(tx) => $crate::store::on_tx!(tx, $c => $body),
+        }
+    };
+}
+
+pub(crate) use {on_conn, on_db, on_tx};
+
+/// Where a read runs: a read pool (`&Db`), or a transaction (`&mut Tx`) whose own writes it
+/// must see and whose rows it is about to change. Reads that serve both take
+/// `impl Into<Conn>`, so each query is written once.
+pub enum Conn<'a> {
+    Db(&'a Db),
+    Tx(&'a mut Tx),
+}
+
+impl<'a> From<&'a Db> for Conn<'a> {
+    fn from(db: &'a Db) -> Self {
+        Conn::Db(db)
+    }
+}
+
+impl<'a> From<&'a mut Tx> for Conn<'a> {
+    fn from(tx: &'a mut Tx) -> Self {
+        Conn::Tx(tx)
+    }
+}
 
 pub type Result<T, E = sqlx::Error> = std::result::Result<T, E>;
 

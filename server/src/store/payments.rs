@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 
 pub async fn insert_session(
     tx: &mut Tx,
@@ -115,15 +115,11 @@ const CURRENT_PAYMENT_METHOD: &str = "SELECT payment_method_id AS id, brand, las
     exp_year, postal_code, fingerprint FROM account_payment_methods WHERE account_uuid = $1 \
     AND detached_at IS NULL";
 
-pub async fn current_payment_method(db: &Db, account_uuid: Uuid) -> Result<Option<CardRow>> {
-    on_db!(db, c => sqlx::query_as::<_, CardRow>(CURRENT_PAYMENT_METHOD)
-        .bind(account_uuid)
-        .fetch_optional(c)
-        .await)
-}
-
-pub async fn current_payment_method_tx(tx: &mut Tx, account_uuid: Uuid) -> Result<Option<CardRow>> {
-    on_tx!(tx, c => sqlx::query_as::<_, CardRow>(CURRENT_PAYMENT_METHOD)
+pub async fn current_payment_method(
+    conn: impl Into<Conn<'_>>,
+    account_uuid: Uuid,
+) -> Result<Option<CardRow>> {
+    on_conn!(conn.into(), c => sqlx::query_as::<_, CardRow>(CURRENT_PAYMENT_METHOD)
         .bind(account_uuid)
         .fetch_optional(c)
         .await)

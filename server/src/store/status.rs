@@ -33,11 +33,11 @@ pub async fn update_status(
         .await?
         .and_then(|c| CreditState::parse(&c.status))
         .unwrap_or_default();
-    let enrollment = enrollment::enrollment_tx(tx, account_uuid).await?;
-    let contracts = enrollment::contracts_of_account_tx(tx, account_uuid).await?;
-    let locations = enrollment::locations_of_account_tx(tx, account_uuid).await?;
+    let enrollment = enrollment::enrollment(&mut *tx, account_uuid).await?;
+    let contracts = enrollment::contracts_of_account(&mut *tx, account_uuid).await?;
+    let locations = enrollment::locations_of_account(&mut *tx, account_uuid).await?;
     let facts = StatusFacts {
-        has_confirmed_address: enrollment::confirmed_address_tx(tx, account_uuid)
+        has_confirmed_address: enrollment::confirmed_address(&mut *tx, account_uuid)
             .await?
             .is_some(),
         has_accepted_plan: contracts

@@ -3,7 +3,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 use crate::domain::enrollment::SubmissionStatus;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
@@ -63,15 +63,6 @@ pub async fn submissions(db: &Db, pending_only: bool) -> Result<Vec<SubmissionRo
     on_db!(db, c => sqlx::query_as::<_, SubmissionRow>(&sql).fetch_all(c).await)
 }
 
-/// One submission, read inside the transaction that records its answer.
-pub async fn submission_tx(tx: &mut Tx, uuid: Uuid) -> Result<Option<SubmissionRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM utility_submissions WHERE uuid = $1");
-    on_tx!(tx, c => sqlx::query_as::<_, SubmissionRow>(&sql)
-        .bind(uuid)
-        .fetch_optional(c)
-        .await)
-}
-
 /// Writes what the utility answered of a submission.
 pub async fn update_submission(tx: &mut Tx, s: &SubmissionRow) -> Result<()> {
     let sql = "UPDATE utility_submissions SET status = $1, start_date = $2, reason = $3, \
@@ -89,9 +80,9 @@ pub async fn update_submission(tx: &mut Tx, s: &SubmissionRow) -> Result<()> {
     Ok(())
 }
 
-pub async fn submission(db: &Db, uuid: Uuid) -> Result<Option<SubmissionRow>> {
+pub async fn submission(conn: impl Into<Conn<'_>>, uuid: Uuid) -> Result<Option<SubmissionRow>> {
     let sql = format!("SELECT {COLUMNS} FROM utility_submissions WHERE uuid = $1");
-    on_db!(db, c => sqlx::query_as::<_, SubmissionRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, SubmissionRow>(&sql)
         .bind(uuid)
         .fetch_optional(c)
         .await)

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 
 /// An endpoint as stored. The secrets are kept in clear because they sign; this row's `Debug`
 /// leaves them out.
@@ -104,21 +104,8 @@ pub async fn delete_endpoint(
 }
 
 /// The (undeleted) endpoint, if it belongs to `app_uuid`.
-pub async fn endpoint_of_app(db: &Db, app_uuid: Uuid, uuid: Uuid) -> Result<Option<EndpointRow>> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM webhook_endpoints \
-         WHERE uuid = $1 AND app_uuid = $2 AND deleted_at IS NULL"
-    );
-    on_db!(db, c => sqlx::query_as::<_, EndpointRow>(&sql)
-        .bind(uuid)
-        .bind(app_uuid)
-        .fetch_optional(c)
-        .await)
-}
-
-/// The same, read in a transaction that is about to change it.
-pub async fn endpoint_of_app_tx(
-    tx: &mut Tx,
+pub async fn endpoint_of_app(
+    conn: impl Into<Conn<'_>>,
     app_uuid: Uuid,
     uuid: Uuid,
 ) -> Result<Option<EndpointRow>> {
@@ -126,7 +113,7 @@ pub async fn endpoint_of_app_tx(
         "SELECT {COLUMNS} FROM webhook_endpoints \
          WHERE uuid = $1 AND app_uuid = $2 AND deleted_at IS NULL"
     );
-    on_tx!(tx, c => sqlx::query_as::<_, EndpointRow>(&sql)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, EndpointRow>(&sql)
         .bind(uuid)
         .bind(app_uuid)
         .fetch_optional(c)
