@@ -149,6 +149,14 @@ async fn without_redis_the_api_serves_and_limits_locally() {
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
     assert_eq!(count(&results, StatusCode::OK), 30, "still limited");
+    let r = app
+        .send(reqwest::Method::GET, "/metrics", None, None, &[])
+        .await;
+    assert!(
+        r.text.contains("rate_limiter_redis_unavailable_total"),
+        "{}",
+        r.text
+    );
 }
 
 /// A Redis that accepts connections and never answers (a hung server, a black-holed network)
