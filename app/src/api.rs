@@ -440,6 +440,11 @@ pub struct TokenOut {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct Health {
     pub status: String,
+    /// `/readyz` only: where rate limits are counted. `shared` (through Redis, by every
+    /// instance), `local` (per instance: no Redis configured, or Redis is unreachable and the
+    /// instance limits alone until it answers again) or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limits: Option<String>,
 }
 
 #[cfg(test)]

@@ -93,6 +93,8 @@ error_codes! {
     BodyMalformed => ("body_malformed", BAD_REQUEST, InvalidRequest),
     BodyTooLarge => ("body_too_large", PAYLOAD_TOO_LARGE, InvalidRequest),
     ContentTypeUnsupported => ("content_type_unsupported", UNSUPPORTED_MEDIA_TYPE, InvalidRequest),
+    UriTooLong => ("uri_too_long", URI_TOO_LONG, InvalidRequest),
+    HeadersTooLarge => ("headers_too_large", REQUEST_HEADER_FIELDS_TOO_LARGE, InvalidRequest),
     TokenMissing => ("token_missing", UNAUTHORIZED, Authentication),
     TokenInvalid => ("token_invalid", UNAUTHORIZED, Authentication),
     TokenExpired => ("token_expired", UNAUTHORIZED, Authentication),

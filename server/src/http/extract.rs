@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::error::{ApiError, ErrorCode};
 
 /// A JSON body. An empty body reads as `{}` (so that all-optional bodies may be omitted); a
-/// non-empty one must be declared as JSON.
+/// non-empty one must be declared as `application/json` (415 otherwise, never parsed).
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
@@ -46,14 +46,18 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     }
 }
 
+/// `application/json`, with no parameter but an optional `charset=utf-8`: the one encoding the
+/// API reads. Anything else is refused before the body is parsed.
 fn is_json_content_type(value: &str) -> bool {
-    let mime = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    let mut parts = value.split(';').map(str::trim);
+    let mime = parts.next().unwrap_or("");
+    mime.eq_ignore_ascii_case("application/json")
+        && parts.all(|param| {
+            param.split_once('=').is_some_and(|(name, value)| {
+                name.trim().eq_ignore_ascii_case("charset")
+                    && value.trim().trim_matches('"').eq_ignore_ascii_case("utf-8")
+            })
+        })
 }
 
 /// Parses JSON into `T`, naming the offending field in the error.
@@ -228,7 +232,14 @@ mod tests {
     fn json_content_types() {
         assert!(is_json_content_type("application/json"));
         assert!(is_json_content_type("application/json; charset=utf-8"));
-        assert!(is_json_content_type("application/merge-patch+json"));
+        assert!(is_json_content_type("Application/JSON;charset=\"UTF-8\""));
+        assert!(!is_json_content_type(
+            "application/json; charset=iso-8859-1"
+        ));
+        assert!(!is_json_content_type("application/json; boundary=x"));
+        assert!(!is_json_content_type("application/json;"));
+        assert!(!is_json_content_type("application/merge-patch+json"));
+        assert!(!is_json_content_type("application/jsonx"));
         assert!(!is_json_content_type("text/plain"));
         assert!(!is_json_content_type("application/x-www-form-urlencoded"));
     }

@@ -30,7 +30,7 @@ pub mod webhooks;
 use std::{sync::Arc, time::Instant};
 
 use axum::{
-    extract::{FromRef, MatchedPath, Request},
+    extract::{DefaultBodyLimit, FromRef, MatchedPath, Request},
     http::{HeaderName, HeaderValue, Method},
     middleware::{self, Next},
     response::{IntoResponse, Response},
@@ -182,6 +182,9 @@ pub fn router(state: AppState) -> Router {
     edge(
         router
             .fallback_service(assets)
+            // The idempotency guard buffers bodies up to the same size, so one limit holds
+            // with or without an Idempotency-Key.
+            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
             // Inside the router, so that the matched route is known for the metrics' labels.
             .layer(middleware::from_fn(observe))
             .with_state(state),
@@ -196,6 +199,7 @@ fn edge(router: Router) -> Router {
             // Outside the panic guard and the routes, so that preflights of any /v1 path and
             // every answer of /v1, errors and panics included, carry the CORS headers.
             .layer(middleware::from_fn(v1_cors))
+            .layer(middleware::from_fn(request_size))
             .layer(CatchPanicLayer::custom(panic_response))
             .layer(CompressionLayer::new()),
     )
@@ -254,6 +258,41 @@ fn v1_cors_layer() -> CorsLayer {
             axum::http::header::WWW_AUTHENTICATE,
         ])
         .max_age(std::time::Duration::from_secs(600))
+}
+
+/// The largest request body the application reads (413 `body_too_large` beyond).
+const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The longest request target (path and query) the application reads.
+const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most bytes of header fields (names and values) a request may carry.
+const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// Refuses an oversized request target or header section with the error envelope. The HTTP
+/// parser has limits of its own (64 KiB of target, 100 header fields, about 400 KiB in all)
+/// and answers them with a bare status before any of this code runs; these limits sit well
+/// below the first two, so that a request that is merely too big gets a readable answer.
+async fn request_size(req: Request, next: Next) -> Response {
+    let uri_bytes = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri_bytes > MAX_URI_BYTES {
+        return ApiError::new(
+            ErrorCode::UriTooLong,
+            "The request URI is longer than 8 KiB",
+        )
+        .into_response();
+    }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        return ApiError::new(
+            ErrorCode::HeadersTooLarge,
+            "The request's header fields are larger than 32 KiB in all",
+        )
+        .into_response();
+    }
+    next.run(req).await
 }
 
 async fn not_found() -> ApiError {

@@ -1,5 +1,5 @@
-//! Operational endpoints: liveness, readiness (the database answers), Prometheus metrics, and
-//! the bare route benchmarks compare the API against.
+//! Operational endpoints: liveness, readiness (the database answers; where rate limits are
+//! counted), Prometheus metrics, and the bare route benchmarks compare the API against.
 
 use app::api::Health;
 use axum::{
@@ -11,6 +11,7 @@ use axum::{
 
 use super::{
     error::{ApiError, ErrorCode},
+    ratelimit::Mode,
     routes, ApiRouter, AppState,
 };
 
@@ -28,17 +29,22 @@ pub fn router() -> ApiRouter {
 pub async fn healthz() -> axum::Json<Health> {
     axum::Json(Health {
         status: "ok".to_owned(),
+        rate_limits: None,
     })
 }
 
 /// The process can serve: its database answers.
+///
+/// Rate limits do not decide readiness: without Redis the instance still serves, limiting
+/// alone (`rate_limits: "local"`).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Ready", body = Health),
+    responses((status = 200, description = "Ready; `rate_limits` says where limits are counted", body = Health),
               (status = 503, description = "The database does not answer", body = app::api::ErrorEnvelope)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>, ApiError> {
     match state.db.ping().await {
         Ok(()) => Ok(axum::Json(Health {
             status: "ready".to_owned(),
+            rate_limits: Some(rate_limits(&state).await.as_str().to_owned()),
         })),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
@@ -47,6 +53,14 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
                 "The database is not reachable",
             ))
         }
+    }
+}
+
+async fn rate_limits(state: &AppState) -> Mode {
+    if state.config.rate_limits.enabled {
+        state.http.limiter.mode().await
+    } else {
+        Mode::Off
     }
 }
 
@@ -70,5 +84,6 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 pub async fn bare() -> axum::Json<Health> {
     axum::Json(Health {
         status: "ok".to_owned(),
+        rate_limits: None,
     })
 }

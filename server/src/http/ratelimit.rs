@@ -1,12 +1,16 @@
 //! Rate limits: a sliding one-second window per app (`/v1/app/*`) and per account
 //! (`/v1/account/*`). In-process by default; shared by every instance through Redis when
 //! `REDIS_URL` is set, so that two instances together admit the limit once, not twice.
+//!
+//! Redis is never allowed to hold a request up: every call has a time limit of tens of
+//! milliseconds, and while Redis is unreachable (at start or later) the limits are counted per
+//! instance, logged once when it goes and once when it comes back, and shown by `/readyz`.
 
 use std::{
     collections::{HashMap, VecDeque},
     sync::{
-        atomic::{AtomicU64, Ordering},
-        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, Mutex, RwLock,
     },
     time::{Duration, Instant},
 };
@@ -14,6 +18,14 @@ use std::{
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
 const WINDOW: Duration = Duration::from_secs(1);
+/// The longest a request waits for Redis before it is counted locally instead.
+const CALL_TIMEOUT: Duration = Duration::from_millis(80);
+/// The longest a connection attempt (at start, or while Redis is away) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+/// How often an unreachable Redis is tried again.
+const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+/// 1 while the windows are shared through Redis, 0 while they are counted per instance.
+const SHARED_GAUGE: &str = "rate_limiter_shared";
 
 /// The verdict on one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +70,27 @@ pub struct RateLimiter {
 enum Backend {
     Disabled,
     Local(LocalWindows),
-    Redis(RedisWindows),
+    Redis(Arc<RedisWindows>),
+}
+
+/// Where the windows are counted right now, as `/readyz` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// In Redis, shared by every instance.
+    Shared,
+    /// In this process: configured so, or Redis is configured but unreachable.
+    Local,
+    Off,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Shared => "shared",
+            Mode::Local => "local",
+            Mode::Off => "off",
+        }
+    }
 }
 
 impl RateLimiter {
@@ -76,16 +108,35 @@ impl RateLimiter {
     }
 
     /// Shares windows through Redis; `prefix` namespaces the keys (one per deployment).
+    ///
+    /// Never waits long for Redis: when it does not answer within `CONNECT_TIMEOUT` the limiter
+    /// starts on local windows, says so in the log, and switches to Redis once it answers.
     pub async fn redis(url: &str, prefix: &str) -> anyhow::Result<Self> {
         let client = redis::Client::open(url)?;
-        let manager = redis::aio::ConnectionManager::new(client).await?;
+        let windows = Arc::new(RedisWindows {
+            client,
+            manager: RwLock::new(None),
+            script: redis::Script::new(SLIDING_WINDOW_LUA),
+            prefix: prefix.to_owned(),
+            fallback: LocalWindows::default(),
+            away: AtomicBool::new(false),
+        });
+        match windows.connect().await {
+            Ok(()) => {
+                metrics::gauge!(SHARED_GAUGE).set(1.0);
+                tracing::info!("rate limiter: limits are shared through Redis");
+            }
+            Err(err) => {
+                tracing::warn!(
+                    error = %err,
+                    "rate limiter: Redis does not answer at start; limiting per instance until \
+                     it does"
+                );
+                windows.went_away();
+            }
+        }
         Ok(RateLimiter {
-            backend: Arc::new(Backend::Redis(RedisWindows {
-                manager,
-                script: redis::Script::new(SLIDING_WINDOW_LUA),
-                prefix: prefix.to_owned(),
-                fallback: LocalWindows::default(),
-            })),
+            backend: Arc::new(Backend::Redis(windows)),
         })
     }
 
@@ -100,6 +151,27 @@ impl RateLimiter {
             },
             Backend::Local(w) => w.check(key, limit, Instant::now()),
             Backend::Redis(r) => r.check(key, limit).await,
+        }
+    }
+
+    /// Where windows are counted now. With Redis, asks it for a PONG (within the time limit of
+    /// one call) so that an outage shows even before a request meets it.
+    pub async fn mode(&self) -> Mode {
+        match &*self.backend {
+            Backend::Disabled => Mode::Off,
+            Backend::Local(_) => Mode::Local,
+            Backend::Redis(r) => {
+                if !r.away.load(Ordering::Acquire) {
+                    if let Err(err) = r.ping(CALL_TIMEOUT).await {
+                        r.lost(&err);
+                    }
+                }
+                if r.away.load(Ordering::Acquire) {
+                    Mode::Local
+                } else {
+                    Mode::Shared
+                }
+            }
         }
     }
 }
@@ -170,27 +242,39 @@ return {0, 0, reset}
 "#;
 
 struct RedisWindows {
-    manager: redis::aio::ConnectionManager,
+    client: redis::Client,
+    /// Set once a connection was made; the manager reconnects by itself after that.
+    manager: RwLock<Option<redis::aio::ConnectionManager>>,
     script: redis::Script,
     prefix: String,
     /// Used while Redis is unreachable, so that an outage degrades to per-instance limits
-    /// instead of refusing or admitting everything.
+    /// instead of refusing, admitting everything, or making requests wait.
     fallback: LocalWindows,
+    /// Redis failed a call and has not answered a probe since: requests use `fallback`
+    /// without trying Redis, and one task probes it until it answers.
+    away: AtomicBool,
 }
 
 impl RedisWindows {
-    async fn check(&self, key: &str, limit: u32) -> Decision {
-        let mut conn = self.manager.clone();
+    async fn check(self: &Arc<Self>, key: &str, limit: u32) -> Decision {
+        if self.away.load(Ordering::Acquire) {
+            return self.fallback.check(key, limit, Instant::now());
+        }
+        let Some(mut conn) = self.conn() else {
+            return self.fallback.check(key, limit, Instant::now());
+        };
         let window_us = u64::try_from(WINDOW.as_micros()).unwrap_or(u64::MAX);
         let member = uuid::Uuid::new_v4().simple().to_string();
-        let result: redis::RedisResult<(i64, i64, i64)> = self
-            .script
-            .key(format!("{}:rl:{key}", self.prefix))
-            .arg(limit)
-            .arg(window_us)
-            .arg(member)
-            .invoke_async(&mut conn)
-            .await;
+        let mut invocation = self.script.key(format!("{}:rl:{key}", self.prefix));
+        invocation.arg(limit).arg(window_us).arg(member);
+        let result: redis::RedisResult<(i64, i64, i64)> =
+            match tokio::time::timeout(CALL_TIMEOUT, invocation.invoke_async(&mut conn)).await {
+                Ok(result) => result,
+                Err(_) => Err(redis::RedisError::from((
+                    redis::ErrorKind::IoError,
+                    "no answer in time",
+                ))),
+            };
         match result {
             Ok((allowed, remaining, reset_us)) => Decision {
                 allowed: allowed == 1,
@@ -199,10 +283,85 @@ impl RedisWindows {
                 reset_after: Duration::from_micros(u64::try_from(reset_us).unwrap_or(0)),
             },
             Err(err) => {
-                tracing::warn!(error = %err, "rate limiter: Redis unavailable, limiting locally");
+                self.lost(&err);
                 self.fallback.check(key, limit, Instant::now())
             }
         }
+    }
+
+    fn conn(&self) -> Option<redis::aio::ConnectionManager> {
+        self.manager
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Connects (once; the manager reconnects by itself afterwards) and asks Redis for a PONG,
+    /// all within bounds.
+    async fn connect(&self) -> anyhow::Result<()> {
+        if self.conn().is_none() {
+            let config = redis::aio::ConnectionManagerConfig::new()
+                .set_connection_timeout(CONNECT_TIMEOUT)
+                .set_response_timeout(CALL_TIMEOUT)
+                .set_number_of_retries(1)
+                .set_max_delay(100);
+            let conn = tokio::time::timeout(
+                CONNECT_TIMEOUT * 2,
+                redis::aio::ConnectionManager::new_with_config(self.client.clone(), config),
+            )
+            .await
+            .map_err(|_| anyhow::anyhow!("no connection in time"))??;
+            *self.manager.write().unwrap_or_else(|p| p.into_inner()) = Some(conn);
+        }
+        self.ping(CONNECT_TIMEOUT).await
+    }
+
+    async fn ping(&self, within: Duration) -> anyhow::Result<()> {
+        let mut conn = self
+            .conn()
+            .ok_or_else(|| anyhow::anyhow!("not connected"))?;
+        let pong: String = tokio::time::timeout(within, redis::cmd("PING").query_async(&mut conn))
+            .await
+            .map_err(|_| anyhow::anyhow!("no answer in time"))??;
+        anyhow::ensure!(pong == "PONG", "unexpected answer to PING: {pong}");
+        Ok(())
+    }
+
+    /// A call failed: logs it when Redis was answering until now.
+    fn lost(self: &Arc<Self>, err: &dyn std::fmt::Display) {
+        if self.went_away() {
+            tracing::warn!(
+                error = %err,
+                "rate limiter: Redis unavailable; limiting per instance until it answers"
+            );
+        }
+    }
+
+    /// Marks Redis away and starts the probe that brings it back; true when it was not already
+    /// away (the caller logs the change once).
+    fn went_away(self: &Arc<Self>) -> bool {
+        if self.away.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        metrics::counter!("rate_limiter_redis_unavailable_total").increment(1);
+        metrics::gauge!(SHARED_GAUGE).set(0.0);
+        let windows = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(PROBE_INTERVAL).await;
+                // The limiter was dropped (its server stopped): nothing to bring back.
+                let Some(windows) = windows.upgrade() else {
+                    return;
+                };
+                if windows.connect().await.is_ok() {
+                    windows.away.store(false, Ordering::Release);
+                    metrics::gauge!(SHARED_GAUGE).set(1.0);
+                    tracing::info!("rate limiter: Redis answers again; limits are shared again");
+                    return;
+                }
+            }
+        });
+        true
     }
 }
 

@@ -234,7 +234,8 @@ pub async fn daily(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct IntervalsQuery {
-    /// A day (`YYYY-MM-DD`); or give `year` and `month` for a whole month.
+    /// A day (`YYYY-MM-DD`, years 2000 to 2100 as for `year`); or give `year` and `month` for a
+    /// whole month.
     date: Option<NaiveDate>,
     year: Option<i32>,
     month: Option<u32>,
@@ -260,7 +261,15 @@ pub async fn intervals(
 ) -> ApiResult<axum::Json<IntervalUsage>> {
     let location = location(&state, &principal, location_uuid).await?;
     let (from, to) = match (q.date, q.year, q.month) {
-        (Some(d), None, None) => (d, d),
+        // The same years as `year=` (a date at the end of the calendar has no next day).
+        (Some(d), None, None) => {
+            year_of(Some(d.year()), d).map_err(|e| FieldError {
+                param: "date".to_owned(),
+                message: format!("the year of date: {}", e.message),
+                ..e
+            })?;
+            (d, d)
+        }
         (Some(_), _, _) => {
             return Err(FieldError::invalid("date", "give either date or year and month").into())
         }

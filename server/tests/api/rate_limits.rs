@@ -100,3 +100,194 @@ async fn limits_can_be_lifted_by_configuration() {
     assert_eq!(count(&results, StatusCode::OK), 40);
     assert!(!results[0].1.contains_key("ratelimit"));
 }
+
+async fn readyz_rate_limits(app: &TestApp) -> String {
+    let r = app
+        .send(reqwest::Method::GET, "/readyz", None, None, &[])
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["status"], "ready");
+    r.body["rate_limits"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// One GET of `/v1/app`, which must answer within a second.
+async fn prompt_get(app: &TestApp) -> StatusCode {
+    let started = std::time::Instant::now();
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        app.client
+            .get(app.url("/v1/app"))
+            .bearer_auth(&app.app_token)
+            .send(),
+    )
+    .await
+    .expect("an authenticated request waited over a second for Redis")
+    .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    r.status()
+}
+
+/// Redis configured but nothing listening: the server starts at once, serves, limits per
+/// instance, and says so in `/readyz`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_the_api_serves_and_limits_locally() {
+    let started = std::time::Instant::now();
+    let app = TestApp::spawn_with(Engine::Sqlite, |c| {
+        c.redis_url = Some(server::config::Secret::new("redis://127.0.0.1:1"));
+    })
+    .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "start took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(prompt_get(&app).await, StatusCode::OK);
+    assert_eq!(readyz_rate_limits(&app).await, "local");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
+    assert_eq!(count(&results, StatusCode::OK), 30, "still limited");
+    let r = app
+        .send(reqwest::Method::GET, "/metrics", None, None, &[])
+        .await;
+    assert!(
+        r.text.contains("rate_limiter_redis_unavailable_total"),
+        "{}",
+        r.text
+    );
+}
+
+/// A Redis that accepts connections and never answers (a hung server, a black-holed network)
+/// holds neither the start nor a request up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_redis_holds_nothing_up() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("redis://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut sockets = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            sockets.push(socket);
+        }
+    });
+    let started = std::time::Instant::now();
+    let app = TestApp::spawn_with(Engine::Sqlite, |c| {
+        c.redis_url = Some(server::config::Secret::new(url));
+    })
+    .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "start took {:?}",
+        started.elapsed()
+    );
+    for _ in 0..3 {
+        assert_eq!(prompt_get(&app).await, StatusCode::OK);
+    }
+    assert_eq!(readyz_rate_limits(&app).await, "local");
+    held.abort();
+}
+
+/// A `redis-server` of this test's own, on a free port, gone when dropped.
+struct RedisServer {
+    port: u16,
+    child: tokio::process::Child,
+}
+
+impl RedisServer {
+    async fn start(port: u16) -> RedisServer {
+        let child = tokio::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server must be installed");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not start"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        RedisServer { port, child }
+    }
+
+    async fn stop(mut self) {
+        self.child.kill().await.unwrap();
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Redis going away mid-run: requests keep answering at once with per-instance limits; when it
+/// comes back, the instances share their limits again by themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_outlive_a_redis_outage_and_share_again_after_it() {
+    let port = free_port();
+    let redis = RedisServer::start(port).await;
+    let a = TestApp::spawn_with(Engine::Sqlite, |c| {
+        c.redis_url = Some(server::config::Secret::new(redis.url()));
+    })
+    .await;
+    let b = a.sibling(|_| {}).await;
+    assert_eq!(readyz_rate_limits(&a).await, "shared");
+    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    assert_eq!(
+        count(&results, StatusCode::OK),
+        30,
+        "shared before the outage"
+    );
+
+    redis.stop().await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    for app in [&a, &b] {
+        for _ in 0..3 {
+            assert_eq!(prompt_get(app).await, StatusCode::OK);
+        }
+        assert_eq!(readyz_rate_limits(app).await, "local");
+    }
+    // Per instance now: each admits its own 30.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 40).await;
+    assert_eq!(
+        count(&results, StatusCode::OK),
+        60,
+        "local during the outage"
+    );
+
+    let _redis = RedisServer::start(port).await;
+    for app in [&a, &b] {
+        app.eventually("limits shared again", || async {
+            readyz_rate_limits(app).await == "shared"
+        })
+        .await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    assert_eq!(
+        count(&results, StatusCode::OK),
+        30,
+        "shared after the outage"
+    );
+}
