@@ -5,8 +5,8 @@
 //! `start_service`, `end_service`, and what they share (sending a verified enrollment to the
 //! utility after its credit check, `credit_passed`; applying the utility's answer,
 //! `apply_answer`, `record_utility_answer`; starting service, `activate_locations`). After:
-//! cancelling (`cancel_service`, `cancel_location`), the renewal gate, the location's contracts
-//! and documents, and the sandbox's simulated market events (`simulate`).
+//! cancelling (`cancel_service`, `cancel_location`), the location's contracts and documents,
+//! and the sandbox's simulated market events (`simulate`). Renewal is in `services::renewal`.
 
 use uuid::Uuid;
 
@@ -22,10 +22,10 @@ use crate::{
     adapters::utility::UtilityGateway,
     domain::{
         account::{ParseContext, Profile},
-        documents::{contract_in_force, location_documents, ContractTerms, LocationDocument},
+        documents::{location_documents, ContractTerms, LocationDocument},
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
-            client_agent_recorded_first, contract_end, enroller, missing_steps, renewal_eligible,
+            client_agent_recorded_first, contract_end, enroller, missing_steps,
             start_of_market_day, EnrollmentFacts, EnrollmentSimulation, EnrollmentType,
             StartDateOutOfRange, SubmissionStatus, UtilityAnswer, UtilityRecord,
         },
@@ -303,6 +303,19 @@ pub fn new_location_and_contract(
         created_at: now,
         updated_at: now,
     };
+    let contract = new_contract(location.uuid, account_uuid, plan, start, accepted_by, now)?;
+    Ok((location, contract))
+}
+
+/// The pending Contract of a plan accepted for a location, starting on `start`.
+pub fn new_contract(
+    location_uuid: Uuid,
+    account_uuid: Uuid,
+    plan: &store::market::PlanRow,
+    start: chrono::NaiveDate,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<ContractRow, serde_json::Error> {
     let term_months = u32::try_from(plan.term_months).unwrap_or(1);
     let rates = PlanRatesOut {
         energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
@@ -314,7 +327,7 @@ pub fn new_location_and_contract(
     };
     let contract = ContractRow {
         uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
+        location_uuid,
         account_uuid,
         plan_uuid: plan.uuid,
         plan_name: plan.name.clone(),
@@ -329,7 +342,7 @@ pub fn new_location_and_contract(
         accepted_by: accepted_by.to_owned(),
         created_at: now,
     };
-    Ok((location, contract))
+    Ok(contract)
 }
 
 /// A plan accepted for a meter, in `tx`: the new Location, its pending Contract and
@@ -1202,33 +1215,6 @@ pub async fn documents_of_location(
         });
     }
     Ok(Some((contracts, location_documents(&terms))))
-}
-
-/// Why renewal is not open at a location.
-#[derive(Debug)]
-pub enum RenewalRefused {
-    LocationNotFound,
-    /// No active fixed-term contract inside its renewal window.
-    NotEligible,
-}
-
-/// Whether the location's contract in force may be renewed today (on the account's clock).
-pub async fn renewal_gate(
-    state: &Core,
-    account: Uuid,
-    location_uuid: Uuid,
-) -> Result<(), Error<RenewalRefused>> {
-    let (_, contracts) = location_with_contracts(&state.db, account, location_uuid)
-        .await?
-        .ok_or(Refused(RenewalRefused::LocationNotFound))?;
-    let today = state.clock.for_account(&state.db, account).await?.today();
-    let in_force = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
-        .map(|c| (c.status.as_str(), c.end_date));
-    if renewal_eligible(in_force, today) {
-        Ok(())
-    } else {
-        Err(Refused(RenewalRefused::NotEligible))
-    }
 }
 
 /// Why the identity was not updated; nothing was written.
