@@ -135,7 +135,8 @@ pub async fn apply_answer(
 }
 
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
-/// history, billing starts, the events are written and the pending contracts turn active. The
+/// history, billing starts, the events are written and its pending contracts turn active (a
+/// location already active keeps a queued renewal pending until its own start). The
 /// start date is `start` when given, else the location's accepted one, else today. The caller
 /// refreshes the status.
 pub async fn activate_locations(
@@ -147,6 +148,7 @@ pub async fn activate_locations(
 ) -> store::Result<()> {
     let now = clock.now();
     let mut locations = store::enrollment::locations_of_account_tx(tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account_tx(tx, account).await?;
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
@@ -184,8 +186,13 @@ pub async fn activate_locations(
             )
             .await?;
         }
+        for c in contracts
+            .iter()
+            .filter(|c| c.location_uuid == location.uuid)
+        {
+            store::enrollment::set_status_of_contract(tx, c.uuid, "pending", "active").await?;
+        }
     }
-    store::enrollment::set_contract_status(tx, account, "pending", "active").await?;
     Ok(())
 }
 

@@ -190,6 +190,14 @@ both_engines! {
         let me = app.get(&format!("/v1/account/locations/{location}"), &token).await;
         assert_eq!(me.body["contract_end"], json!(end), "the current contract is still in force");
 
+        // The utility confirming service again does not start the renewal early.
+        let r = app.post("/v1/account/sandbox/simulate", &token, &json!({"event": "service_active"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 1).await;
+        let all = contracts(&app, &uuid).await;
+        assert_eq!(all.iter().find(|c| c.uuid.to_string() == renewal_uuid).unwrap().status, "pending", "{all:?}");
+        assert_eq!(all.iter().filter(|c| c.status == "active").count(), 1, "{all:?}");
+
         // The day it ends nothing changes; the day after, the renewal is in force.
         to_days_before_end(&app, (&uuid, &token), &end, 0).await;
         let all = contracts(&app, &uuid).await;
