@@ -4,6 +4,7 @@
 //! after the old contract ends.
 
 use reqwest::StatusCode;
+use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::{
@@ -40,6 +41,14 @@ async fn today(app: &TestApp, uuid: &str) -> String {
         .await
         .unwrap();
     clock.today().to_string()
+}
+
+/// A decimal the API gives as a string (or a number).
+fn decimal(v: &Value) -> Decimal {
+    match v.as_str() {
+        Some(s) => s.parse().unwrap(),
+        None => v.to_string().parse().unwrap(),
+    }
 }
 
 fn days_between(from: &str, to: &str) -> i64 {
@@ -219,6 +228,40 @@ both_engines! {
         assert_eq!(data.iter().filter(|d| d["status"] == "queued").count(), 0, "{}", docs.text);
         assert!(data.iter().filter(|d| d["status"] == "active").all(|d| d["effective_date"] == json!(start)));
         assert_eq!(data.iter().filter(|d| d["status"] == "superseded").count(), 3);
+
+        // The cycle that spans the switch bills each day at its own contract's energy rate.
+        advance(&app, &token, 35).await;
+        let list = app.get("/v1/account/billing/invoices?limit=100", &token).await;
+        let spanning = list.body["data"].as_array().unwrap().iter()
+            .find(|i| i["billing_period_start"].as_str().unwrap() <= end.as_str() && i["billing_period_end"].as_str().unwrap() > end.as_str())
+            .unwrap_or_else(|| panic!("no cycle spans {end}: {}", list.text)).clone();
+        let detail = app.get(&format!("/v1/account/billing/invoices/{}", spanning["number"].as_str().unwrap()), &token).await;
+        assert_eq!(detail.status, StatusCode::OK, "{}", detail.text);
+        let energy: Vec<Value> = detail.body["charges_groups"].as_array().unwrap().iter()
+            .flat_map(|g| g["charges"].as_array().unwrap().clone())
+            .filter(|c| c["description"] == "Energy charge")
+            .collect();
+        let rate_of = |raw: &str| -> Decimal {
+            let v: Value = serde_json::from_str(raw).unwrap();
+            v["energy_cents_per_kwh"].as_str().unwrap().parse().unwrap()
+        };
+        let all = contracts(&app, &uuid).await;
+        let old = all.iter().find(|c| c.uuid.to_string() != renewal_uuid).unwrap();
+        let new = all.iter().find(|c| c.uuid.to_string() == renewal_uuid).unwrap();
+        let rates: Vec<Decimal> = energy.iter().map(|c| decimal(&c["rate"])).collect();
+        assert_eq!(rates, [rate_of(&old.rates), rate_of(&new.rates)], "{}", detail.text);
+        let through_end: Decimal = detail.body["usage"]["daily"].as_array().unwrap().iter()
+            .filter(|d| d["date"].as_str().unwrap() <= end.as_str())
+            .map(|d| decimal(&d["consumption"]))
+            .sum();
+        assert_eq!(decimal(&energy[0]["quantity"]), through_end, "the old contract's days");
+        let kwh: Decimal = energy.iter().map(|c| decimal(&c["quantity"])).sum();
+        assert_eq!(kwh, decimal(&spanning["total_kwh"]), "{}", detail.text);
+        for c in &energy {
+            let exact = decimal(&c["quantity"]) * decimal(&c["rate"]);
+            let cents = exact.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+            assert_eq!(Decimal::from(c["amount_cents"].as_i64().unwrap()), cents, "{c}");
+        }
     }
 
     async fn a_custom_plan_of_the_app_renews_and_stale_or_foreign_plans_do_not(app) {
