@@ -41,6 +41,8 @@ pub enum JobKind {
     AutoPay,
     /// An unpaid invoice turns past due.
     PastDue,
+    /// An accepted renewal takes over from the contract it renews, on its start date.
+    RenewalStart,
 }
 
 impl JobKind {
@@ -56,6 +58,7 @@ impl JobKind {
         JobKind::MeterRead,
         JobKind::AutoPay,
         JobKind::PastDue,
+        JobKind::RenewalStart,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +74,7 @@ impl JobKind {
             JobKind::MeterRead => store::billing::BILLING_JOB_KINDS[0],
             JobKind::AutoPay => store::billing::BILLING_JOB_KINDS[1],
             JobKind::PastDue => store::billing::BILLING_JOB_KINDS[2],
+            JobKind::RenewalStart => store::enrollment::RENEWAL_START_JOB_KIND,
         }
     }
 

@@ -68,6 +68,27 @@ pub struct AcceptPlanOut {
     pub contract: Contract,
 }
 
+/// `POST /v1/account/locations/{location_uuid}/renewal-plans/accept`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct AcceptRenewalIn {
+    pub plan_uuid: Uuid,
+    /// `YYYY-MM-DD`: the day after the current contract ends (the renewal plans'
+    /// `earliest_start_date`).
+    #[serde(default)]
+    pub service_start_date: Option<String>,
+    /// Must be true.
+    #[serde(default)]
+    pub terms_accepted: Option<bool>,
+}
+
+/// The renewal contract, queued (`pending`) until its start date.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct AcceptRenewalOut {
+    pub contract: Contract,
+}
+
 /// `POST /v1/account/enroll/finalize`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]

@@ -4,6 +4,10 @@
 //!
 //! Every line is rounded to the cent on its own (half away from zero) and the totals are sums
 //! of the rounded lines, so that what the customer reads adds up.
+//!
+//! Each day's kWh are billed at the rates of the contract covering that day (`contract_on`): a
+//! cycle that spans a renewal has an energy line per contract. The monthly charges are those of
+//! the contract in force on the cycle's last day.
 
 use chrono::{Duration, NaiveDate};
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -39,9 +43,33 @@ pub struct InvoiceInput {
     pub consumption_kwh: Decimal,
     pub generation_kwh: Decimal,
     pub rates: ContractRates,
+    /// When the cycle spans several contracts, its days' kWh by contract, oldest first (their
+    /// sums are `consumption_kwh` and `generation_kwh`); empty when one contract covers it all.
+    pub periods: Vec<RatedKwh>,
     pub delivery: DeliveryCharges,
     /// The service city's gross-receipts reimbursement, percent (0 outside city limits).
     pub gross_receipts_percent: Decimal,
+}
+
+/// The kWh of the days of a cycle that one contract covers, with that contract's rates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatedKwh {
+    pub consumption_kwh: Decimal,
+    pub generation_kwh: Decimal,
+    pub rates: ContractRates,
+}
+
+/// The contract covering `day`: of those whose term holds it, the one that started last.
+pub fn contract_on<C>(
+    contracts: &[C],
+    start: impl Fn(&C) -> NaiveDate,
+    end: impl Fn(&C) -> Option<NaiveDate>,
+    day: NaiveDate,
+) -> Option<&C> {
+    contracts
+        .iter()
+        .filter(|c| start(c) <= day && end(c).is_none_or(|e| day <= e))
+        .max_by_key(|c| start(c))
 }
 
 /// Why a cycle cannot be billed: something a charge is computed from is missing or unreadable.
@@ -119,12 +147,23 @@ pub struct StoredCycle<'a> {
     pub generation_kwh: Decimal,
     /// The covering contract's rates as stored (JSON); `None` without a contract.
     pub contract_rates: Option<&'a str>,
+    /// When several contracts cover the cycle: each one's stored rates with the kWh of its
+    /// days, oldest first.
+    pub periods: Vec<StoredPeriod<'a>>,
     pub tdu: &'a str,
     /// The utility's fixed cents per month and cents per kWh; `None` when no schedule is in
     /// effect.
     pub delivery: Option<(i64, &'a str)>,
     /// `None` outside city limits, where no gross receipts are recovered.
     pub gross_receipts_percent: Option<&'a str>,
+}
+
+/// The days of a cycle one contract covers, before its rates are trusted.
+#[derive(Debug, Clone)]
+pub struct StoredPeriod<'a> {
+    pub consumption_kwh: Decimal,
+    pub generation_kwh: Decimal,
+    pub contract_rates: &'a str,
 }
 
 /// The part of a contract's stored rates that billing reads; the rest is for documents.
@@ -139,23 +178,38 @@ fn decimal(text: &str) -> Option<Decimal> {
     text.trim().parse().ok()
 }
 
+/// A contract's stored rates, or why they cannot be read.
+fn contract_rates(raw: &str) -> Result<ContractRates, BillingError> {
+    let stored: StoredRates =
+        serde_json::from_str(raw).map_err(|e| BillingError::ContractRates(e.to_string()))?;
+    let rate = |name: &str, text: &str| {
+        decimal(text).ok_or_else(|| BillingError::ContractRates(format!("{name} {text:?}")))
+    };
+    Ok(ContractRates {
+        energy_cents_per_kwh: rate("energy_cents_per_kwh", &stored.energy_cents_per_kwh)?,
+        base_charge_cents_per_month: stored.base_charge_cents_per_month,
+        solar_buyback_cents_per_kwh: rate(
+            "solar_buyback_cents_per_kwh",
+            &stored.solar_buyback_cents_per_kwh,
+        )?,
+    })
+}
+
 impl InvoiceInput {
     /// The cycle's input, or why it cannot be billed.
     pub fn from_stored(s: &StoredCycle<'_>) -> Result<InvoiceInput, BillingError> {
-        let raw = s.contract_rates.ok_or(BillingError::NoContract)?;
-        let stored: StoredRates =
-            serde_json::from_str(raw).map_err(|e| BillingError::ContractRates(e.to_string()))?;
-        let rate = |name: &str, text: &str| {
-            decimal(text).ok_or_else(|| BillingError::ContractRates(format!("{name} {text:?}")))
-        };
-        let rates = ContractRates {
-            energy_cents_per_kwh: rate("energy_cents_per_kwh", &stored.energy_cents_per_kwh)?,
-            base_charge_cents_per_month: stored.base_charge_cents_per_month,
-            solar_buyback_cents_per_kwh: rate(
-                "solar_buyback_cents_per_kwh",
-                &stored.solar_buyback_cents_per_kwh,
-            )?,
-        };
+        let rates = contract_rates(s.contract_rates.ok_or(BillingError::NoContract)?)?;
+        let periods = s
+            .periods
+            .iter()
+            .map(|p| {
+                Ok(RatedKwh {
+                    consumption_kwh: p.consumption_kwh,
+                    generation_kwh: p.generation_kwh,
+                    rates: contract_rates(p.contract_rates)?,
+                })
+            })
+            .collect::<Result<Vec<_>, BillingError>>()?;
         let (fixed, per_kwh) = s.delivery.ok_or_else(|| BillingError::NoDeliveryCharges {
             tdu: s.tdu.to_owned(),
             day: s.period_end,
@@ -178,6 +232,7 @@ impl InvoiceInput {
             consumption_kwh: s.consumption_kwh,
             generation_kwh: s.generation_kwh,
             rates,
+            periods,
             delivery,
             gross_receipts_percent,
         })
@@ -261,25 +316,37 @@ pub fn compute(input: &InvoiceInput) -> ComputedInvoice {
     let months = months_billed(period_days(input.period_start, input.period_end));
     let kwh = input.consumption_kwh;
     let r = &input.rates;
-    let energy = group(
-        "Energy",
-        vec![
+    let whole = [RatedKwh {
+        consumption_kwh: kwh,
+        generation_kwh: input.generation_kwh,
+        rates: r.clone(),
+    }];
+    let periods = if input.periods.is_empty() {
+        &whole[..]
+    } else {
+        &input.periods[..]
+    };
+    let mut energy_lines: Vec<Charge> = periods
+        .iter()
+        .map(|p| {
+            let rate = p.rates.energy_cents_per_kwh;
             line(
                 "Energy charge",
-                kwh,
+                p.consumption_kwh,
                 "kWh",
-                r.energy_cents_per_kwh,
-                kwh * r.energy_cents_per_kwh,
-            ),
-            line(
-                "Base charge",
-                months,
-                "month",
-                Decimal::from(r.base_charge_cents_per_month),
-                months * Decimal::from(r.base_charge_cents_per_month),
-            ),
-        ],
-    );
+                rate,
+                p.consumption_kwh * rate,
+            )
+        })
+        .collect();
+    energy_lines.push(line(
+        "Base charge",
+        months,
+        "month",
+        Decimal::from(r.base_charge_cents_per_month),
+        months * Decimal::from(r.base_charge_cents_per_month),
+    ));
+    let energy = group("Energy", energy_lines);
     let d = &input.delivery;
     let delivery = group(
         "Delivery",
@@ -301,17 +368,24 @@ pub fn compute(input: &InvoiceInput) -> ComputedInvoice {
         ],
     );
     let mut groups = vec![energy, delivery];
-    if input.generation_kwh > Decimal::ZERO && r.solar_buyback_cents_per_kwh > Decimal::ZERO {
-        groups.push(group(
-            "Credits",
-            vec![line(
+    let credits: Vec<Charge> = periods
+        .iter()
+        .filter(|p| {
+            p.generation_kwh > Decimal::ZERO && p.rates.solar_buyback_cents_per_kwh > Decimal::ZERO
+        })
+        .map(|p| {
+            let rate = p.rates.solar_buyback_cents_per_kwh;
+            line(
                 "Solar buyback credit",
-                input.generation_kwh,
+                p.generation_kwh,
                 "kWh",
-                r.solar_buyback_cents_per_kwh,
-                -(input.generation_kwh * r.solar_buyback_cents_per_kwh),
-            )],
-        ));
+                rate,
+                -(p.generation_kwh * rate),
+            )
+        })
+        .collect();
+    if !credits.is_empty() {
+        groups.push(group("Credits", credits));
     }
     let taxable: i64 = groups.iter().map(|g| g.total_cents).sum();
     let base = Decimal::from(taxable);
@@ -462,6 +536,7 @@ mod tests {
                 base_charge_cents_per_month: 995,
                 solar_buyback_cents_per_kwh: Decimal::ZERO,
             },
+            periods: Vec::new(),
             delivery: DeliveryCharges {
                 fixed_cents_per_month: 423,
                 cents_per_kwh: dec("4.5403"),
@@ -588,6 +663,7 @@ mod tests {
             consumption_kwh: dec("1000"),
             generation_kwh: Decimal::ZERO,
             contract_rates: rates,
+            periods: Vec::new(),
             tdu: "oncor",
             delivery: Some((423, "4.5403")),
             gross_receipts_percent: Some("1.997"),
@@ -682,6 +758,96 @@ mod tests {
             InvoiceInput::from_stored(&unreadable),
             Err(BillingError::GrossReceipts("two".to_owned()))
         );
+    }
+
+    #[test]
+    fn each_day_is_billed_at_the_rates_of_the_contract_covering_it() {
+        // A 30-day cycle across a renewal: 400 kWh under the old contract at 9.1, then 600 kWh
+        // (120 of them exported solar) under the renewal at 8.4628 with a 7.5 buyback.
+        let renewal = ContractRates {
+            energy_cents_per_kwh: dec("8.4628"),
+            base_charge_cents_per_month: 1495,
+            solar_buyback_cents_per_kwh: dec("7.5"),
+        };
+        let mut i = input("1000");
+        i.generation_kwh = dec("120");
+        i.rates = renewal.clone();
+        i.periods = vec![
+            RatedKwh {
+                consumption_kwh: dec("400"),
+                generation_kwh: Decimal::ZERO,
+                rates: input("0").rates,
+            },
+            RatedKwh {
+                consumption_kwh: dec("600"),
+                generation_kwh: dec("120"),
+                rates: renewal,
+            },
+        ];
+        let inv = compute(&i);
+        let energy: Vec<(Decimal, Decimal, i64)> = inv.groups[0]
+            .charges
+            .iter()
+            .filter(|c| c.description == "Energy charge")
+            .map(|c| (c.quantity, c.rate, c.amount_cents))
+            .collect();
+        // 400 x 9.1 = 3640; 600 x 8.4628 = 5077.68.
+        assert_eq!(
+            energy,
+            [
+                (dec("400"), dec("9.1"), 3640),
+                (dec("600"), dec("8.4628"), 5078)
+            ]
+        );
+        // The monthly charge is the renewal's, in force on the last day.
+        assert_eq!(amount(&inv, "Base charge"), 1495);
+        assert_eq!(amount(&inv, "Solar buyback credit"), -900);
+        // Delivery does not depend on the contract: 1000 x 4.5403 = 4540.3.
+        assert_eq!(amount(&inv, "Delivery charge (utility, per kWh)"), 4540);
+        // Taxable 3640 + 5078 + 1495 + 423 + 4540 - 900 = 14276:
+        // 0.1667% = 23.80, 1.997% = 285.09.
+        assert_eq!(amount(&inv, "Regulatory assessment"), 24);
+        assert_eq!(amount(&inv, "Gross receipts reimbursement"), 285);
+        assert_eq!(inv.total_cents, 14276 + 24 + 285);
+    }
+
+    #[test]
+    fn the_contract_on_a_day_is_the_latest_started_that_holds_it() {
+        let c = |start: &str, end: Option<&str>| (date(start), end.map(date));
+        let contracts = [
+            c("2026-02-01", Some("2027-01-31")),
+            c("2027-02-01", Some("2028-01-31")),
+        ];
+        let on = |day: &str| contract_on(&contracts, |c| c.0, |c| c.1, date(day)).map(|c| c.0);
+        assert_eq!(on("2027-01-31"), Some(date("2026-02-01")));
+        assert_eq!(on("2027-02-01"), Some(date("2027-02-01")));
+        assert_eq!(on("2026-01-31"), None);
+        assert_eq!(on("2028-02-01"), None);
+        let month_to_month = [c("2026-02-01", None), c("2026-06-01", Some("2027-05-31"))];
+        let on = |day: &str| contract_on(&month_to_month, |c| c.0, |c| c.1, date(day)).map(|c| c.0);
+        assert_eq!(on("2026-07-01"), Some(date("2026-06-01")));
+        assert_eq!(on("2027-07-01"), Some(date("2026-02-01")));
+    }
+
+    #[test]
+    fn unreadable_rates_of_any_contract_of_the_cycle_stop_the_bill() {
+        let mut s = stored(Some(RATES));
+        s.periods = vec![
+            StoredPeriod {
+                consumption_kwh: dec("400"),
+                generation_kwh: Decimal::ZERO,
+                contract_rates: "{}",
+            },
+            StoredPeriod {
+                consumption_kwh: dec("600"),
+                generation_kwh: Decimal::ZERO,
+                contract_rates: RATES,
+            },
+        ];
+        assert!(matches!(
+            InvoiceInput::from_stored(&s),
+            Err(BillingError::ContractRates(_))
+        ));
     }
 
     #[test]

@@ -101,13 +101,151 @@ pub fn client_agent_recorded_first(
 
 /// Whether the contract in force at a location (its status and end date) may be renewed
 /// `today`: an active fixed-term contract inside its renewal window.
-pub fn renewal_eligible(in_force: Option<(&str, Option<NaiveDate>)>, today: NaiveDate) -> bool {
-    in_force.is_some_and(|(status, end)| status == "active" && renewal_window_open(end, today))
+pub fn renewal_eligible(
+    in_force: Option<(ContractStatus, Option<NaiveDate>)>,
+    today: NaiveDate,
+) -> bool {
+    in_force.is_some_and(|(status, end)| {
+        status == ContractStatus::Active && renewal_window_open(end, today)
+    })
+}
+
+/// The day a renewal of a contract ending on `end` starts: the day after it ends.
+pub fn renewal_start(end: NaiveDate) -> NaiveDate {
+    end + Duration::days(1)
+}
+
+/// Whether a location's contracts hold an accepted renewal: a pending contract that starts
+/// after the contract in force (which started on `in_force_start`).
+pub fn renewal_queued<C>(
+    contracts: &[C],
+    status: impl Fn(&C) -> ContractStatus,
+    start: impl Fn(&C) -> NaiveDate,
+    in_force_start: NaiveDate,
+) -> bool {
+    contracts
+        .iter()
+        .any(|c| status(c) == ContractStatus::Pending && start(c) > in_force_start)
+}
+
+/// Why a renewal plan cannot be accepted at a location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewalRefusal {
+    /// No active fixed-term contract inside its renewal window.
+    NotEligible,
+    /// A renewal is already queued after the contract in force.
+    AlreadyAccepted,
+    TermsNotAccepted,
+    /// A renewal starts only on the day after the contract in force ends.
+    StartDateOutOfRange(StartDateOutOfRange),
+}
+
+/// The start date of a renewal accepted `today` for the contract in force (its status and
+/// end date), or why it cannot be accepted. The window comes first: outside it nothing else
+/// about the request matters.
+pub fn check_renewal(
+    in_force: Option<(ContractStatus, Option<NaiveDate>)>,
+    already_queued: bool,
+    today: NaiveDate,
+    start: NaiveDate,
+    terms_accepted: bool,
+) -> Result<NaiveDate, RenewalRefusal> {
+    let end = match in_force {
+        Some((_, Some(end))) if renewal_eligible(in_force, today) => end,
+        _ => return Err(RenewalRefusal::NotEligible),
+    };
+    if already_queued {
+        return Err(RenewalRefusal::AlreadyAccepted);
+    }
+    if !terms_accepted {
+        return Err(RenewalRefusal::TermsNotAccepted);
+    }
+    let day = renewal_start(end);
+    if start != day {
+        return Err(RenewalRefusal::StartDateOutOfRange(StartDateOutOfRange {
+            earliest: day,
+            latest: day,
+        }));
+    }
+    Ok(day)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renewal_starts_the_day_after_the_contract_ends_once_accepted() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let end = Some(d("2027-01-31"));
+        let today = d("2026-11-23");
+        let active = Some((ContractStatus::Active, end));
+        assert_eq!(
+            check_renewal(active, false, today, d("2027-02-01"), true),
+            Ok(d("2027-02-01"))
+        );
+        let range = StartDateOutOfRange {
+            earliest: d("2027-02-01"),
+            latest: d("2027-02-01"),
+        };
+        for wrong in ["2027-01-31", "2027-02-02"] {
+            assert_eq!(
+                check_renewal(active, false, today, d(wrong), true),
+                Err(RenewalRefusal::StartDateOutOfRange(range))
+            );
+        }
+        assert_eq!(
+            check_renewal(active, false, today, d("2027-02-01"), false),
+            Err(RenewalRefusal::TermsNotAccepted)
+        );
+        assert_eq!(
+            check_renewal(active, true, today, d("2027-02-01"), true),
+            Err(RenewalRefusal::AlreadyAccepted)
+        );
+        // Outside the window, or with nothing active to renew, nothing else is looked at.
+        assert_eq!(
+            check_renewal(active, true, d("2026-11-01"), d("2027-02-01"), false),
+            Err(RenewalRefusal::NotEligible)
+        );
+        assert_eq!(
+            check_renewal(
+                Some((ContractStatus::Pending, end)),
+                false,
+                today,
+                d("2027-02-01"),
+                true
+            ),
+            Err(RenewalRefusal::NotEligible)
+        );
+        assert_eq!(
+            check_renewal(
+                Some((ContractStatus::Active, None)),
+                false,
+                today,
+                today,
+                true
+            ),
+            Err(RenewalRefusal::NotEligible)
+        );
+    }
+
+    #[test]
+    fn only_a_pending_contract_after_the_one_in_force_is_a_queued_renewal() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let in_force = d("2026-02-01");
+        let of =
+            |cs: &[(ContractStatus, NaiveDate)]| renewal_queued(cs, |c| c.0, |c| c.1, in_force);
+        assert!(!of(&[(ContractStatus::Active, in_force)]));
+        assert!(of(&[
+            (ContractStatus::Active, in_force),
+            (ContractStatus::Pending, d("2027-02-01"))
+        ]));
+        assert!(!of(&[
+            (ContractStatus::Active, in_force),
+            (ContractStatus::Cancelled, d("2027-02-01"))
+        ]));
+        assert!(!of(&[(ContractStatus::Pending, in_force)]));
+    }
 
     #[test]
     fn renewal_opens_ninety_days_before_a_fixed_contract_ends() {
@@ -802,13 +940,19 @@ mod who_enrolls_tests {
         let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
         let today = d("2026-11-23");
         let end = Some(d("2027-01-31"));
-        assert!(renewal_eligible(Some(("active", end)), today));
-        assert!(!renewal_eligible(Some(("pending", end)), today));
+        assert!(renewal_eligible(Some((ContractStatus::Active, end)), today));
         assert!(!renewal_eligible(
-            Some(("active", Some(d("2027-06-30")))),
+            Some((ContractStatus::Pending, end)),
             today
         ));
-        assert!(!renewal_eligible(Some(("active", None)), today));
+        assert!(!renewal_eligible(
+            Some((ContractStatus::Active, Some(d("2027-06-30")))),
+            today
+        ));
+        assert!(!renewal_eligible(
+            Some((ContractStatus::Active, None)),
+            today
+        ));
         assert!(!renewal_eligible(None, today));
     }
 }

@@ -61,6 +61,19 @@ pub enum Event {
         service_start_date: NaiveDate,
         accepted_by: String,
     },
+    RenewalPlanRequested {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        plan_uuids: Vec<Uuid>,
+    },
+    RenewalPlanAccepted {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        plan_uuid: Uuid,
+        contract_uuid: Uuid,
+        service_start_date: NaiveDate,
+        accepted_by: String,
+    },
     IdentityUpdated {
         account_uuid: Uuid,
         is_identity_complete: bool,
@@ -153,6 +166,8 @@ impl Event {
         match self {
             Event::PlanRequested { .. } => "enrollment.plan_requested",
             Event::PlanAccepted { .. } => "enrollment.plan_accepted",
+            Event::RenewalPlanRequested { .. } => "location.renewal_plan_requested",
+            Event::RenewalPlanAccepted { .. } => "location.renewal_plan_accepted",
             Event::IdentityUpdated { .. } => "enrollment.identity_updated",
             Event::Finalized { .. } => "enrollment.finalized",
             Event::PaymentMethodAdded { .. } => "account.payment_method_added",
@@ -176,6 +191,8 @@ impl Event {
         match self {
             Event::PlanRequested { account_uuid, .. }
             | Event::PlanAccepted { account_uuid, .. }
+            | Event::RenewalPlanRequested { account_uuid, .. }
+            | Event::RenewalPlanAccepted { account_uuid, .. }
             | Event::IdentityUpdated { account_uuid, .. }
             | Event::Finalized { account_uuid, .. }
             | Event::PaymentMethodAdded { account_uuid, .. }
@@ -242,5 +259,17 @@ mod tests {
         });
         assert_eq!(paid.kind(), "account.payment_failed");
         assert_eq!(paid.data()["amount_cents"], 1234);
+        let renewal = Event::RenewalPlanRequested {
+            account_uuid,
+            location_uuid: account_uuid,
+            plan_uuids: vec![account_uuid],
+        };
+        assert_eq!(renewal.kind(), "location.renewal_plan_requested");
+        assert!(is_known_event_type(renewal.kind()));
+        assert_eq!(
+            renewal.data(),
+            serde_json::json!({"account_uuid": account_uuid, "location_uuid": account_uuid,
+                "plan_uuids": [account_uuid]})
+        );
     }
 }

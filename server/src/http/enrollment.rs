@@ -1,15 +1,17 @@
 //! The enrollment steps that attach a home to an account: confirming the service address,
 //! accepting a plan (which creates the Location and its Contract), finalizing (which starts
 //! the background pipeline: verification, credit check, utility), and the billing address;
-//! the account's locations, their documents and cancellation. Each handler extracts the
-//! request, makes one call into `services::enrollment` and renders the answer.
+//! the account's locations, their documents and cancellation; renewal plans. Each handler
+//! extracts the request, makes one call into `services::enrollment` (`services::renewal` for
+//! renewals) and renders the answer.
 
 use app::api::{
     enrollment::{
-        AcceptPlanIn, AcceptPlanOut, BillingAddressIn, BillingAddressOut, CancelServiceIn,
-        ConfirmAddressIn, Contract, Document, DocumentList, FinalizeIn, LocationDocuments,
-        LocationPlan,
+        AcceptPlanIn, AcceptPlanOut, AcceptRenewalIn, AcceptRenewalOut, BillingAddressIn,
+        BillingAddressOut, CancelServiceIn, ConfirmAddressIn, Contract, Document, DocumentList,
+        FinalizeIn, LocationDocuments, LocationPlan,
     },
+    market::PlansOut,
     Account, ErrorEnvelope, Location, Timestamp,
 };
 use axum::extract::State;
@@ -237,30 +239,16 @@ pub async fn location_all_documents(
     }))
 }
 
-/// The renewal window of the location's contract in force: 409 `renewal_not_eligible` outside
-/// it. Inside it, renewal plans are not priced yet: 503 until they are.
-async fn renewal_gate(
-    state: &AppState,
-    principal: &AccountPrincipal,
-    location_uuid: Uuid,
-) -> ApiError {
-    match services::enrollment::renewal_gate(state, principal.account_uuid, location_uuid).await {
-        Ok(()) => ApiError::new(
-            ErrorCode::ServiceUnavailable,
-            "Renewal plans cannot be requested through the API yet; the customer receives the renewal e-mails",
-        ),
-        Err(e) => e.into(),
-    }
-}
-
-/// Renewal plans for the location (from 90 days before its fixed contract ends).
+/// Renewal plans for the location, from 90 days before its fixed contract ends (on the
+/// account's clock): priced as for a new customer, each starting only on the day after that
+/// end (`earliest_start_date` = `latest_start_date`). Event `location.renewal_plan_requested`.
 #[utoipa::path(
     post, path = "/v1/account/locations/{location_uuid}/renewal-plans/request", tag = "enrollment",
     params(("location_uuid" = Uuid, Path)),
     responses(
+        (status = 200, description = "Renewal plans (`is_renewal` true)", body = PlansOut),
         (status = 404, description = "No such location on this account", body = ErrorEnvelope),
         (status = 409, description = "`renewal_not_eligible` outside the renewal window", body = ErrorEnvelope),
-        (status = 503, description = "Renewal plans are not offered through the API yet", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
@@ -268,18 +256,31 @@ pub async fn request_renewal_plans(
     State(state): State<AppState>,
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
-) -> ApiError {
-    renewal_gate(&state, &principal, location_uuid).await
+) -> ApiResult<axum::Json<PlansOut>> {
+    let priced = services::renewal::request_renewal_plans(
+        &state,
+        &principal.app,
+        principal.account_uuid,
+        location_uuid,
+    )
+    .await?;
+    Ok(super::market::render_plans(&state, &priced))
 }
 
-/// Accept a renewal plan for the location.
+/// Accept a renewal plan (one of the renewal plans, or a plan the app priced for this account
+/// with its own terms): queues a `pending` contract from the day after the current one ends,
+/// which becomes active that day as the current one ends. Event
+/// `location.renewal_plan_accepted`.
 #[utoipa::path(
     post, path = "/v1/account/locations/{location_uuid}/renewal-plans/accept", tag = "enrollment",
     params(("location_uuid" = Uuid, Path)),
+    request_body = AcceptRenewalIn,
     responses(
-        (status = 404, description = "No such location on this account", body = ErrorEnvelope),
-        (status = 409, description = "`renewal_not_eligible` outside the renewal window", body = ErrorEnvelope),
-        (status = 503, description = "Renewal plans are not offered through the API yet", body = ErrorEnvelope),
+        (status = 200, description = "The queued renewal contract", body = AcceptRenewalOut),
+        (status = 400, description = "A field missing or malformed", body = ErrorEnvelope),
+        (status = 404, description = "No such location on this account, or no such plan for its meter", body = ErrorEnvelope),
+        (status = 409, description = "`renewal_not_eligible` outside the renewal window, `plan_already_accepted` (a renewal is already queued) or `plan_expired`", body = ErrorEnvelope),
+        (status = 422, description = "`terms_not_accepted`, or `start_date_out_of_range` (with the one allowed day)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
@@ -287,8 +288,31 @@ pub async fn accept_renewal_plan(
     State(state): State<AppState>,
     principal: AccountPrincipal,
     Path(location_uuid): Path<Uuid>,
-) -> ApiError {
-    renewal_gate(&state, &principal, location_uuid).await
+    Json(input): Json<AcceptRenewalIn>,
+) -> ApiResult<axum::Json<AcceptRenewalOut>> {
+    let terms_accepted = input
+        .terms_accepted
+        .ok_or_else(|| ApiError::from(FieldError::missing("terms_accepted")))?;
+    let raw_start = input
+        .service_start_date
+        .as_deref()
+        .ok_or_else(|| ApiError::from(FieldError::missing("service_start_date")))?;
+    let start = crate::domain::enrollment::parse_start_date(raw_start)?;
+    let contract = services::renewal::accept_renewal(
+        &state,
+        &services::renewal::AcceptRenewal {
+            app: &principal.app,
+            account_uuid: principal.account_uuid,
+            location_uuid,
+            plan_uuid: input.plan_uuid,
+            start,
+            terms_accepted,
+        },
+    )
+    .await?;
+    Ok(axum::Json(AcceptRenewalOut {
+        contract: render_contract(&contract)?,
+    }))
 }
 
 /// Cancel service at this location. Before service started it cancels at once (contract

@@ -15,17 +15,18 @@ use utoipa::ToSchema;
 
 use crate::{
     adapters::payments::ProcessorError,
-    domain::{FieldError, FieldErrorKind},
+    domain::{enrollment::StartDateOutOfRange, FieldError, FieldErrorKind},
     services::{
         self,
         billing::BillingRefused,
         credit::SubmitCheckRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
-            FinalizeRefused, IdentityRefused, RenewalRefused,
+            FinalizeRefused, IdentityRefused,
         },
         invoices::InvoiceRefused,
         plans::PlansRefused,
+        renewal::RenewalRefused,
         sandbox::{ResetRefused, SeedRefused, SimulationRefused},
     },
 };
@@ -365,14 +366,50 @@ impl From<BillingAddressRefused> for ApiError {
     }
 }
 
+/// A start date outside the allowed range, with that range.
+fn start_date_out_of_range(range: StartDateOutOfRange) -> ApiError {
+    ApiError::new(
+        ErrorCode::StartDateOutOfRange,
+        format!(
+            "service_start_date must be between {} and {}",
+            range.earliest, range.latest
+        ),
+    )
+    .with_param("service_start_date")
+    .with_detail("earliest_start_date", range.earliest.to_string())
+    .with_detail("latest_start_date", range.latest.to_string())
+}
+
 impl From<RenewalRefused> for ApiError {
     fn from(why: RenewalRefused) -> Self {
+        use RenewalRefused as R;
         match why {
-            RenewalRefused::LocationNotFound => ApiError::not_found("location"),
-            RenewalRefused::NotEligible => ApiError::new(
+            R::LocationNotFound => ApiError::not_found("location"),
+            R::NotEligible => ApiError::new(
                 ErrorCode::RenewalNotEligible,
                 "Renewal opens 90 days before an active fixed-term contract ends",
             ),
+            R::AlreadyAccepted => ApiError::new(
+                ErrorCode::PlanAlreadyAccepted,
+                "A renewal plan is already accepted for this location",
+            ),
+            R::PlanNotFound => ApiError::not_found("plan").with_param("plan_uuid"),
+            R::PricedForAnotherMeter => ApiError::new(
+                ErrorCode::ResourceMissing,
+                "This plan was priced for another meter; request renewal plans for this location",
+            )
+            .with_param("plan_uuid"),
+            R::PlanExpired => ApiError::new(
+                ErrorCode::PlanExpired,
+                "This plan's price has expired; request renewal plans again",
+            ),
+            R::TermsNotAccepted => ApiError::new(
+                ErrorCode::TermsNotAccepted,
+                "terms_accepted must be true to accept a plan",
+            )
+            .with_param("terms_accepted"),
+            R::StartDateOutOfRange(range) => start_date_out_of_range(range),
+            R::Plans(why) => why.into(),
         }
     }
 }
@@ -459,16 +496,7 @@ impl From<AcceptPlanRefused> for ApiError {
                 "This plan's price has expired; request plans again",
             ),
             R::AccountNotFound => ApiError::not_found("account"),
-            R::StartDateOutOfRange(range) => ApiError::new(
-                ErrorCode::StartDateOutOfRange,
-                format!(
-                    "service_start_date must be between {} and {}",
-                    range.earliest, range.latest
-                ),
-            )
-            .with_param("service_start_date")
-            .with_detail("earliest_start_date", range.earliest.to_string())
-            .with_detail("latest_start_date", range.latest.to_string()),
+            R::StartDateOutOfRange(range) => start_date_out_of_range(range),
             R::AlreadyFinalized => ApiError::new(
                 ErrorCode::AlreadyFinalized,
                 "The enrollment is finalized; its plan can no longer change",
@@ -516,16 +544,7 @@ impl From<PlansRefused> for ApiError {
             }
             R::AccountNotFound => ApiError::not_found("account"),
             R::PlanGroupNotFound => ApiError::not_found("plan group").with_param("plan_group_uuid"),
-            R::StartDateOutOfRange(range) => ApiError::new(
-                ErrorCode::StartDateOutOfRange,
-                format!(
-                    "service_start_date must be between {} and {}",
-                    range.earliest, range.latest
-                ),
-            )
-            .with_param("service_start_date")
-            .with_detail("earliest_start_date", range.earliest.to_string())
-            .with_detail("latest_start_date", range.latest.to_string()),
+            R::StartDateOutOfRange(range) => start_date_out_of_range(range),
             R::DocumentNotFound => ApiError::not_found("document"),
         }
     }

@@ -397,7 +397,7 @@ fn render_plan(state: &AppState, p: &PricedPlan) -> Plan {
     }
 }
 
-fn render_plans(state: &AppState, priced: &[PricedPlan]) -> axum::Json<PlansOut> {
+pub(super) fn render_plans(state: &AppState, priced: &[PricedPlan]) -> axum::Json<PlansOut> {
     axum::Json(PlansOut {
         plans: priced.iter().map(|p| render_plan(state, p)).collect(),
     })

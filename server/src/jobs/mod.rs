@@ -1,12 +1,13 @@
 //! Background work: the durable job queue (`queue`), the dispatch of each `outbox::JobKind` to
-//! its handler (`dispatch`), the handlers of the enrollment, credit and billing jobs, and the
-//! sandbox accounts' clocks (`sandbox`). Use cases that handlers share with the HTTP layer live
+//! its handler (`dispatch`), the handlers of the enrollment, credit, billing and renewal jobs,
+//! and the sandbox accounts' clocks (`sandbox`). Use cases that handlers share with the HTTP layer live
 //! in `services`; nothing here is called from `http` except running an account's due jobs.
 
 pub mod credit;
 pub mod cycle;
 pub mod pipeline;
 pub mod queue;
+pub mod renewal;
 pub mod sandbox;
 
 use crate::{
@@ -50,5 +51,6 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::MeterRead => cycle::meter_read(ctx).await,
         JobKind::AutoPay => cycle::auto_pay(ctx).await,
         JobKind::PastDue => cycle::past_due(ctx).await,
+        JobKind::RenewalStart => renewal::start(ctx).await,
     }
 }

@@ -22,8 +22,8 @@ use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
     domain::{
         billing::{
-            self, auto_pay_sentence, invoice_number, payment_due_date, period_kwh, BillingError,
-            InvoiceInput, InvoiceStatus, StoredCycle, StoredDay,
+            self, auto_pay_sentence, contract_on, invoice_number, payment_due_date, period_kwh,
+            BillingError, InvoiceInput, InvoiceStatus, StoredCycle, StoredDay, StoredPeriod,
         },
         enrollment::start_of_market_day,
         usage,
@@ -34,7 +34,7 @@ use crate::{
         accounts::AccountRow,
         apps::AppRow,
         billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
-        enrollment::LocationRow,
+        enrollment::{ContractRow, LocationRow},
         events::NewEvent,
         payments::CardRow,
         Tx,
@@ -209,12 +209,15 @@ pub async fn bill_cycle(
     .await?;
     let days =
         store::billing::usage_days(&mut *tx, location.uuid, period_start, period_end).await?;
-    let stored = days.iter().map(|d| StoredDay {
-        day: d.day,
-        consumption_kwh: &d.consumption_kwh,
-        generation_kwh: &d.generation_kwh,
-    });
-    let (consumption, generation) = match period_kwh(stored) {
+    let stored: Vec<StoredDay> = days
+        .iter()
+        .map(|d| StoredDay {
+            day: d.day,
+            consumption_kwh: &d.consumption_kwh,
+            generation_kwh: &d.generation_kwh,
+        })
+        .collect();
+    let (consumption, generation) = match period_kwh(stored.iter().copied()) {
         Ok(kwh) => kwh,
         Err(why) => return Ok(Err(why)),
     };
@@ -232,7 +235,34 @@ pub async fn bill_cycle(
     if !store::billing::insert_meter_read(tx, &read).await? {
         return Ok(Ok(None));
     }
-    let rates = contract_rates(tx, location, period_end).await?;
+    let contracts = billing_contracts(tx, location).await?;
+    // A day no contract covers is billed as the cycle's last day is.
+    let last_day =
+        contract_on(&contracts, |c| c.start_date, |c| c.end_date, period_end).or(contracts.last());
+    let covering =
+        |day| contract_on(&contracts, |c| c.start_date, |c| c.end_date, day).or(last_day);
+    let mut by_contract: Vec<(&ContractRow, Vec<StoredDay>)> = Vec::new();
+    for d in &stored {
+        let Some(c) = covering(d.day) else { continue };
+        match by_contract.last_mut() {
+            Some((last, days)) if last.uuid == c.uuid => days.push(*d),
+            _ => by_contract.push((c, vec![*d])),
+        }
+    }
+    let mut periods = Vec::new();
+    if by_contract.len() > 1 {
+        for (c, days) in &by_contract {
+            let (consumption_kwh, generation_kwh) = match period_kwh(days.iter().copied()) {
+                Ok(kwh) => kwh,
+                Err(why) => return Ok(Err(why)),
+            };
+            periods.push(StoredPeriod {
+                consumption_kwh,
+                generation_kwh,
+                contract_rates: &c.rates,
+            });
+        }
+    }
     let delivery = store::market::tdu_charges_on(&mut *tx, &location.tdu, period_end).await?;
     let gross_receipts =
         store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
@@ -241,7 +271,8 @@ pub async fn bill_cycle(
         period_end,
         consumption_kwh: consumption,
         generation_kwh: generation,
-        contract_rates: rates.as_deref(),
+        contract_rates: last_day.map(|c| c.rates.as_str()),
+        periods,
         tdu: &location.tdu,
         delivery: delivery
             .as_ref()
@@ -351,24 +382,12 @@ pub async fn bill_cycle(
     Ok(Ok(Some(invoice)))
 }
 
-/// The stored rates of the contract that covers `day` at the location (else its newest).
-async fn contract_rates(
-    tx: &mut Tx,
-    location: &LocationRow,
-    day: NaiveDate,
-) -> store::Result<Option<String>> {
-    let contracts =
+/// The location's contracts that bill its days (all but the cancelled), oldest first.
+async fn billing_contracts(tx: &mut Tx, location: &LocationRow) -> store::Result<Vec<ContractRow>> {
+    let mut contracts =
         store::enrollment::contracts_of_account(&mut *tx, location.account_uuid).await?;
-    let of_location: Vec<_> = contracts
-        .iter()
-        .filter(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled)
-        .collect();
-    let contract = of_location
-        .iter()
-        .rev()
-        .find(|c| c.start_date <= day && c.end_date.is_none_or(|e| day <= e))
-        .or(of_location.last());
-    Ok(contract.map(|c| c.rates.clone()))
+    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    Ok(contracts)
 }
 
 pub async fn notify(

@@ -5,8 +5,8 @@
 //! `start_service`, `end_service`, and what they share (sending a verified enrollment to the
 //! utility after its credit check, `credit_passed`; applying the utility's answer,
 //! `apply_answer`, `record_utility_answer`; starting service, `activate_locations`). After:
-//! cancelling (`cancel_service`, `cancel_location`), the renewal gate, the location's contracts
-//! and documents, and the sandbox's simulated market events (`simulate`).
+//! cancelling (`cancel_service`, `cancel_location`), the location's contracts and documents,
+//! and the sandbox's simulated market events (`simulate`). Renewal is in `services::renewal`.
 
 use uuid::Uuid;
 
@@ -23,10 +23,10 @@ use crate::{
     adapters::utility::UtilityGateway,
     domain::{
         account::{ParseContext, Profile},
-        documents::{contract_in_force, location_documents, ContractTerms, LocationDocument},
+        documents::{location_documents, ContractTerms, LocationDocument},
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
-            client_agent_recorded_first, contract_end, enroller, missing_steps, renewal_eligible,
+            client_agent_recorded_first, contract_end, enroller, missing_steps,
             start_of_market_day, EnrollmentFacts, EnrollmentSimulation, EnrollmentType,
             StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
@@ -136,7 +136,8 @@ pub async fn apply_answer(
 }
 
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
-/// history, billing starts, the events are written and the pending contracts turn active. The
+/// history, billing starts, the events are written and its pending contracts turn active (a
+/// location already active keeps a queued renewal pending until its own start). The
 /// start date is `start` when given, else the location's accepted one, else today. The caller
 /// refreshes the status.
 pub async fn activate_locations(
@@ -148,6 +149,7 @@ pub async fn activate_locations(
 ) -> store::Result<()> {
     let now = clock.now();
     let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     for location in locations.iter_mut().filter(|l| !l.is_service_active) {
         location.is_service_active = true;
         location.has_usage_history = true;
@@ -172,14 +174,19 @@ pub async fn activate_locations(
         ] {
             store::events::insert_event(tx, &NewEvent::of(app, &event, now)).await?;
         }
+        for c in contracts
+            .iter()
+            .filter(|c| c.location_uuid == location.uuid)
+        {
+            store::enrollment::set_status_of_contract(
+                tx,
+                c.uuid,
+                ContractStatus::Pending,
+                ContractStatus::Active,
+            )
+            .await?;
+        }
     }
-    store::enrollment::set_contract_status(
-        tx,
-        account,
-        ContractStatus::Pending,
-        ContractStatus::Active,
-    )
-    .await?;
     Ok(())
 }
 
@@ -297,6 +304,19 @@ pub fn new_location_and_contract(
         created_at: now,
         updated_at: now,
     };
+    let contract = new_contract(location.uuid, account_uuid, plan, start, accepted_by, now)?;
+    Ok((location, contract))
+}
+
+/// The pending Contract of a plan accepted for a location, starting on `start`.
+pub fn new_contract(
+    location_uuid: Uuid,
+    account_uuid: Uuid,
+    plan: &store::market::PlanRow,
+    start: chrono::NaiveDate,
+    accepted_by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<ContractRow, serde_json::Error> {
     let term_months = u32::try_from(plan.term_months).unwrap_or(1);
     let rates = PlanRatesOut {
         energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
@@ -308,7 +328,7 @@ pub fn new_location_and_contract(
     };
     let contract = ContractRow {
         uuid: Uuid::new_v4(),
-        location_uuid: location.uuid,
+        location_uuid,
         account_uuid,
         plan_uuid: plan.uuid,
         plan_name: plan.name.clone(),
@@ -323,7 +343,7 @@ pub fn new_location_and_contract(
         accepted_by: accepted_by.to_owned(),
         created_at: now,
     };
-    Ok((location, contract))
+    Ok(contract)
 }
 
 /// A plan accepted for a meter, in `tx`: the new Location, its pending Contract and
@@ -1210,33 +1230,6 @@ pub async fn documents_of_location(
         });
     }
     Ok(Some((contracts, location_documents(&terms))))
-}
-
-/// Why renewal is not open at a location.
-#[derive(Debug)]
-pub enum RenewalRefused {
-    LocationNotFound,
-    /// No active fixed-term contract inside its renewal window.
-    NotEligible,
-}
-
-/// Whether the location's contract in force may be renewed today (on the account's clock).
-pub async fn renewal_gate(
-    state: &Core,
-    account: Uuid,
-    location_uuid: Uuid,
-) -> Result<(), Error<RenewalRefused>> {
-    let (_, contracts) = location_with_contracts(&state.db, account, location_uuid)
-        .await?
-        .ok_or(Refused(RenewalRefused::LocationNotFound))?;
-    let today = state.clock.for_account(&state.db, account).await?.today();
-    let in_force = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
-        .map(|c| (c.status.as_str(), c.end_date));
-    if renewal_eligible(in_force, today) {
-        Ok(())
-    } else {
-        Err(Refused(RenewalRefused::NotEligible))
-    }
 }
 
 /// Why the identity was not updated; nothing was written.

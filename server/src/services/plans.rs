@@ -424,6 +424,7 @@ pub async fn app_request_plans(core: &Core, req: &AppPlanRequest<'_>) -> Result<
             group: req.plan_group_uuid,
             overrides: req.overrides,
             start: req.start,
+            renewal: None,
         },
     )
     .await
@@ -496,9 +497,49 @@ async fn plans_at_meter(
             group,
             overrides: Overrides::default(),
             start: None,
+            renewal: None,
         },
     )
     .await
+}
+
+/// Prices and stores the app's plans for renewing an account's location at its meter, with
+/// the same model as a new customer's, each starting on `start` only (the day after the
+/// contract in force ends), announced by `location.renewal_plan_requested`.
+pub async fn request_renewal_plans(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+    esi_id: &str,
+    start: NaiveDate,
+) -> Result<Vec<PricedPlan>> {
+    let account = account_of(core, app, account_uuid).await?;
+    let target = target_of_esi_id(core, esi_id).await?;
+    request_plans(
+        core,
+        PlanRequest {
+            app,
+            account: Some(&account),
+            target,
+            group: None,
+            overrides: Overrides::default(),
+            start: None,
+            renewal: Some(Renewal {
+                location_uuid,
+                start,
+            }),
+        },
+    )
+    .await
+}
+
+/// What makes a plan request a renewal's: the location it renews and the one day its plans
+/// start.
+#[derive(Clone, Copy)]
+struct Renewal {
+    location_uuid: Uuid,
+    start: NaiveDate,
 }
 
 struct PlanRequest<'a> {
@@ -508,6 +549,7 @@ struct PlanRequest<'a> {
     group: Option<Uuid>,
     overrides: Overrides,
     start: Option<NaiveDate>,
+    renewal: Option<Renewal>,
 }
 
 /// Prices the plans of a request, stores them and (for an account) emits
@@ -525,7 +567,14 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
     let cal = calendar(core).await?;
     let enroller =
         crate::domain::enrollment::enroller(req.account.and_then(|a| a.client_agent_accepted_at));
-    let window = start_window(today, enroller, &cal);
+    let window = match req.renewal {
+        Some(r) => StartWindow {
+            earliest: r.start,
+            earliest_switch: r.start,
+            latest: r.start,
+        },
+        None => start_window(today, enroller, &cal),
+    };
     if req.start.is_some_and(|s| !window.allows(s)) {
         return Err(Refused(PlansRefused::StartDateOutOfRange(
             StartDateOutOfRange {
@@ -567,21 +616,22 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         store::market::insert_plan(&mut tx, &p.plan).await?;
     }
     if let Some(account) = req.account {
-        store::events::insert_event(
-            &mut tx,
-            &NewEvent::of(
-                req.app.uuid,
-                &Event::PlanRequested {
-                    account_uuid: account.uuid,
-                    esi_id: req.target.esi_id.clone(),
-                    postal_code: req.target.postal_code.clone(),
-                    plan_uuids: priced.iter().map(|p| p.plan.uuid).collect(),
-                    is_custom: req.overrides.is_custom(),
-                },
-                now,
-            ),
-        )
-        .await?;
+        let plan_uuids = priced.iter().map(|p| p.plan.uuid).collect();
+        let event = match req.renewal {
+            Some(r) => Event::RenewalPlanRequested {
+                account_uuid: account.uuid,
+                location_uuid: r.location_uuid,
+                plan_uuids,
+            },
+            None => Event::PlanRequested {
+                account_uuid: account.uuid,
+                esi_id: req.target.esi_id.clone(),
+                postal_code: req.target.postal_code.clone(),
+                plan_uuids,
+                is_custom: req.overrides.is_custom(),
+            },
+        };
+        store::events::insert_event(&mut tx, &NewEvent::of(req.app.uuid, &event, now)).await?;
     }
     tx.commit().await?;
     Ok(priced)
@@ -635,7 +685,7 @@ fn plan_row(
         average_2000: wire(a2000),
         tos_version: terms.tos_version.clone(),
         yrac_version: YRAC_VERSION.to_owned(),
-        is_renewal: false,
+        is_renewal: req.renewal.is_some(),
         created_at: now,
     }
 }

@@ -231,6 +231,24 @@ pub async fn set_contract_status(
     Ok(())
 }
 
+/// Sets one contract's status if it is still in `from`; whether it was.
+pub async fn set_status_of_contract(
+    tx: &mut Tx,
+    uuid: Uuid,
+    from: ContractStatus,
+    to: ContractStatus,
+) -> Result<bool> {
+    let sql = "UPDATE contracts SET status = $1 WHERE uuid = $2 AND status = $3";
+    let changed = on_tx!(tx, c => sqlx::query(sql)
+        .bind(to)
+        .bind(uuid)
+        .bind(from)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(changed == 1)
+}
+
 /// Moves a contract's dates (sandbox demo data starts service in the past).
 pub async fn set_contract_dates(
     tx: &mut Tx,
@@ -390,6 +408,9 @@ pub const PIPELINE_JOB_KINDS: [&str; 4] = [
 /// The job that ends service on a scheduled final service date.
 pub const SERVICE_END_JOB_KIND: &str = "service.end";
 
+/// The job that starts an accepted renewal on its start date.
+pub const RENEWAL_START_JOB_KIND: &str = "renewal.start";
+
 /// Sandbox reset: deletes the account's invoices, payments, meter reads and usage, contracts, locations, enrollment, confirmed and billing
 /// addresses, credit-check submissions and attached payment methods, and its enrollment
 /// pipeline and credit jobs still pending, so that the account starts over from
@@ -415,7 +436,12 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
             .map(|r| r.rows_affected()))?;
     }
     drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await?;
-    drop_pending_jobs(tx, account_uuid, &[SERVICE_END_JOB_KIND, "credit.check"]).await?;
+    drop_pending_jobs(
+        tx,
+        account_uuid,
+        &[SERVICE_END_JOB_KIND, RENEWAL_START_JOB_KIND, "credit.check"],
+    )
+    .await?;
     drop_pending_jobs(tx, account_uuid, &super::billing::BILLING_JOB_KINDS).await
 }
 

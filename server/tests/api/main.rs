@@ -30,6 +30,7 @@ mod pages;
 mod payments;
 mod rate_limits;
 mod receiver;
+mod renewal;
 mod sandbox;
 mod utility;
 mod webhooks;
