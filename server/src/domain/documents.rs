@@ -6,6 +6,8 @@ use chrono::NaiveDate;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use super::enrollment::ContractStatus;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocumentKind {
     Efl,
@@ -23,20 +25,12 @@ impl DocumentKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocumentStatus {
-    Active,
-    Superseded,
-    Queued,
-}
-
-impl DocumentStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocumentStatus::Active => "active",
-            DocumentStatus::Superseded => "superseded",
-            DocumentStatus::Queued => "queued",
-        }
+super::text_enum! {
+    /// A document's place among a location's: in force, replaced, or waiting for its contract.
+    pub enum DocumentStatus {
+        Active = "active",
+        Superseded = "superseded",
+        Queued = "queued",
     }
 }
 
@@ -48,8 +42,7 @@ pub struct ContractTerms {
     pub tos_version: String,
     pub yrac_version: String,
     pub start_date: NaiveDate,
-    /// `pending`, `active`, `ended` or `cancelled`.
-    pub status: String,
+    pub status: ContractStatus,
 }
 
 /// One document of a location.
@@ -70,24 +63,29 @@ pub struct LocationDocument {
 /// recent (a cancelled or ended location still shows what it had).
 pub fn contract_in_force<C>(
     contracts: &[C],
-    status: impl Fn(&C) -> &str,
+    status: impl Fn(&C) -> ContractStatus,
     start: impl Fn(&C) -> NaiveDate,
 ) -> Option<&C> {
-    contracts
-        .iter()
-        .max_by_key(|c| (status(c) == "active", status(c) == "pending", start(c)))
+    contracts.iter().max_by_key(|c| {
+        (
+            status(c) == ContractStatus::Active,
+            status(c) == ContractStatus::Pending,
+            start(c),
+        )
+    })
 }
 
 /// Every document of a location's contracts, those in force first, then the queued ones, then
 /// the superseded, each group newest first.
 pub fn location_documents(contracts: &[ContractTerms]) -> Vec<LocationDocument> {
-    let in_force = contract_in_force(contracts, |c| c.status.as_str(), |c| c.start_date);
+    let in_force = contract_in_force(contracts, |c| c.status, |c| c.start_date);
     let mut documents: Vec<LocationDocument> = contracts
         .iter()
         .flat_map(|c| {
             let status = if Some(c) == in_force {
                 DocumentStatus::Active
-            } else if c.status == "pending" && in_force.is_some_and(|f| f.start_date < c.start_date)
+            } else if c.status == ContractStatus::Pending
+                && in_force.is_some_and(|f| f.start_date < c.start_date)
             {
                 DocumentStatus::Queued
             } else {
@@ -150,7 +148,7 @@ mod tests {
             tos_version: tos.to_owned(),
             yrac_version: "2024.1".to_owned(),
             start_date: date(start),
-            status: status.to_owned(),
+            status: ContractStatus::parse(status).unwrap(),
         }
     }
 

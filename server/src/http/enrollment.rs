@@ -127,7 +127,7 @@ pub async fn location_plan(
 ) -> ApiResult<axum::Json<LocationPlan>> {
     let (_, contracts) =
         location_with_contracts(&state, principal.account_uuid, location_uuid).await?;
-    let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+    let contract = contract_in_force(&contracts, |c| c.status, |c| c.start_date)
         .ok_or_else(|| ApiError::not_found("plan"))?;
     let contract = render_contract(contract)?;
     Ok(axum::Json(LocationPlan {
@@ -188,7 +188,7 @@ pub async fn location_documents(
     Path(location_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<LocationDocuments>> {
     let (contracts, documents) = documents_of_location(&state, &principal, location_uuid).await?;
-    let contract = contract_in_force(&contracts, |c| c.status.as_str(), |c| c.start_date)
+    let contract = contract_in_force(&contracts, |c| c.status, |c| c.start_date)
         .ok_or_else(|| ApiError::not_found("documents"))?;
     let active = |kind: DocumentKind| {
         documents
@@ -383,7 +383,7 @@ fn render_location(
         .iter()
         .filter(|c| c.location_uuid == l.uuid)
         .collect();
-    let contract = contract_in_force(&own, |c| c.status.as_str(), |c| c.start_date).copied();
+    let contract = contract_in_force(&own, |c| c.status, |c| c.start_date).copied();
     Location {
         uuid: l.uuid,
         esi_id: l.esi_id.clone(),

@@ -1226,7 +1226,7 @@ pub async fn documents_of_location(
             tos_version: c.tos_version.clone(),
             yrac_version,
             start_date: c.start_date,
-            status: c.status.to_string(),
+            status: c.status,
         });
     }
     Ok(Some((contracts, location_documents(&terms))))

@@ -63,7 +63,7 @@ impl From<RenewalRefusal> for RenewalRefused {
 /// The contract in force among a location's contracts, with its status and end date as the
 /// renewal rules read them.
 fn in_force(contracts: &[ContractRow]) -> Option<&ContractRow> {
-    contract_in_force(contracts, |c| c.status.as_str(), |c| c.start_date)
+    contract_in_force(contracts, |c| c.status, |c| c.start_date)
 }
 
 fn terms(c: &ContractRow) -> (ContractStatus, Option<NaiveDate>) {
