@@ -97,6 +97,7 @@ pub mod billing;
 pub mod cards;
 pub mod credit;
 pub mod documents;
+pub mod emails;
 pub mod enrollment;
 pub mod events;
 pub mod flows;

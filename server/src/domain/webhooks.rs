@@ -338,6 +338,15 @@ pub fn after_failure(
     }
 }
 
+super::text_enum! {
+    /// How one delivery attempt of an event to an endpoint ended.
+    pub enum DeliveryStatus {
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Pending = "pending",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

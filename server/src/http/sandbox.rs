@@ -277,7 +277,7 @@ pub async fn list_emails(
             subject: e.subject,
             text: e.text_body,
             html: e.html_body,
-            status: e.status,
+            status: e.status.to_string(),
             created_at: Timestamp(e.created_at),
             sent_at: e.sent_at.map(Timestamp),
         })

@@ -68,7 +68,7 @@ fn render_delivery(d: &DeliveryRow) -> Delivery {
         event_uuid: d.event_uuid,
         event_type: d.event_type.clone(),
         attempt: u32::try_from(d.attempt).unwrap_or(0),
-        status: d.status.clone(),
+        status: d.status.to_string(),
         response_status: d.response_status.and_then(|s| u16::try_from(s).ok()),
         error: d.error.clone(),
         attempted_at: Timestamp(d.attempted_at),

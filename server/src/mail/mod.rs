@@ -12,6 +12,7 @@ use lettre::{
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::domain::emails::EmailStatus;
 use crate::domain::events::Event;
 use crate::{
     clock::AccountClock,
@@ -95,7 +96,7 @@ pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> s
             subject: rendered.subject,
             text_body: rendered.text,
             html_body: rendered.html,
-            status: "queued".to_owned(),
+            status: EmailStatus::Queued,
             error: None,
             created_at: clock.now(),
             sent_at: None,
@@ -131,32 +132,32 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
             .finish_alone(&Outcome::Failed("e-mail not found".into()))
             .await?);
     };
-    if email.status != "queued" {
+    if email.status != EmailStatus::Queued {
         return Ok(ctx.finish_alone(&Outcome::Done).await?);
     }
     let (status, error, outcome) = match &mailer.smtp {
-        None => ("stored", None, Outcome::Done),
+        None => (EmailStatus::Stored, None, Outcome::Done),
         Some(smtp) => match message(&mailer.from, &email) {
-            Err(why) => ("failed", Some(why.clone()), Outcome::Failed(why)),
+            Err(why) => (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why)),
             Ok(msg) => match smtp.send(msg).await {
-                Ok(_) => ("sent", None, Outcome::Done),
+                Ok(_) => (EmailStatus::Sent, None, Outcome::Done),
                 Err(e) if e.is_permanent() => {
                     let why = format!("refused by the SMTP server: {e}");
-                    ("failed", Some(why.clone()), Outcome::Failed(why))
+                    (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
                 }
                 Err(e) if ctx.job.attempts >= ctx.job.max_attempts => {
                     let why = format!("SMTP failed: {e}");
-                    ("failed", Some(why.clone()), Outcome::Failed(why))
+                    (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
                 }
                 Err(e) => (
-                    "queued",
+                    EmailStatus::Queued,
                     Some(format!("SMTP failed: {e}")),
                     Outcome::RetryAt(ctx.now() + backoff(ctx.attempt()), "SMTP failed".into()),
                 ),
             },
         },
     };
-    let sent_at = (status == "sent" || status == "stored").then(|| ctx.now());
+    let sent_at = status.is_delivered().then(|| ctx.now());
     let mut tx = ctx.db.begin().await?;
     store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
     if let (Some(at), Some((kind, data))) = (sent_at, &payload.event_on_send) {

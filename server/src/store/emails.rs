@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{on_db, on_tx, Db, Result, Tx};
+use crate::domain::emails::EmailStatus;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EmailRow {
@@ -16,7 +17,7 @@ pub struct EmailRow {
     pub text_body: String,
     pub html_body: String,
     /// `queued`, `sent` (handed to SMTP), `stored` (no SMTP configured) or `failed`.
-    pub status: String,
+    pub status: EmailStatus,
     pub error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
@@ -38,7 +39,7 @@ pub async fn insert_email(tx: &mut Tx, e: &EmailRow) -> Result<()> {
         .bind(&e.subject)
         .bind(&e.text_body)
         .bind(&e.html_body)
-        .bind(&e.status)
+        .bind(e.status)
         .bind(&e.error)
         .bind(e.created_at)
         .bind(e.sent_at)
@@ -56,7 +57,7 @@ pub async fn email_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<EmailRow>> {
 pub async fn set_email_status(
     tx: &mut Tx,
     uuid: Uuid,
-    status: &str,
+    status: EmailStatus,
     error: Option<&str>,
     sent_at: Option<DateTime<Utc>>,
 ) -> Result<()> {

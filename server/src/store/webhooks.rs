@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
+use crate::domain::webhooks::DeliveryStatus;
 
 /// An endpoint as stored. The secrets are kept in clear because they sign; this row's `Debug`
 /// leaves them out.
@@ -194,7 +195,7 @@ pub struct DeliveryRow {
     pub event_uuid: Uuid,
     pub event_type: String,
     pub attempt: i32,
-    pub status: String,
+    pub status: DeliveryStatus,
     pub response_status: Option<i32>,
     pub error: Option<String>,
     pub attempted_at: DateTime<Utc>,
@@ -215,7 +216,7 @@ pub async fn insert_delivery(tx: &mut Tx, d: &DeliveryRow) -> Result<()> {
         .bind(d.event_uuid)
         .bind(&d.event_type)
         .bind(d.attempt)
-        .bind(&d.status)
+        .bind(d.status)
         .bind(d.response_status)
         .bind(&d.error)
         .bind(d.attempted_at)

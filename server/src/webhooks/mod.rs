@@ -12,6 +12,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::domain::webhooks::DeliveryStatus;
 use crate::{
     config::Config,
     domain::webhooks::{
@@ -216,11 +217,10 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
             event_type: event.kind.clone(),
             attempt: ctx.job.attempts,
             status: if result == AttemptResult::Succeeded {
-                "succeeded"
+                DeliveryStatus::Succeeded
             } else {
-                "failed"
-            }
-            .to_owned(),
+                DeliveryStatus::Failed
+            },
             response_status,
             error,
             attempted_at,

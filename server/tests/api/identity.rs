@@ -128,7 +128,7 @@ both_engines! {
             .unwrap()
             .unwrap();
         tx.commit().await.unwrap();
-        assert_eq!(check.status, "passed");
+        assert_eq!(check.status.as_str(), "passed");
         app.assert_not_stored(
             "checked-ssn@example.com",
             &["123456789", "123-45-6789", "123 45 6789"],

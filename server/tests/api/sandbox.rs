@@ -315,7 +315,7 @@ both_engines! {
         };
         app.eventually("a failed attempt", || async { email().await.error.is_some() }).await;
         let failed = email().await;
-        assert_eq!(failed.status, "queued");
+        assert_eq!(failed.status.as_str(), "queued");
         let error = failed.error.unwrap();
         assert!(error.starts_with("SMTP failed: "), "{error}");
         assert!(failed.sent_at.is_none());

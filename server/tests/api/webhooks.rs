@@ -200,7 +200,7 @@ both_engines! {
         };
         app.eventually("an attempt", || async { !attempts().await.is_empty() }).await;
         let log = attempts().await;
-        assert_eq!(log[0].status, "failed");
+        assert_eq!(log[0].status.as_str(), "failed");
         assert_eq!(log[0].error.as_deref(), Some("connection failed"));
         assert_eq!(receiver.count(), 0);
         let listed = app
