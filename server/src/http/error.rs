@@ -26,6 +26,7 @@ use crate::{
         },
         invoices::InvoiceRefused,
         plans::PlansRefused,
+        processor::PaymentMethodRefused,
         sandbox::{ResetRefused, SeedRefused, SimulationRefused},
     },
 };
@@ -286,6 +287,41 @@ impl From<SeedRefused> for ApiError {
                 enrollment_incomplete("plan", "The app has no plan to offer at this address")
             }
             SeedRefused::PlanNotFound => ApiError::not_found("plan"),
+        }
+    }
+}
+
+impl From<PaymentMethodRefused> for ApiError {
+    fn from(why: PaymentMethodRefused) -> Self {
+        let bad_secret = |message: &'static str| {
+            ApiError::new(ErrorCode::ParameterInvalid, message).with_param("client_secret")
+        };
+        match why {
+            PaymentMethodRefused::KeyInvalid => super::auth::invalid_token(),
+            PaymentMethodRefused::Card(e) => {
+                let code = match e.code {
+                    "invalid_expiry_month" => ErrorCode::InvalidExpiryMonth,
+                    "invalid_expiry_year" => ErrorCode::InvalidExpiryYear,
+                    "invalid_cvc" => ErrorCode::InvalidCvc,
+                    _ => ErrorCode::InvalidNumber,
+                };
+                ApiError::new(code, e.message).with_param(e.param)
+            }
+            PaymentMethodRefused::Field(e) => e.into(),
+            PaymentMethodRefused::SecretInvalid => bad_secret("The client secret is not valid"),
+            PaymentMethodRefused::SessionExpired => {
+                bad_secret("The payment session has expired; start a new one")
+            }
+            PaymentMethodRefused::SessionUsed => {
+                bad_secret("The payment session was already used; start a new one")
+            }
+            // A decline is 402, as the processor answers it, with the card's decline code.
+            PaymentMethodRefused::Declined(decline_code) => {
+                ApiError::new(ErrorCode::CardDeclined, "The card was declined")
+                    .with_status(StatusCode::PAYMENT_REQUIRED)
+                    .with_param("card.number")
+                    .with_detail("decline_code", decline_code)
+            }
         }
     }
 }

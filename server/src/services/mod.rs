@@ -8,6 +8,7 @@ pub mod credit;
 pub mod enrollment;
 pub mod invoices;
 pub mod plans;
+pub mod processor;
 pub mod sandbox;
 pub mod status;
 
