@@ -28,6 +28,7 @@ use crate::{
         plans::PlansRefused,
         processor::PaymentMethodRefused,
         sandbox::{ResetRefused, SeedRefused, SimulationRefused},
+        webhooks::WebhookRefused,
     },
 };
 
@@ -322,6 +323,22 @@ impl From<PaymentMethodRefused> for ApiError {
                     .with_param("card.number")
                     .with_detail("decline_code", decline_code)
             }
+        }
+    }
+}
+
+impl From<WebhookRefused> for ApiError {
+    fn from(why: WebhookRefused) -> Self {
+        match why {
+            WebhookRefused::EndpointNotFound => ApiError::not_found("webhook endpoint"),
+            WebhookRefused::EventNotFound => ApiError::not_found("event"),
+            WebhookRefused::TargetEndpointNotFound => {
+                ApiError::not_found("webhook endpoint").with_param("endpoint_uuid")
+            }
+            WebhookRefused::UrlNotAllowed(m) => {
+                ApiError::new(ErrorCode::UrlNotAllowed, m).with_param("url")
+            }
+            WebhookRefused::Field(e) => e.into(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod plans;
 pub mod processor;
 pub mod sandbox;
 pub mod status;
+pub mod webhooks;
 
 /// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
 /// nothing written), or failed inside (the database, a broken row).
