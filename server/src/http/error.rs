@@ -18,6 +18,7 @@ use crate::{
     domain::{FieldError, FieldErrorKind},
     services::{
         self,
+        accounts::AccountRefused,
         billing::BillingRefused,
         credit::SubmitCheckRefused,
         enrollment::{
@@ -339,6 +340,15 @@ impl From<WebhookRefused> for ApiError {
                 ApiError::new(ErrorCode::UrlNotAllowed, m).with_param("url")
             }
             WebhookRefused::Field(e) => e.into(),
+        }
+    }
+}
+
+impl From<AccountRefused> for ApiError {
+    fn from(why: AccountRefused) -> Self {
+        match why {
+            AccountRefused::AccountNotFound => ApiError::not_found("account"),
+            AccountRefused::Field(e) => e.into(),
         }
     }
 }

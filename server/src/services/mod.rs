@@ -3,6 +3,7 @@
 //! events and jobs it causes in that transaction, and says why it refused in a typed error that
 //! `http::error` renders and a job records.
 
+pub mod accounts;
 pub mod billing;
 pub mod credit;
 pub mod enrollment;
