@@ -25,6 +25,7 @@ use crate::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
             FinalizeRefused, IdentityRefused, RenewalRefused,
         },
+        flows::FlowLoginRefused,
         invoices::InvoiceRefused,
         plans::PlansRefused,
         processor::PaymentMethodRefused,
@@ -349,6 +350,18 @@ impl From<AccountRefused> for ApiError {
         match why {
             AccountRefused::AccountNotFound => ApiError::not_found("account"),
             AccountRefused::Field(e) => e.into(),
+        }
+    }
+}
+
+impl From<FlowLoginRefused> for ApiError {
+    fn from(why: FlowLoginRefused) -> Self {
+        match why {
+            FlowLoginRefused::Field(e) => e.into(),
+            FlowLoginRefused::AccountNotFound => ApiError::not_found("account"),
+            FlowLoginRefused::PlanGroupNotFound => {
+                ApiError::not_found("plan group").with_param("plan_group_uuid")
+            }
         }
     }
 }

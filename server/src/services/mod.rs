@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod billing;
 pub mod credit;
 pub mod enrollment;
+pub mod flows;
 pub mod invoices;
 pub mod plans;
 pub mod processor;
