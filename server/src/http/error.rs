@@ -30,6 +30,7 @@ use crate::{
         plans::PlansRefused,
         processor::PaymentMethodRefused,
         sandbox::{ResetRefused, SeedRefused, SimulationRefused},
+        usage::UsageRefused,
         webhooks::WebhookRefused,
     },
 };
@@ -362,6 +363,17 @@ impl From<FlowLoginRefused> for ApiError {
             FlowLoginRefused::PlanGroupNotFound => {
                 ApiError::not_found("plan group").with_param("plan_group_uuid")
             }
+        }
+    }
+}
+
+impl From<UsageRefused> for ApiError {
+    fn from(why: UsageRefused) -> Self {
+        match why {
+            UsageRefused::LocationNotFound => {
+                ApiError::not_found("location").with_param("location_uuid")
+            }
+            UsageRefused::Field(e) => e.into(),
         }
     }
 }

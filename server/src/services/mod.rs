@@ -13,6 +13,7 @@ pub mod plans;
 pub mod processor;
 pub mod sandbox;
 pub mod status;
+pub mod usage;
 pub mod webhooks;
 
 /// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
