@@ -3,6 +3,19 @@
 
 use app::api::Environment;
 
+use super::FieldError;
+
+/// The `scope` of a flow-login request: required, and one of `FlowScope::ALL`.
+pub fn parse_scope(raw: Option<&str>) -> Result<FlowScope, FieldError> {
+    let raw = raw.ok_or_else(|| FieldError::missing("scope"))?;
+    FlowScope::parse(raw).ok_or_else(|| {
+        FieldError::invalid(
+            "scope",
+            "scope must be one of enrollment, update-payment-method, billing, documents, renewal",
+        )
+    })
+}
+
 /// What a flow link lets its page do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FlowScope {
@@ -104,6 +117,21 @@ pub fn post_message_origins(environment: Environment, allowed_origins: &[String]
 mod tests {
     use super::*;
     use FlowScope::*;
+
+    #[test]
+    fn a_flow_login_scope_is_required_and_must_be_known() {
+        let missing = parse_scope(None).unwrap_err();
+        assert_eq!(missing.kind, crate::domain::FieldErrorKind::Missing);
+        assert_eq!(missing.message, "scope is required");
+        let unknown = parse_scope(Some("admin")).unwrap_err();
+        assert_eq!(unknown.kind, crate::domain::FieldErrorKind::Invalid);
+        assert_eq!(unknown.param, "scope");
+        assert_eq!(parse_scope(Some(" billing ")), Ok(Billing));
+        // The message lists every scope there is.
+        for scope in FlowScope::ALL {
+            assert!(unknown.message.contains(scope.as_str()), "{scope:?}");
+        }
+    }
 
     #[test]
     fn framing_follows_the_registered_origins() {

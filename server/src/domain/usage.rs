@@ -257,9 +257,173 @@ pub fn last_of_month(year: i32, month: u32) -> NaiveDate {
     next - Duration::days(1)
 }
 
+/// Whether a location whose usage runs from `bounds.0` to `bounds.1` (none stored: `None`) has
+/// usage in `from..=to`. A neighbouring period is linked only then, so a client paging through
+/// history stops where the history does.
+pub fn has_usage_in(
+    bounds: Option<(NaiveDate, NaiveDate)>,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> bool {
+    bounds.is_some_and(|(first, last)| first <= to && from <= last)
+}
+
+/// The kWh of a day or of a sum of days.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageTotals {
+    pub consumption: Decimal,
+    pub generation: Decimal,
+    pub vehicle: Decimal,
+    pub eligible_vehicle: Decimal,
+}
+
+impl std::ops::Add for UsageTotals {
+    type Output = UsageTotals;
+
+    fn add(self, o: UsageTotals) -> UsageTotals {
+        UsageTotals {
+            consumption: self.consumption + o.consumption,
+            generation: self.generation + o.generation,
+            vehicle: self.vehicle + o.vehicle,
+            eligible_vehicle: self.eligible_vehicle + o.eligible_vehicle,
+        }
+    }
+}
+
+/// Sums days by month (1 to 12), in month order; a month without a day is left out (it has no
+/// usage, which is not the same as zero usage).
+pub fn monthly_totals(
+    days: impl IntoIterator<Item = (NaiveDate, UsageTotals)>,
+) -> Vec<(u32, UsageTotals)> {
+    let mut months: [Option<UsageTotals>; 12] = [None; 12];
+    for (day, totals) in days {
+        let slot = &mut months[day.month0() as usize];
+        *slot = Some(slot.unwrap_or_default() + totals);
+    }
+    (1..=12)
+        .zip(months)
+        .filter_map(|(m, t)| t.map(|t| (m, t)))
+        .collect()
+}
+
+/// The days an intervals query covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntervalPeriod {
+    Day(NaiveDate),
+    Month { year: i32, month: u32 },
+}
+
+impl IntervalPeriod {
+    /// The first and last day of the period.
+    pub fn days(self) -> (NaiveDate, NaiveDate) {
+        match self {
+            IntervalPeriod::Day(d) => (d, d),
+            IntervalPeriod::Month { year, month } => {
+                (first_of_month(year, month), last_of_month(year, month))
+            }
+        }
+    }
+}
+
+/// An intervals query: `date` alone (a day, its year in the range of `year`, since a date at the
+/// end of the calendar has no next day), or `year` and `month` together.
+pub fn interval_period(
+    date: Option<NaiveDate>,
+    year: Option<i32>,
+    month: Option<u32>,
+) -> Result<IntervalPeriod, FieldError> {
+    match (date, year, month) {
+        (Some(d), None, None) => {
+            year_of(Some(d.year()), d).map_err(|e| FieldError {
+                param: "date".to_owned(),
+                message: format!("the year of date: {}", e.message),
+                ..e
+            })?;
+            Ok(IntervalPeriod::Day(d))
+        }
+        (Some(_), _, _) => Err(FieldError::invalid(
+            "date",
+            "give either date or year and month",
+        )),
+        // Both given: neither falls back to today.
+        (None, Some(y), Some(m)) => Ok(IntervalPeriod::Month {
+            year: year_of(Some(y), NaiveDate::MIN)?,
+            month: month_of(Some(m), NaiveDate::MIN)?,
+        }),
+        (None, Some(_), None) => Err(FieldError::missing("month")),
+        (None, None, Some(_)) => Err(FieldError::missing("year")),
+        (None, None, None) => Err(FieldError::missing("date")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_links_only_periods_that_overlap_the_history() {
+        let bounds = Some((d("2025-03-10"), d("2026-02-05")));
+        assert!(has_usage_in(bounds, d("2025-03-01"), d("2025-03-31")));
+        assert!(has_usage_in(bounds, d("2026-02-05"), d("2026-02-05")));
+        assert!(!has_usage_in(bounds, d("2025-02-01"), d("2025-03-09")));
+        assert!(!has_usage_in(bounds, d("2026-02-06"), d("2026-02-28")));
+        assert!(!has_usage_in(None, d("2025-03-01"), d("2025-03-31")));
+    }
+
+    #[test]
+    fn monthly_totals_sum_by_month_and_skip_months_without_days() {
+        let t = |c: i64| UsageTotals {
+            consumption: Decimal::new(c, 3),
+            generation: Decimal::new(1, 0),
+            vehicle: Decimal::ZERO,
+            eligible_vehicle: Decimal::new(2, 0),
+        };
+        let months = monthly_totals([
+            (d("2025-03-31"), t(1500)),
+            (d("2025-01-02"), t(250)),
+            (d("2025-03-01"), t(500)),
+        ]);
+        assert_eq!(months.len(), 2);
+        assert_eq!(months[0].0, 1);
+        assert_eq!(months[0].1.consumption, Decimal::new(250, 3));
+        assert_eq!(months[1].0, 3);
+        assert_eq!(months[1].1.consumption, Decimal::new(2000, 3));
+        assert_eq!(months[1].1.generation, Decimal::new(2, 0));
+        assert_eq!(months[1].1.eligible_vehicle, Decimal::new(4, 0));
+        assert!(monthly_totals([]).is_empty());
+    }
+
+    #[test]
+    fn an_intervals_query_is_a_day_or_a_month() {
+        assert_eq!(
+            interval_period(Some(d("2025-07-04")), None, None),
+            Ok(IntervalPeriod::Day(d("2025-07-04")))
+        );
+        assert_eq!(
+            interval_period(None, Some(2025), Some(2)).map(IntervalPeriod::days),
+            Ok((d("2025-02-01"), d("2025-02-28")))
+        );
+        let both = interval_period(Some(d("2025-07-04")), Some(2025), None).unwrap_err();
+        assert_eq!(both.param, "date");
+        assert_eq!(
+            interval_period(None, Some(2025), None).unwrap_err().param,
+            "month"
+        );
+        assert_eq!(
+            interval_period(None, None, Some(2)).unwrap_err().param,
+            "year"
+        );
+        assert_eq!(interval_period(None, None, None).unwrap_err().param, "date");
+        let late = interval_period(Some(d("2101-01-01")), None, None).unwrap_err();
+        assert_eq!(late.param, "date");
+        assert!(late.message.starts_with("the year of date: "));
+        assert_eq!(
+            interval_period(None, Some(2025), Some(13))
+                .unwrap_err()
+                .param,
+            "month"
+        );
+    }
 
     fn d(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()

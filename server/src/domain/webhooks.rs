@@ -15,7 +15,10 @@ use rand::RngCore;
 use sha2::Sha256;
 use url::{Host, Url};
 
-use super::{events::is_known_event_type, FieldError};
+use super::{
+    events::{endpoint_wants, is_known_event_type, TEST_EVENT_TYPE},
+    FieldError,
+};
 
 const SECRET_PREFIX: &str = "whsec_";
 
@@ -320,6 +323,41 @@ impl DisableReason {
     }
 }
 
+/// What a partner's `disabled` field does to an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisabledChange {
+    Keep,
+    /// Disabled by the partner (`DisableReason::Manual`).
+    Disable,
+    /// Enabled, its reason and past failures forgotten.
+    Enable,
+}
+
+/// `disabled: true` disables an enabled endpoint, and keeps the reason of one already disabled
+/// (a 410 stays the reason); `disabled: false` always enables and forgets past failures, so an
+/// endpoint that was failing starts its 5 days again.
+pub fn disabled_change(requested: Option<bool>, currently_disabled: bool) -> DisabledChange {
+    match requested {
+        Some(true) if !currently_disabled => DisabledChange::Disable,
+        Some(false) => DisabledChange::Enable,
+        _ => DisabledChange::Keep,
+    }
+}
+
+/// Whether a recover sends `kind` again to an endpoint subscribed to `filter`: the types it
+/// wants, never a test event (those were meant for one endpoint once).
+pub fn recovers(filter: &[String], kind: &str) -> bool {
+    endpoint_wants(filter, kind) && kind != TEST_EVENT_TYPE
+}
+
+/// Whether an endpoint whose filter is stored as `filter_json` (a JSON array of types) receives
+/// `kind`. A filter that does not parse counts as empty, so the endpoint receives everything
+/// rather than silently nothing.
+pub fn endpoint_wants_text(filter_json: &str, kind: &str) -> bool {
+    let filter: Vec<String> = serde_json::from_str(filter_json).unwrap_or_default();
+    endpoint_wants(&filter, kind)
+}
+
 /// Disable rules: a 410 disables at once; otherwise an endpoint whose failures began 5 days
 /// ago or more is disabled.
 pub fn after_failure(
@@ -350,6 +388,44 @@ super::text_enum! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disabled_true_keeps_the_reason_of_a_disabled_endpoint() {
+        assert_eq!(disabled_change(Some(true), false), DisabledChange::Disable);
+        assert_eq!(disabled_change(Some(true), true), DisabledChange::Keep);
+    }
+
+    #[test]
+    fn disabled_false_always_enables_and_absent_keeps() {
+        assert_eq!(disabled_change(Some(false), true), DisabledChange::Enable);
+        assert_eq!(disabled_change(Some(false), false), DisabledChange::Enable);
+        assert_eq!(disabled_change(None, true), DisabledChange::Keep);
+        assert_eq!(disabled_change(None, false), DisabledChange::Keep);
+    }
+
+    #[test]
+    fn a_stored_filter_is_read_as_its_types_and_an_unreadable_one_as_all() {
+        assert!(endpoint_wants_text("[]", "invoice.issued"));
+        assert!(endpoint_wants_text(
+            r#"["invoice.issued"]"#,
+            "invoice.issued"
+        ));
+        assert!(!endpoint_wants_text(
+            r#"["invoice.issued"]"#,
+            "account.status_updated"
+        ));
+        assert!(endpoint_wants_text("not json", "invoice.issued"));
+    }
+
+    #[test]
+    fn recover_follows_the_filter_and_skips_test_events() {
+        let all: Vec<String> = Vec::new();
+        let some = vec!["account.status_updated".to_owned()];
+        assert!(recovers(&all, "account.status_updated"));
+        assert!(recovers(&some, "account.status_updated"));
+        assert!(!recovers(&some, "invoice.issued"));
+        assert!(!recovers(&all, TEST_EVENT_TYPE));
+    }
 
     fn t(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)

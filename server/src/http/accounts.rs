@@ -13,7 +13,6 @@ use axum::{
     http::{header::CONTENT_TYPE, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
-use chrono::Duration;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -26,20 +25,14 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::{
-        account::{account_number, parse_client_agent_accepted_at, ParseContext, Profile},
-        enrollment::{enrollment, EnrollmentFacts, INITIAL_STATUS},
-        tokens,
-    },
+    domain::enrollment::{enrollment, EnrollmentFacts},
+    services::accounts,
     store::{
         self,
         accounts::{AccountFilter, AccountRow},
         apps::AppRow,
     },
 };
-
-/// How long an AccountToken lives.
-const ACCOUNT_TOKEN_TTL: Duration = Duration::minutes(60);
 
 pub fn app_router() -> ApiRouter {
     ApiRouter::new()
@@ -51,13 +44,6 @@ pub fn app_router() -> ApiRouter {
 
 pub fn account_router() -> ApiRouter {
     ApiRouter::new().routes(routes!(get_own_account))
-}
-
-fn parse_context(state: &AppState, principal: &AppPrincipal) -> ParseContext {
-    ParseContext {
-        today: state.clock.today(),
-        environment: principal.environment(),
-    }
 }
 
 /// Renders an account with its locations; `date_of_birth` only where one account is shown.
@@ -137,30 +123,8 @@ pub async fn create_account(
     principal: AppPrincipal,
     Json(input): Json<CreateAccountIn>,
 ) -> ApiResult<(StatusCode, axum::Json<Account>)> {
-    let profile = Profile::parse_new(input, &parse_context(&state, &principal))?;
-    let now = state.clock.now();
-    let (status, reason) = INITIAL_STATUS;
-    let mut tx = state.db.begin().await?;
-    let sequence = store::counters::next_value(&mut tx, "account_number").await?;
-    let row = AccountRow::new(
-        Uuid::new_v4(),
-        principal.app.uuid,
-        account_number(sequence),
-        &profile,
-        (status.as_str(), reason.as_str()),
-        now,
-    )
-    .map_err(ApiError::internal)?;
-    store::accounts::insert_account(&mut tx, &row).await?;
-    store::accounts::insert_status_history(
-        &mut tx,
-        row.uuid,
-        status.as_str(),
-        reason.as_str(),
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    let row = accounts::create_account(&state, principal.app.uuid, principal.environment(), input)
+        .await?;
     Ok((
         StatusCode::CREATED,
         axum::Json(render(&state.db, &row, &principal.app, true).await?),
@@ -312,36 +276,14 @@ pub async fn update_account(
     Path(account_uuid): Path<Uuid>,
     Json(input): Json<UpdateAccountIn>,
 ) -> ApiResult<axum::Json<Account>> {
-    let ctx = parse_context(&state, &principal);
-    let mut tx = state.db.begin().await?;
-    let mut row =
-        store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    let profile = row
-        .profile()
-        .map_err(ApiError::internal)?
-        .patched(input, &ctx)?;
-    row.set_profile(&profile).map_err(ApiError::internal)?;
-    row.updated_at = state.clock.now();
-    store::accounts::update_account(&mut tx, &row).await?;
-    if crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
+    let row = accounts::update_account(
+        &state,
         principal.app.uuid,
-        row.uuid,
-        row.updated_at,
+        principal.environment(),
+        account_uuid,
+        input,
     )
-    .await?
-    .is_some()
-    {
-        // The status changed: answer with the stored one.
-        row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, row.uuid)
-            .await?
-            .ok_or_else(|| ApiError::not_found("account"))?;
-    }
-    tx.commit().await?;
+    .await?;
     state.account_changed(row.uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
@@ -367,30 +309,13 @@ pub async fn record_client_agent(
     Path(account_uuid): Path<Uuid>,
     Json(input): Json<RecordClientAgentIn>,
 ) -> ApiResult<axum::Json<Account>> {
-    let now = state.clock.now();
-    let accepted_at = parse_client_agent_accepted_at(
-        "client_agent_accepted_at",
-        input.client_agent_accepted_at.as_deref(),
-        now,
-    )?;
-    let mut tx = state.db.begin().await?;
-    store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    crate::services::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
+    let row = accounts::record_client_agent(
+        &state,
         principal.app.uuid,
         account_uuid,
-        now,
+        input.client_agent_accepted_at.as_deref(),
     )
     .await?;
-    let row = store::accounts::account_of_app_for_update(&mut tx, principal.app.uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    tx.commit().await?;
     state.account_changed(account_uuid);
     Ok(axum::Json(
         render(&state.db, &row, &principal.app, true).await?,
@@ -413,14 +338,9 @@ pub async fn create_account_token(
     Path(account_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<TokenOut>> {
     let row = &account_of(&state, &principal, account_uuid).await?.row;
-    let now = state.clock.now();
-    let expires_at = now + ACCOUNT_TOKEN_TTL;
-    let token = tokens::issue_account_token();
-    let mut tx = state.db.begin().await?;
-    store::accounts::insert_account_token(&mut tx, &token.hash, row.uuid, expires_at, now).await?;
-    tx.commit().await?;
+    let (token, expires_at) = accounts::issue_account_token(&state, row.uuid).await?;
     Ok(axum::Json(TokenOut {
-        token: token.plain,
+        token,
         expires_at: Timestamp(expires_at),
     }))
 }

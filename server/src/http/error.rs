@@ -18,16 +18,21 @@ use crate::{
     domain::{enrollment::StartDateOutOfRange, FieldError, FieldErrorKind},
     services::{
         self,
+        accounts::AccountRefused,
         billing::BillingRefused,
         credit::SubmitCheckRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
             FinalizeRefused, IdentityRefused,
         },
+        flows::FlowLoginRefused,
         invoices::InvoiceRefused,
         plans::PlansRefused,
+        processor::PaymentMethodRefused,
         renewal::RenewalRefused,
         sandbox::{ResetRefused, SeedRefused, SimulationRefused},
+        usage::UsageRefused,
+        webhooks::WebhookRefused,
     },
 };
 
@@ -287,6 +292,89 @@ impl From<SeedRefused> for ApiError {
                 enrollment_incomplete("plan", "The app has no plan to offer at this address")
             }
             SeedRefused::PlanNotFound => ApiError::not_found("plan"),
+        }
+    }
+}
+
+impl From<PaymentMethodRefused> for ApiError {
+    fn from(why: PaymentMethodRefused) -> Self {
+        let bad_secret = |message: &'static str| {
+            ApiError::new(ErrorCode::ParameterInvalid, message).with_param("client_secret")
+        };
+        match why {
+            PaymentMethodRefused::KeyInvalid => super::auth::invalid_token(),
+            PaymentMethodRefused::Card(e) => {
+                let code = match e.code {
+                    "invalid_expiry_month" => ErrorCode::InvalidExpiryMonth,
+                    "invalid_expiry_year" => ErrorCode::InvalidExpiryYear,
+                    "invalid_cvc" => ErrorCode::InvalidCvc,
+                    _ => ErrorCode::InvalidNumber,
+                };
+                ApiError::new(code, e.message).with_param(e.param)
+            }
+            PaymentMethodRefused::Field(e) => e.into(),
+            PaymentMethodRefused::SecretInvalid => bad_secret("The client secret is not valid"),
+            PaymentMethodRefused::SessionExpired => {
+                bad_secret("The payment session has expired; start a new one")
+            }
+            PaymentMethodRefused::SessionUsed => {
+                bad_secret("The payment session was already used; start a new one")
+            }
+            // A decline is 402, as the processor answers it, with the card's decline code.
+            PaymentMethodRefused::Declined(decline_code) => {
+                ApiError::new(ErrorCode::CardDeclined, "The card was declined")
+                    .with_status(StatusCode::PAYMENT_REQUIRED)
+                    .with_param("card.number")
+                    .with_detail("decline_code", decline_code)
+            }
+        }
+    }
+}
+
+impl From<WebhookRefused> for ApiError {
+    fn from(why: WebhookRefused) -> Self {
+        match why {
+            WebhookRefused::EndpointNotFound => ApiError::not_found("webhook endpoint"),
+            WebhookRefused::EventNotFound => ApiError::not_found("event"),
+            WebhookRefused::TargetEndpointNotFound => {
+                ApiError::not_found("webhook endpoint").with_param("endpoint_uuid")
+            }
+            WebhookRefused::UrlNotAllowed(m) => {
+                ApiError::new(ErrorCode::UrlNotAllowed, m).with_param("url")
+            }
+            WebhookRefused::Field(e) => e.into(),
+        }
+    }
+}
+
+impl From<AccountRefused> for ApiError {
+    fn from(why: AccountRefused) -> Self {
+        match why {
+            AccountRefused::AccountNotFound => ApiError::not_found("account"),
+            AccountRefused::Field(e) => e.into(),
+        }
+    }
+}
+
+impl From<FlowLoginRefused> for ApiError {
+    fn from(why: FlowLoginRefused) -> Self {
+        match why {
+            FlowLoginRefused::Field(e) => e.into(),
+            FlowLoginRefused::AccountNotFound => ApiError::not_found("account"),
+            FlowLoginRefused::PlanGroupNotFound => {
+                ApiError::not_found("plan group").with_param("plan_group_uuid")
+            }
+        }
+    }
+}
+
+impl From<UsageRefused> for ApiError {
+    fn from(why: UsageRefused) -> Self {
+        match why {
+            UsageRefused::LocationNotFound => {
+                ApiError::not_found("location").with_param("location_uuid")
+            }
+            UsageRefused::Field(e) => e.into(),
         }
     }
 }

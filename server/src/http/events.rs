@@ -18,7 +18,8 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::events::{endpoint_wants, is_known_event_type},
+    domain::events::is_known_event_type,
+    services::webhooks,
     store::{self, events::EventFilter},
     webhooks::render_event,
 };
@@ -131,40 +132,14 @@ pub async fn redeliver_event(
     Path(event_uuid): Path<Uuid>,
     Json(input): Json<RedeliverIn>,
 ) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
-    let app_uuid = principal.app.uuid;
-    let event = store::events::event_of_app(&state.db, app_uuid, event_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("event"))?;
-    let mut tx = state.db.begin().await?;
-    let targets = match input.endpoint_uuid {
-        Some(endpoint_uuid) => {
-            store::webhooks::endpoint_of_app(&mut tx, app_uuid, endpoint_uuid)
-                .await?
-                .ok_or_else(|| {
-                    ApiError::not_found("webhook endpoint").with_param("endpoint_uuid")
-                })?;
-            vec![endpoint_uuid]
-        }
-        None => store::webhooks::enabled_endpoint_filters(&mut tx, app_uuid)
-            .await?
-            .into_iter()
-            .filter(|(_, filter)| {
-                let filter: Vec<String> = serde_json::from_str(filter).unwrap_or_default();
-                endpoint_wants(&filter, &event.kind)
-            })
-            .map(|(uuid, _)| uuid)
-            .collect(),
-    };
-    for endpoint_uuid in &targets {
-        store::events::enqueue_delivery(&mut tx, *endpoint_uuid, event.uuid, event.account_uuid)
+    let scheduled =
+        webhooks::redeliver_event(&state, principal.app.uuid, event_uuid, input.endpoint_uuid)
             .await?;
-    }
-    tx.commit().await?;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(DeliveriesScheduled {
-            scheduled: u32::try_from(targets.len()).unwrap_or(u32::MAX),
-            event_uuid: Some(event.uuid),
+            scheduled,
+            event_uuid: Some(event_uuid),
         }),
     ))
 }

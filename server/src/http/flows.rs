@@ -11,23 +11,16 @@ use axum::{
     routing::get,
     Router,
 };
-use chrono::Duration;
 use serde::Deserialize;
 use uuid::Uuid;
 
 use super::{
     auth::AppPrincipal,
-    error::{ApiError, ApiResult, ErrorCode},
+    error::ApiResult,
     extract::{Json, Path, Query},
     routes, ApiRouter, AppState,
 };
-use crate::{
-    domain::{flows::FlowScope, tokens},
-    store::{self, flows::NewFlowLogin},
-};
-
-const LOGIN_TTL: Duration = Duration::minutes(10);
-const SESSION_TTL: Duration = Duration::minutes(60);
+use crate::services::flows;
 
 /// `flow-login`, under `/v1/app`.
 pub fn app_router() -> ApiRouter {
@@ -63,51 +56,23 @@ pub async fn create_flow_login(
     Query(query): Query<ScopeQuery>,
     Json(input): Json<FlowLoginIn>,
 ) -> ApiResult<axum::Json<FlowLoginOut>> {
-    let raw_scope = input.scope.or(query.scope).ok_or_else(|| {
-        ApiError::new(ErrorCode::ParameterMissing, "scope is required").with_param("scope")
-    })?;
-    let scope = FlowScope::parse(&raw_scope).ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::ParameterInvalid,
-            "scope must be one of enrollment, update-payment-method, billing, documents, renewal",
-        )
-        .with_param("scope")
-    })?;
-    store::accounts::account_of_app(&state.db, principal.app.uuid, account_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    if let Some(group) = input.plan_group_uuid {
-        let groups = store::market::plan_groups_of_app(&state.db, principal.app.uuid).await?;
-        if !groups.iter().any(|g| g.uuid == group) {
-            return Err(ApiError::not_found("plan group").with_param("plan_group_uuid"));
-        }
-    }
-    let now = state.clock.now();
-    let expires_at = now + LOGIN_TTL;
-    let token = tokens::issue_flow_login_token();
-    let mut tx = state.db.begin().await?;
-    store::flows::insert_flow_login(
-        &mut tx,
-        &NewFlowLogin {
-            token_hash: &token.hash,
-            app_uuid: principal.app.uuid,
-            account_uuid,
-            scope: scope.as_str(),
-            plan_group_uuid: input.plan_group_uuid,
-            expires_at,
-            now,
-        },
+    let scope = input.scope.or(query.scope);
+    let login = flows::create_flow_login(
+        &state,
+        principal.app.uuid,
+        account_uuid,
+        scope.as_deref(),
+        input.plan_group_uuid,
     )
     .await?;
-    tx.commit().await?;
     Ok(axum::Json(FlowLoginOut {
         login_link: format!(
             "{}/flow/login?token={}",
             state.config.public_url(),
-            token.plain
+            login.token
         ),
-        scope: scope.as_str().to_owned(),
-        expires_at: Timestamp(expires_at),
+        scope: login.scope.as_str().to_owned(),
+        expires_at: Timestamp(login.expires_at),
     }))
 }
 
@@ -142,29 +107,13 @@ pub async fn open_flow_link(
 }
 
 async fn open(state: &AppState, token: &str) -> ApiResult<Option<String>> {
-    if !tokens::is_flow_login_token(token) {
-        return Ok(None);
-    }
-    let hash = tokens::hash_token(token);
-    let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
-    let Some(login) = store::flows::flow_login(&mut tx, &hash).await? else {
-        return Ok(None);
-    };
-    if login.expires_at <= now || login.used_at.is_some() {
-        return Ok(None);
-    }
-    if !store::flows::use_flow_login(&mut tx, &hash, now).await? {
-        return Ok(None);
-    }
-    let session = tokens::issue_flow_session_token();
-    store::flows::insert_flow_session(&mut tx, &session.hash, &login, now + SESSION_TTL, now)
-        .await?;
-    tx.commit().await?;
-    Ok(Some(format!(
-        "/flow/{}?app={}#session={}",
-        login.scope, login.app_uuid, session.plain
-    )))
+    let opened = flows::open_flow_link(state, token).await?;
+    Ok(opened.map(|o| {
+        format!(
+            "/flow/{}?app={}#session={}",
+            o.scope, o.app_uuid, o.session_token
+        )
+    }))
 }
 
 /// What a customer sees when a flow link was already used or is too old.

@@ -3,8 +3,6 @@
 //! year before service start) through the last cycle read; `next`/`previous` link the
 //! neighbouring periods that have usage.
 
-use std::str::FromStr;
-
 use app::api::{
     billing::{
         DailyUsage, IntervalUsage, MeterRead, MonthlyUsage, UsageDay, UsageInterval, UsageMonth,
@@ -13,24 +11,21 @@ use app::api::{
 };
 use axum::extract::State;
 use chrono::{Datelike, Duration, NaiveDate};
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
 use super::{
     auth::AccountPrincipal,
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     extract::{Path, Query},
     pagination::Page,
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::{
-        usage::{self, first_of_month, last_of_month, month_of, year_of},
-        FieldError,
-    },
-    store::{self, billing::UsageDayRow, enrollment::LocationRow},
+    domain::usage::{start_of_local_day, IntervalPeriod},
+    services::usage,
+    store,
 };
 
 pub fn router() -> ApiRouter {
@@ -42,44 +37,6 @@ pub fn router() -> ApiRouter {
 }
 
 const UNITS: &str = "kWh";
-
-async fn location(
-    state: &AppState,
-    principal: &AccountPrincipal,
-    uuid: Uuid,
-) -> ApiResult<LocationRow> {
-    store::enrollment::location_of_account(&state.db, principal.account_uuid, uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("location").with_param("location_uuid"))
-}
-
-fn dec(s: &str) -> Decimal {
-    Decimal::from_str(s).unwrap_or_default()
-}
-
-/// Sums of a set of days: consumption, generation, vehicle, eligible vehicle.
-fn totals<'a>(days: impl Iterator<Item = &'a UsageDayRow>) -> [Decimal; 4] {
-    days.fold([Decimal::ZERO; 4], |acc, d| {
-        [
-            acc[0] + dec(&d.consumption_kwh),
-            acc[1] + dec(&d.generation_kwh),
-            acc[2] + dec(&d.vehicle_kwh),
-            acc[3] + dec(&d.eligible_vehicle_kwh),
-        ]
-    })
-}
-
-/// The link to the period starting `from` when usage exists in `from..=to`.
-fn link(
-    bounds: Option<(NaiveDate, NaiveDate)>,
-    from: NaiveDate,
-    to: NaiveDate,
-    path: String,
-) -> Option<String> {
-    bounds
-        .filter(|(first, last)| *first <= to && from <= *last)
-        .map(|_| path)
-}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -105,53 +62,31 @@ pub async fn monthly(
     Path(location_uuid): Path<Uuid>,
     Query(q): Query<YearQuery>,
 ) -> ApiResult<axum::Json<MonthlyUsage>> {
-    let location = location(&state, &principal, location_uuid).await?;
-    let today = state
-        .clock
-        .for_account(&state.db, principal.account_uuid)
-        .await?
-        .today();
-    let year = year_of(q.year, today)?;
-    let days = store::billing::usage_days(
-        &state.db,
-        location.uuid,
-        first_of_month(year, 1),
-        last_of_month(year, 12),
-    )
-    .await?;
-    let months = (1..=12)
-        .filter_map(|m| {
-            let of_month: Vec<&UsageDayRow> = days.iter().filter(|d| d.day.month() == m).collect();
-            (!of_month.is_empty()).then(|| {
-                let [c, g, v, e] = totals(of_month.into_iter());
-                UsageMonth {
-                    month: format!("{year}-{m:02}"),
-                    consumption: c.to_string(),
-                    generation: g.to_string(),
-                    vehicle_charging: v.to_string(),
-                    eligible_vehicle_charging: e.to_string(),
-                }
-            })
+    let usage = usage::monthly(&state, principal.account_uuid, location_uuid, q.year).await?;
+    let year = usage.year;
+    let months = usage
+        .months
+        .into_iter()
+        .map(|(m, t)| UsageMonth {
+            month: format!("{year}-{m:02}"),
+            consumption: t.consumption.to_string(),
+            generation: t.generation.to_string(),
+            vehicle_charging: t.vehicle.to_string(),
+            eligible_vehicle_charging: t.eligible_vehicle.to_string(),
         })
         .collect();
-    let bounds = store::billing::usage_bounds(&state.db, location.uuid).await?;
-    let path = |y: i32| format!("/v1/account/locations/{location_uuid}/usage/monthly?year={y}");
+    let path = |d: NaiveDate| {
+        format!(
+            "/v1/account/locations/{location_uuid}/usage/monthly?year={}",
+            d.year()
+        )
+    };
     Ok(axum::Json(MonthlyUsage {
         year,
         units: UNITS.to_owned(),
         months,
-        next: link(
-            bounds,
-            first_of_month(year + 1, 1),
-            last_of_month(year + 1, 12),
-            path(year + 1),
-        ),
-        previous: link(
-            bounds,
-            first_of_month(year - 1, 1),
-            last_of_month(year - 1, 12),
-            path(year - 1),
-        ),
+        next: usage.neighbours.next.map(path),
+        previous: usage.neighbours.previous.map(path),
     }))
 }
 
@@ -181,17 +116,16 @@ pub async fn daily(
     Path(location_uuid): Path<Uuid>,
     Query(q): Query<MonthQuery>,
 ) -> ApiResult<axum::Json<DailyUsage>> {
-    let location = location(&state, &principal, location_uuid).await?;
-    let today = state
-        .clock
-        .for_account(&state.db, principal.account_uuid)
-        .await?
-        .today();
-    let year = year_of(q.year, today)?;
-    let month = month_of(q.month, today)?;
-    let (from, to) = (first_of_month(year, month), last_of_month(year, month));
-    let days = store::billing::usage_days(&state.db, location.uuid, from, to)
-        .await?
+    let usage = usage::daily(
+        &state,
+        principal.account_uuid,
+        location_uuid,
+        q.year,
+        q.month,
+    )
+    .await?;
+    let days = usage
+        .days
         .into_iter()
         .map(|d| UsageDay {
             date: d.day,
@@ -201,7 +135,6 @@ pub async fn daily(
             eligible_vehicle_charging: d.eligible_vehicle_kwh,
         })
         .collect();
-    let bounds = store::billing::usage_bounds(&state.db, location.uuid).await?;
     let path = |d: NaiveDate| {
         format!(
             "/v1/account/locations/{location_uuid}/usage/daily?year={}&month={}",
@@ -209,25 +142,13 @@ pub async fn daily(
             d.month()
         )
     };
-    let next = to + Duration::days(1);
-    let previous = from - Duration::days(1);
     Ok(axum::Json(DailyUsage {
-        year,
-        month,
+        year: usage.year,
+        month: usage.month,
         units: UNITS.to_owned(),
         days,
-        next: link(
-            bounds,
-            next,
-            last_of_month(next.year(), next.month()),
-            path(next),
-        ),
-        previous: link(
-            bounds,
-            first_of_month(previous.year(), previous.month()),
-            previous,
-            path(previous),
-        ),
+        next: usage.neighbours.next.map(path),
+        previous: usage.neighbours.previous.map(path),
     }))
 }
 
@@ -259,72 +180,37 @@ pub async fn intervals(
     Path(location_uuid): Path<Uuid>,
     Query(q): Query<IntervalsQuery>,
 ) -> ApiResult<axum::Json<IntervalUsage>> {
-    let location = location(&state, &principal, location_uuid).await?;
-    let (from, to) = match (q.date, q.year, q.month) {
-        // The same years as `year=` (a date at the end of the calendar has no next day).
-        (Some(d), None, None) => {
-            year_of(Some(d.year()), d).map_err(|e| FieldError {
-                param: "date".to_owned(),
-                message: format!("the year of date: {}", e.message),
-                ..e
-            })?;
-            (d, d)
-        }
-        (Some(_), _, _) => {
-            return Err(FieldError::invalid("date", "give either date or year and month").into())
-        }
-        (None, Some(y), Some(m)) => {
-            let today = state
-                .clock
-                .for_account(&state.db, principal.account_uuid)
-                .await?
-                .today();
-            let (y, m) = (year_of(Some(y), today)?, month_of(Some(m), today)?);
-            (first_of_month(y, m), last_of_month(y, m))
-        }
-        (None, Some(_), None) => return Err(FieldError::missing("month").into()),
-        (None, None, Some(_)) => return Err(FieldError::missing("year").into()),
-        (None, None, None) => return Err(FieldError::missing("date").into()),
-    };
-    let stored = store::billing::usage_days(&state.db, location.uuid, from, to).await?;
-    let intervals = stored
-        .iter()
-        .flat_map(|d| usage::intervals(&location.esi_id, d.day))
+    let usage = usage::intervals(
+        &state,
+        principal.account_uuid,
+        location_uuid,
+        q.date,
+        q.year,
+        q.month,
+    )
+    .await?;
+    let intervals = usage
+        .intervals
+        .into_iter()
         .map(|i| UsageInterval {
             start: Timestamp(i.start),
             consumption: i.consumption.to_string(),
             generation: i.generation.to_string(),
         })
         .collect();
-    let bounds = store::billing::usage_bounds(&state.db, location.uuid).await?;
     let base = format!("/v1/account/locations/{location_uuid}/usage/intervals");
-    let (next, previous) = if q.date.is_some() {
-        let (n, p) = (to + Duration::days(1), from - Duration::days(1));
-        (
-            link(bounds, n, n, format!("{base}?date={n}")),
-            link(bounds, p, p, format!("{base}?date={p}")),
-        )
-    } else {
-        let (n, p) = (to + Duration::days(1), from - Duration::days(1));
-        let month_path = |d: NaiveDate| format!("{base}?year={}&month={}", d.year(), d.month());
-        (
-            link(bounds, n, last_of_month(n.year(), n.month()), month_path(n)),
-            link(
-                bounds,
-                first_of_month(p.year(), p.month()),
-                p,
-                month_path(p),
-            ),
-        )
+    let path = |d: NaiveDate| match usage.period {
+        IntervalPeriod::Day(_) => format!("{base}?date={d}"),
+        IntervalPeriod::Month { .. } => format!("{base}?year={}&month={}", d.year(), d.month()),
     };
     Ok(axum::Json(IntervalUsage {
-        start: Timestamp(usage::start_of_local_day(from)),
-        end: Timestamp(usage::start_of_local_day(to + Duration::days(1))),
+        start: Timestamp(start_of_local_day(usage.from)),
+        end: Timestamp(start_of_local_day(usage.to + Duration::days(1))),
         interval_minutes: 15,
         units: UNITS.to_owned(),
         intervals,
-        next,
-        previous,
+        next: usage.neighbours.next.map(path),
+        previous: usage.neighbours.previous.map(path),
     }))
 }
 
@@ -353,7 +239,8 @@ pub async fn meter_reads(
     Path(location_uuid): Path<Uuid>,
     Query(q): Query<ReadsQuery>,
 ) -> ApiResult<axum::Json<List<MeterRead>>> {
-    let location = location(&state, &principal, location_uuid).await?;
+    let location =
+        usage::location_of_account(&state, principal.account_uuid, location_uuid).await?;
     let page = Page::parse(q.limit, q.offset)?;
     let rows = store::billing::meter_reads(
         &state.db,

@@ -6,7 +6,7 @@ use app::api::{
         CreateWebhookEndpointIn, Deleted, DeliveriesScheduled, Delivery, RecoverIn,
         UpdateWebhookEndpointIn, WebhookEndpoint,
     },
-    Environment, ErrorEnvelope, List, Patch, Timestamp,
+    ErrorEnvelope, List, Timestamp,
 };
 use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
@@ -15,29 +15,18 @@ use uuid::Uuid;
 
 use super::{
     auth::AppPrincipal,
-    error::{ApiError, ApiResult, ErrorCode},
+    error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     pagination::Page,
     routes, ApiRouter, AppState,
 };
-use crate::domain::events::Event;
 use crate::{
-    domain::{
-        events::{endpoint_wants, TEST_EVENT_TYPE},
-        webhooks::{
-            parse_description, parse_endpoint_url, parse_event_types, DisableReason, UrlRefusal,
-            WebhookSecret, ROTATION_OVERLAP,
-        },
-    },
+    services::webhooks,
     store::{
         self,
-        events::NewEvent,
         webhooks::{DeliveryRow, EndpointRow},
     },
 };
-
-/// Most events one recover schedules; a partner asks again from the last one for more.
-const RECOVER_LIMIT: i64 = 10_000;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -76,30 +65,6 @@ fn render_delivery(d: &DeliveryRow) -> Delivery {
     }
 }
 
-fn parse_url(raw: &str, environment: Environment) -> ApiResult<String> {
-    match parse_endpoint_url(raw, environment) {
-        Ok(url) => Ok(url.to_string()),
-        Err(UrlRefusal::NotAllowed(m)) => {
-            Err(ApiError::new(ErrorCode::UrlNotAllowed, m).with_param("url"))
-        }
-        Err(invalid) => Err(crate::domain::FieldError::from(invalid).into()),
-    }
-}
-
-fn json_list(types: &[String]) -> ApiResult<String> {
-    serde_json::to_string(types).map_err(ApiError::internal)
-}
-
-async fn endpoint_of(
-    state: &AppState,
-    principal: &AppPrincipal,
-    uuid: Uuid,
-) -> ApiResult<EndpointRow> {
-    store::webhooks::endpoint_of_app(&state.db, principal.app.uuid, uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))
-}
-
 /// Create a webhook endpoint; its signing secret is shown only in this answer.
 #[utoipa::path(
     post, path = "/v1/app/webhook-endpoints", tag = "webhooks",
@@ -116,28 +81,8 @@ pub async fn create_endpoint(
     principal: AppPrincipal,
     Json(input): Json<CreateWebhookEndpointIn>,
 ) -> ApiResult<(StatusCode, axum::Json<WebhookEndpoint>)> {
-    let url = parse_url(&input.url, principal.environment())?;
-    let event_types = parse_event_types(input.event_types)?;
-    let description = parse_description(input.description)?;
-    let row = EndpointRow {
-        uuid: Uuid::new_v4(),
-        app_uuid: principal.app.uuid,
-        url,
-        event_types: json_list(&event_types)?,
-        description,
-        secret: WebhookSecret::generate().expose().to_owned(),
-        previous_secret: None,
-        previous_secret_expires_at: None,
-        disabled: input.disabled,
-        disabled_reason: input
-            .disabled
-            .then(|| DisableReason::Manual.as_str().to_owned()),
-        failing_since: None,
-        created_at: state.clock.now(),
-    };
-    let mut tx = state.db.begin().await?;
-    store::webhooks::insert_endpoint(&mut tx, &row).await?;
-    tx.commit().await?;
+    let row = webhooks::create_endpoint(&state, principal.app.uuid, principal.environment(), input)
+        .await?;
     Ok((StatusCode::CREATED, axum::Json(render(&row, true))))
 }
 
@@ -191,7 +136,9 @@ pub async fn get_endpoint(
     principal: AppPrincipal,
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<WebhookEndpoint>> {
-    let row = endpoint_of(&state, &principal, endpoint_uuid).await?;
+    let row = store::webhooks::endpoint_of_app(&state.db, principal.app.uuid, endpoint_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
     Ok(axum::Json(render(&row, false)))
 }
 
@@ -214,62 +161,14 @@ pub async fn update_endpoint(
     Path(endpoint_uuid): Path<Uuid>,
     Json(input): Json<UpdateWebhookEndpointIn>,
 ) -> ApiResult<axum::Json<WebhookEndpoint>> {
-    let url = match input.url {
-        Patch::Absent => None,
-        Patch::Null => {
-            return Err(
-                ApiError::new(ErrorCode::ParameterInvalid, "url cannot be null").with_param("url"),
-            )
-        }
-        Patch::Value(u) => Some(parse_url(&u, principal.environment())?),
-    };
-    let event_types = match input.event_types {
-        Patch::Absent => None,
-        Patch::Null => Some(Vec::new()),
-        Patch::Value(t) => Some(parse_event_types(t)?),
-    };
-    let description = match input.description {
-        Patch::Absent => None,
-        Patch::Null => Some(None),
-        Patch::Value(d) => Some(parse_description(Some(d))?),
-    };
-    let disabled = match input.disabled {
-        Patch::Absent => None,
-        Patch::Null => {
-            return Err(
-                ApiError::new(ErrorCode::ParameterInvalid, "disabled cannot be null")
-                    .with_param("disabled"),
-            )
-        }
-        Patch::Value(d) => Some(d),
-    };
-    let mut tx = state.db.begin().await?;
-    let mut row = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
-    if let Some(url) = url {
-        row.url = url;
-    }
-    if let Some(types) = event_types {
-        row.event_types = json_list(&types)?;
-    }
-    if let Some(d) = description {
-        row.description = d;
-    }
-    match disabled {
-        Some(true) if !row.disabled => {
-            row.disabled = true;
-            row.disabled_reason = Some(DisableReason::Manual.as_str().to_owned());
-        }
-        Some(false) => {
-            row.disabled = false;
-            row.disabled_reason = None;
-            row.failing_since = None;
-        }
-        _ => {}
-    }
-    store::webhooks::update_endpoint(&mut tx, &row).await?;
-    tx.commit().await?;
+    let row = webhooks::update_endpoint(
+        &state,
+        principal.app.uuid,
+        principal.environment(),
+        endpoint_uuid,
+        input,
+    )
+    .await?;
     Ok(axum::Json(render(&row, false)))
 }
 
@@ -288,18 +187,7 @@ pub async fn delete_endpoint(
     principal: AppPrincipal,
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<Deleted>> {
-    let mut tx = state.db.begin().await?;
-    let deleted = store::webhooks::delete_endpoint(
-        &mut tx,
-        principal.app.uuid,
-        endpoint_uuid,
-        state.clock.now(),
-    )
-    .await?;
-    if !deleted {
-        return Err(ApiError::not_found("webhook endpoint"));
-    }
-    tx.commit().await?;
+    webhooks::delete_endpoint(&state, principal.app.uuid, endpoint_uuid).await?;
     Ok(axum::Json(Deleted {
         uuid: endpoint_uuid,
         deleted: true,
@@ -322,15 +210,7 @@ pub async fn rotate_secret(
     principal: AppPrincipal,
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<WebhookEndpoint>> {
-    let mut tx = state.db.begin().await?;
-    let mut row = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
-    let new = WebhookSecret::generate();
-    row.previous_secret = Some(std::mem::replace(&mut row.secret, new.expose().to_owned()));
-    row.previous_secret_expires_at = Some(state.clock.now() + ROTATION_OVERLAP);
-    store::webhooks::update_endpoint(&mut tx, &row).await?;
-    tx.commit().await?;
+    let row = webhooks::rotate_secret(&state, principal.app.uuid, endpoint_uuid).await?;
     Ok(axum::Json(render(&row, true)))
 }
 
@@ -351,10 +231,14 @@ pub async fn list_deliveries(
     Query(q): Query<PageQuery>,
 ) -> ApiResult<axum::Json<List<Delivery>>> {
     let page = Page::parse(q.limit, q.offset)?;
-    let endpoint = endpoint_of(&state, &principal, endpoint_uuid).await?;
-    let rows =
-        store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, page.limit, page.offset)
-            .await?;
+    let rows = webhooks::deliveries(
+        &state,
+        principal.app.uuid,
+        endpoint_uuid,
+        page.limit,
+        page.offset,
+    )
+    .await?;
     let deliveries = rows.iter().map(render_delivery).collect();
     Ok(axum::Json(page.list(
         deliveries,
@@ -382,28 +266,8 @@ pub async fn recover(
     Path(endpoint_uuid): Path<Uuid>,
     Json(input): Json<RecoverIn>,
 ) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
-    let mut tx = state.db.begin().await?;
-    let endpoint = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
-    let filter = endpoint.event_type_list();
-    let events = store::events::events_of_app_since(
-        &mut tx,
-        principal.app.uuid,
-        input.since.0,
-        RECOVER_LIMIT,
-    )
-    .await?;
-    let mut scheduled = 0u32;
-    for event in events
-        .iter()
-        .filter(|e| endpoint_wants(&filter, &e.kind) && e.kind != TEST_EVENT_TYPE)
-    {
-        store::events::enqueue_delivery(&mut tx, endpoint.uuid, event.uuid, event.account_uuid)
-            .await?;
-        scheduled += 1;
-    }
-    tx.commit().await?;
+    let scheduled =
+        webhooks::recover(&state, principal.app.uuid, endpoint_uuid, input.since.0).await?;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(DeliveriesScheduled {
@@ -428,23 +292,7 @@ pub async fn send_test(
     principal: AppPrincipal,
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<(StatusCode, axum::Json<DeliveriesScheduled>)> {
-    let mut tx = state.db.begin().await?;
-    let endpoint = store::webhooks::endpoint_of_app(&mut tx, principal.app.uuid, endpoint_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
-    let event_uuid = store::events::insert_event_only(
-        &mut tx,
-        &NewEvent::of(
-            principal.app.uuid,
-            &Event::WebhookTest {
-                endpoint_uuid: endpoint.uuid,
-            },
-            state.clock.now(),
-        ),
-    )
-    .await?;
-    store::events::enqueue_delivery(&mut tx, endpoint.uuid, event_uuid, None).await?;
-    tx.commit().await?;
+    let event_uuid = webhooks::send_test(&state, principal.app.uuid, endpoint_uuid).await?;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(DeliveriesScheduled {

@@ -3,14 +3,19 @@
 //! events and jobs it causes in that transaction, and says why it refused in a typed error that
 //! `http::error` renders and a job records.
 
+pub mod accounts;
 pub mod billing;
 pub mod credit;
 pub mod enrollment;
+pub mod flows;
 pub mod invoices;
 pub mod plans;
+pub mod processor;
 pub mod renewal;
 pub mod sandbox;
 pub mod status;
+pub mod usage;
+pub mod webhooks;
 
 /// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and
 /// nothing written), or failed inside (the database, a broken row).

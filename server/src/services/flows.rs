@@ -1,0 +1,121 @@
+//! Flow links: the single-use login link a partner hands its customer, and opening it into a
+//! flow session of its scope.
+
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+use super::Error;
+use crate::{
+    domain::{
+        flows::{parse_scope, FlowScope},
+        tokens, FieldError,
+    },
+    state::Core,
+    store::{self, flows::NewFlowLogin},
+};
+
+/// How long a flow link may wait to be opened.
+const LOGIN_TTL: Duration = Duration::minutes(10);
+/// How long the session an opened link starts lives.
+const SESSION_TTL: Duration = Duration::minutes(60);
+
+/// Why no flow link was made. Nothing is written.
+#[derive(Debug)]
+pub enum FlowLoginRefused {
+    Field(FieldError),
+    /// No such account in this app.
+    AccountNotFound,
+    /// The plan group named is not one of this app's.
+    PlanGroupNotFound,
+}
+
+/// A new flow link's token (shown once), its scope, and when it expires.
+pub struct FlowLogin {
+    pub token: String,
+    pub scope: FlowScope,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A single-use flow link for the account, in `scope` (optionally limited to a plan group of
+/// the app).
+pub async fn create_flow_login(
+    core: &Core,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    scope: Option<&str>,
+    plan_group_uuid: Option<Uuid>,
+) -> Result<FlowLogin, Error<FlowLoginRefused>> {
+    let scope = parse_scope(scope).map_err(|e| Error::Refused(FlowLoginRefused::Field(e)))?;
+    if store::accounts::account_of_app(&core.db, app_uuid, account_uuid)
+        .await?
+        .is_none()
+    {
+        return Err(Error::Refused(FlowLoginRefused::AccountNotFound));
+    }
+    if let Some(group) = plan_group_uuid {
+        let groups = store::market::plan_groups_of_app(&core.db, app_uuid).await?;
+        if !groups.iter().any(|g| g.uuid == group) {
+            return Err(Error::Refused(FlowLoginRefused::PlanGroupNotFound));
+        }
+    }
+    let now = core.clock.now();
+    let expires_at = now + LOGIN_TTL;
+    let token = tokens::issue_flow_login_token();
+    let mut tx = core.db.begin().await?;
+    store::flows::insert_flow_login(
+        &mut tx,
+        &NewFlowLogin {
+            token_hash: &token.hash,
+            app_uuid,
+            account_uuid,
+            scope: scope.as_str(),
+            plan_group_uuid,
+            expires_at,
+            now,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(FlowLogin {
+        token: token.plain,
+        scope,
+        expires_at,
+    })
+}
+
+/// The flow session an opened link started: the page it goes to and its bearer token.
+pub struct OpenedFlow {
+    pub scope: String,
+    pub app_uuid: Uuid,
+    pub session_token: String,
+}
+
+/// Spends a flow link's token and opens its session. `None` when the token is not a flow link,
+/// unknown, expired or already spent (the customer sees one page for all of them).
+pub async fn open_flow_link(core: &Core, token: &str) -> store::Result<Option<OpenedFlow>> {
+    if !tokens::is_flow_login_token(token) {
+        return Ok(None);
+    }
+    let hash = tokens::hash_token(token);
+    let now = core.clock.now();
+    let mut tx = core.db.begin().await?;
+    let Some(login) = store::flows::flow_login(&mut tx, &hash).await? else {
+        return Ok(None);
+    };
+    if login.expires_at <= now || login.used_at.is_some() {
+        return Ok(None);
+    }
+    // Two tabs opening one link: only the first spends it.
+    if !store::flows::use_flow_login(&mut tx, &hash, now).await? {
+        return Ok(None);
+    }
+    let session = tokens::issue_flow_session_token();
+    store::flows::insert_flow_session(&mut tx, &session.hash, &login, now + SESSION_TTL, now)
+        .await?;
+    tx.commit().await?;
+    Ok(Some(OpenedFlow {
+        scope: login.scope,
+        app_uuid: login.app_uuid,
+        session_token: session.plain,
+    }))
+}

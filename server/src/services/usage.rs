@@ -1,0 +1,210 @@
+//! A location's usage as the utility reported it, gathered for the usage views: by month of a
+//! year, by day of a month, in 15-minute intervals. Each answers which neighbouring periods have
+//! usage, so the views link only those.
+
+use std::str::FromStr;
+
+use chrono::{Datelike, Duration, NaiveDate};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+use super::Error;
+use crate::{
+    domain::{
+        usage::{
+            self, first_of_month, has_usage_in, interval_period, last_of_month, month_of,
+            monthly_totals, year_of, IntervalPeriod, UsageTotals,
+        },
+        FieldError,
+    },
+    state::Core,
+    store::{self, billing::UsageDayRow, enrollment::LocationRow},
+};
+
+/// Why no usage was answered.
+#[derive(Debug)]
+pub enum UsageRefused {
+    /// No such location on this account.
+    LocationNotFound,
+    Field(FieldError),
+}
+
+impl From<FieldError> for Error<UsageRefused> {
+    fn from(e: FieldError) -> Self {
+        Error::Refused(UsageRefused::Field(e))
+    }
+}
+
+/// The period before and after the one asked for, by their first day, when they have usage.
+pub struct Neighbours {
+    pub next: Option<NaiveDate>,
+    pub previous: Option<NaiveDate>,
+}
+
+pub struct MonthlyUsage {
+    pub year: i32,
+    /// The months (1 to 12) that have usage, in order.
+    pub months: Vec<(u32, UsageTotals)>,
+    pub neighbours: Neighbours,
+}
+
+pub struct DailyUsage {
+    pub year: i32,
+    pub month: u32,
+    pub days: Vec<UsageDayRow>,
+    pub neighbours: Neighbours,
+}
+
+pub struct IntervalUsage {
+    pub period: IntervalPeriod,
+    /// The period's first and last day.
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    pub intervals: Vec<usage::Interval>,
+    pub neighbours: Neighbours,
+}
+
+/// The location, when it is the account's.
+pub async fn location_of_account(
+    core: &Core,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+) -> Result<LocationRow, Error<UsageRefused>> {
+    store::enrollment::location_of_account(&core.db, account_uuid, location_uuid)
+        .await?
+        .ok_or(Error::Refused(UsageRefused::LocationNotFound))
+}
+
+async fn today(core: &Core, account_uuid: Uuid) -> Result<NaiveDate, Error<UsageRefused>> {
+    Ok(core
+        .clock
+        .for_account(&core.db, account_uuid)
+        .await?
+        .today())
+}
+
+/// `from` when the location has usage in `from..=to`.
+fn if_usage(
+    bounds: Option<(NaiveDate, NaiveDate)>,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Option<NaiveDate> {
+    has_usage_in(bounds, from, to).then_some(from)
+}
+
+fn dec(s: &str) -> Decimal {
+    Decimal::from_str(s).unwrap_or_default()
+}
+
+fn totals(d: &UsageDayRow) -> UsageTotals {
+    UsageTotals {
+        consumption: dec(&d.consumption_kwh),
+        generation: dec(&d.generation_kwh),
+        vehicle: dec(&d.vehicle_kwh),
+        eligible_vehicle: dec(&d.eligible_vehicle_kwh),
+    }
+}
+
+/// Usage by month of `year` (default: this year on the account's clock).
+pub async fn monthly(
+    core: &Core,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+    year: Option<i32>,
+) -> Result<MonthlyUsage, Error<UsageRefused>> {
+    let location = location_of_account(core, account_uuid, location_uuid).await?;
+    let year = year_of(year, today(core, account_uuid).await?)?;
+    let days = store::billing::usage_days(
+        &core.db,
+        location.uuid,
+        first_of_month(year, 1),
+        last_of_month(year, 12),
+    )
+    .await?;
+    let months = monthly_totals(days.iter().map(|d| (d.day, totals(d))));
+    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
+    let whole_year = |y: i32| if_usage(bounds, first_of_month(y, 1), last_of_month(y, 12));
+    Ok(MonthlyUsage {
+        year,
+        months,
+        neighbours: Neighbours {
+            next: whole_year(year + 1),
+            previous: whole_year(year - 1),
+        },
+    })
+}
+
+/// The whole months next to `from..=to`, by their first day, when they have usage.
+fn neighbouring_months(
+    bounds: Option<(NaiveDate, NaiveDate)>,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Neighbours {
+    let (next, previous) = (to + Duration::days(1), from - Duration::days(1));
+    let previous_from = first_of_month(previous.year(), previous.month());
+    Neighbours {
+        next: if_usage(bounds, next, last_of_month(next.year(), next.month())),
+        previous: if_usage(bounds, previous_from, previous),
+    }
+}
+
+/// Usage by day of a month (default: this year and month on the account's clock).
+pub async fn daily(
+    core: &Core,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+    year: Option<i32>,
+    month: Option<u32>,
+) -> Result<DailyUsage, Error<UsageRefused>> {
+    let location = location_of_account(core, account_uuid, location_uuid).await?;
+    let today = today(core, account_uuid).await?;
+    let year = year_of(year, today)?;
+    let month = month_of(month, today)?;
+    let (from, to) = (first_of_month(year, month), last_of_month(year, month));
+    let days = store::billing::usage_days(&core.db, location.uuid, from, to).await?;
+    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
+    Ok(DailyUsage {
+        year,
+        month,
+        days,
+        neighbours: neighbouring_months(bounds, from, to),
+    })
+}
+
+/// The 15-minute intervals of the days with usage in a day or a month (see
+/// `domain::usage::interval_period`); its neighbours are the days, or the months, next to it.
+pub async fn intervals(
+    core: &Core,
+    account_uuid: Uuid,
+    location_uuid: Uuid,
+    date: Option<NaiveDate>,
+    year: Option<i32>,
+    month: Option<u32>,
+) -> Result<IntervalUsage, Error<UsageRefused>> {
+    let location = location_of_account(core, account_uuid, location_uuid).await?;
+    let period = interval_period(date, year, month)?;
+    let (from, to) = period.days();
+    let stored = store::billing::usage_days(&core.db, location.uuid, from, to).await?;
+    let intervals = stored
+        .iter()
+        .flat_map(|d| usage::intervals(&location.esi_id, d.day))
+        .collect();
+    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
+    let neighbours = match period {
+        IntervalPeriod::Day(_) => {
+            let (n, p) = (to + Duration::days(1), from - Duration::days(1));
+            Neighbours {
+                next: if_usage(bounds, n, n),
+                previous: if_usage(bounds, p, p),
+            }
+        }
+        IntervalPeriod::Month { .. } => neighbouring_months(bounds, from, to),
+    };
+    Ok(IntervalUsage {
+        period,
+        from,
+        to,
+        intervals,
+        neighbours,
+    })
+}
