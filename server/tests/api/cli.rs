@@ -9,7 +9,7 @@ use std::{
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::TestApp;
+use crate::helpers::{free_port, TestApp};
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
@@ -109,14 +109,6 @@ fn apps_and_tokens_are_managed_from_the_command_line() {
         &["apps", "create", "--name", "X", "--environment", "staging"],
     );
     assert!(!bad.status.success());
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

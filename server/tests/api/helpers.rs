@@ -489,3 +489,9 @@ impl TestApp {
         (created.uuid, created.token)
     }
 }
+
+/// A local port nothing listens on right now (for a process or server the test starts).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}

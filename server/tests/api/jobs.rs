@@ -8,6 +8,7 @@ use serde_json::json;
 use server::store::events::{insert_event, NewEvent};
 
 use crate::{
+    helpers::free_port,
     helpers::TestApp,
     receiver::{Behavior, Receiver},
     webhooks::{create_endpoint, deliveries, emit, wait_deliveries},
@@ -100,11 +101,6 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// Starts `switchboard serve --role worker` on `database_url`, listening on `port`.

@@ -4,7 +4,7 @@
 use reqwest::StatusCode;
 use tokio::task::JoinSet;
 
-use crate::helpers::{Engine, TestApp};
+use crate::helpers::{free_port, Engine, TestApp};
 
 /// Fires `n` requests at once at `path` on each of `apps`; returns the statuses.
 async fn burst(
@@ -230,14 +230,6 @@ impl RedisServer {
     fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Redis going away mid-run: requests keep answering at once with per-instance limits; when it

@@ -93,10 +93,7 @@ struct SmtpServer {
 
 impl SmtpServer {
     async fn start() -> SmtpServer {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let port = crate::helpers::free_port();
         let dir = tempfile::tempdir().unwrap();
         let child = std::process::Command::new("python3")
             .args([
@@ -298,10 +295,7 @@ both_engines! {
     }
 
     async fn emails_retry_while_smtp_is_down(app) {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let port = crate::helpers::free_port();
         let app = TestApp::spawn_with(app.engine(), |c| {
             c.smtp_url = Some(server::config::Secret::new(format!("smtp://127.0.0.1:{port}")));
         }).await;
