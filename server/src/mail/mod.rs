@@ -12,12 +12,10 @@ use lettre::{
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::domain::emails::EmailStatus;
-use crate::domain::events::Event;
 use crate::{
     clock::AccountClock,
     config::Config,
-    domain::jobs::backoff,
+    domain::{emails::EmailStatus, events::Event, jobs::backoff},
     outbox::{self, JobKind, JobRun, NewJob, Outcome},
     store::{self, emails::EmailRow, events::NewEvent, Tx},
 };

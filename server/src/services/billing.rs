@@ -16,19 +16,22 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::domain::events::Event;
-use crate::domain::{billing::PaymentInitiator, enrollment::ContractStatus};
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
+    clock::AccountClock,
     domain::{
         billing::{
             self, auto_pay_sentence, contract_on, invoice_number, payment_due_date, period_kwh,
-            BillingError, InvoiceInput, InvoiceStatus, StoredCycle, StoredDay, StoredPeriod,
+            BillingError, InvoiceInput, InvoiceStatus, PaymentInitiator, StoredCycle, StoredDay,
+            StoredPeriod,
         },
-        enrollment::start_of_market_day,
+        enrollment::{start_of_market_day, ContractStatus},
+        events::Event,
         usage,
     },
     mail::{self, templates::Template, Brand, NewEmail},
+    outbox::{JobKind, NewJob},
+    state::Core,
     store::{
         self,
         accounts::AccountRow,
@@ -39,11 +42,6 @@ use crate::{
         payments::CardRow,
         Tx,
     },
-};
-use crate::{
-    clock::AccountClock,
-    outbox::{JobKind, NewJob},
-    state::Core,
 };
 
 use super::{

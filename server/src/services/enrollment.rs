@@ -12,24 +12,20 @@ use uuid::Uuid;
 
 use app::api::{market::PlanRatesOut, PostalAddress, UpdateAccountIn};
 
-use crate::domain::enrollment::{ContractStatus, LocationStatus};
-use crate::domain::{billing::BillingError, events::Event};
-
-use super::{
-    sandbox::SimulationRefused,
-    Error::{self, Failed, Refused},
-};
 use crate::{
     adapters::utility::UtilityGateway,
+    clock::AccountClock,
     domain::{
         account::{ParseContext, Profile},
+        billing::BillingError,
         documents::{location_documents, ContractTerms, LocationDocument},
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
             client_agent_recorded_first, contract_end, enroller, missing_steps,
-            start_of_market_day, EnrollmentFacts, EnrollmentSimulation, EnrollmentType,
-            StartDateOutOfRange, UtilityAnswer, UtilityRecord,
+            start_of_market_day, ContractStatus, EnrollmentFacts, EnrollmentSimulation,
+            EnrollmentType, LocationStatus, StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
+        events::Event,
         market::{BusinessCalendar, Enroller, EsiId},
         status::{Cancellation, CreditState, UtilityState, VerificationState},
         FieldError,
@@ -39,6 +35,7 @@ use crate::{
         templates::{Brand, LetterOfAuthorization, Template},
         NewEmail,
     },
+    outbox::{self, enqueue_account_job as schedule, JobKind, NewJob},
     state::Core,
     store::{
         self,
@@ -50,9 +47,10 @@ use crate::{
         Tx,
     },
 };
-use crate::{
-    clock::AccountClock,
-    outbox::{self, enqueue_account_job as schedule, JobKind, NewJob},
+
+use super::{
+    sandbox::SimulationRefused,
+    Error::{self, Failed, Refused},
 };
 
 /// The locked account and its enrollment (unless cancelled).
@@ -670,14 +668,14 @@ pub async fn cancel_location(
     location.final_service_date = Some(final_service_date);
     location.updated_at = now;
     store::enrollment::update_location(tx, location).await?;
-    store::enrollment::set_contract_status(
+    store::enrollment::set_status_of_account_contracts(
         tx,
         account,
         ContractStatus::Active,
         ContractStatus::Ended,
     )
     .await?;
-    store::enrollment::set_contract_status(
+    store::enrollment::set_status_of_account_contracts(
         tx,
         account,
         ContractStatus::Pending,
@@ -750,7 +748,7 @@ pub async fn verify(
     if expired {
         e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
         store::enrollment::update_enrollment(tx, &e).await?;
-        store::enrollment::set_contract_status(
+        store::enrollment::set_status_of_account_contracts(
             tx,
             account,
             ContractStatus::Pending,

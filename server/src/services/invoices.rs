@@ -11,15 +11,18 @@ use super::{
     billing::{notify, schedule_invoice_job, InvoicePayload},
     Error,
 };
-use crate::domain::billing::{PaymentInitiator, PaymentStatus};
-use crate::domain::events::{Event, PaymentAttempt};
 use crate::{
     adapters::payments::{
         ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
     },
     clock::AccountClock,
     documents::{self, invoice as pdf, InvoiceRecords},
-    domain::billing::{auto_pay_retry_after, ChargeGroup, InvoiceStatus},
+    domain::{
+        billing::{
+            auto_pay_retry_after, ChargeGroup, InvoiceStatus, PaymentInitiator, PaymentStatus,
+        },
+        events::{Event, PaymentAttempt},
+    },
     outbox::JobKind,
     state::Core,
     store::{

@@ -11,11 +11,11 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::Error::{self, Failed, Refused};
-use crate::domain::events::Event;
 use crate::{
     domain::{
         address::{normalize, normalize_unit},
         enrollment::StartDateOutOfRange,
+        events::Event,
         market::{
             eligibility as retail_choice, price_expires_at, start_window, state_in_market,
             tdu_for_esi_id, BusinessCalendar, DeliveryCharges, Enroller, EsiId, EsiPrefix,

@@ -4,7 +4,19 @@
 //! that day (`accept_renewal`), and on that day a job makes it active and ends the contract it
 //! renews (`start_renewal`).
 
-use crate::domain::enrollment::ContractStatus;
+use crate::{
+    domain::{
+        documents::contract_in_force,
+        enrollment::{
+            accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
+            start_of_market_day, ContractStatus, RenewalRefusal, StartDateOutOfRange,
+        },
+        events::Event,
+    },
+    outbox::{self, JobKind, NewJob},
+    state::Core,
+    store::{self, apps::AppRow, enrollment::ContractRow, events::NewEvent, Tx},
+};
 use chrono::NaiveDate;
 use uuid::Uuid;
 
@@ -12,19 +24,6 @@ use super::{
     enrollment::{location_with_contracts, new_contract},
     plans::{self, PlansRefused, PricedPlan},
     Error::{self, Failed, Refused},
-};
-use crate::{
-    domain::{
-        documents::contract_in_force,
-        enrollment::{
-            accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
-            start_of_market_day, RenewalRefusal, StartDateOutOfRange,
-        },
-        events::Event,
-    },
-    outbox::{self, JobKind, NewJob},
-    state::Core,
-    store::{self, apps::AppRow, enrollment::ContractRow, events::NewEvent, Tx},
 };
 
 /// Why a renewal was refused; nothing was written.

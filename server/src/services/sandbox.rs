@@ -12,13 +12,12 @@ use super::{
     enrollment,
     Error::{self, Failed, Refused},
 };
-use crate::domain::enrollment::ContractStatus;
 use crate::{
     adapters::credit::SandboxBureau,
     clock::AccountClock,
     domain::{
         credit::{BillingSimulation, CreditSimulation, Simulation},
-        enrollment::{contract_end, enroller, EnrollmentType},
+        enrollment::{accepted_by, contract_end, enroller, ContractStatus, EnrollmentType},
         market::{Enroller, EsiId},
         status::{CreditState, UtilityState, VerificationState},
         tokens,
@@ -223,7 +222,8 @@ pub async fn seed_demo(
             &plan,
             start,
             EnrollmentType::MoveIn,
-            "customer",
+            // The seed records the customer's own acceptance, whoever enrolls the account.
+            accepted_by(Enroller::Customer),
             now,
         )
         .map_err(|e| Failed(e.into()))?;

@@ -214,7 +214,7 @@ pub async fn insert_contract(tx: &mut Tx, k: &ContractRow) -> Result<()> {
 }
 
 /// Sets the status of an account's contracts that are in `from`.
-pub async fn set_contract_status(
+pub async fn set_status_of_account_contracts(
     tx: &mut Tx,
     account_uuid: Uuid,
     from: ContractStatus,

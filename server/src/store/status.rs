@@ -7,13 +7,13 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{accounts, credit, enrollment, events, Result, Tx};
-use crate::domain::events::Event;
-use crate::domain::status::{
-    derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
-};
 use crate::domain::{
     enrollment::{enroller, ContractStatus},
+    events::Event,
     market::Enroller,
+    status::{
+        derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
+    },
 };
 
 /// Re-derives the account's status; returns the new one when it changed.

@@ -12,12 +12,11 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::domain::webhooks::DeliveryStatus;
 use crate::{
     config::Config,
     domain::webhooks::{
         after_failure, is_public_ip, judge_response, next_attempt_at, signature_header,
-        AttemptResult, EndpointVerdict, WebhookSecret,
+        AttemptResult, DeliveryStatus, EndpointVerdict, WebhookSecret,
     },
     outbox::{JobRun, Outcome},
     store::{self, events::EventRow, webhooks::DeliveryRow},
