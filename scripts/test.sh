@@ -25,7 +25,7 @@ if (exec 3<>/dev/tcp/127.0.0.1/3000) 2>/dev/null; then
   echo "Port 3000 is taken: stop the server running there first." >&2
   exit 1
 fi
-cargo leptos build --release --precompress
+./frontend/build.sh
 # What partners run: the binary and the site copied into a folder of their own, started from
 # there with none of the build's variables.
 rm -rf target/e2e && mkdir -p target/e2e/deploy
@@ -43,5 +43,5 @@ if ! node end2end/run.mjs; then
 fi
 kill "$server" 2>/dev/null || true
 
-step "Flow bundle size (the release WASM + JS just tested, brotli, budget 200 KB)"
+step "Flow bundle sizes (each flow's first load of the release build just tested, brotli, budget 200 KB each)"
 ./end2end/bench/flow-size.sh --built

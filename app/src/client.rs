@@ -10,7 +10,10 @@ use serde::{
 
 use crate::{
     api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
-    views::{Account, PaymentMethod, PaymentSession, Plan, Plans},
+    views::{
+        Account, ActiveDocuments, CardOnFile, Contract, Documents, InvoiceDetail, Invoices,
+        Payment, PaymentMethod, PaymentSession, Plan, Plans,
+    },
 };
 
 /// Code of a failure to reach the server at all (the flow offers to try again).
@@ -325,6 +328,66 @@ impl ApiClient {
             .await
     }
 
+    /// `GET /v1/account/billing/payment-method` (`resource_missing` when there is none).
+    pub async fn payment_method(&self) -> Result<CardOnFile, ClientError> {
+        let path = "/v1/account/billing/payment-method";
+        self.call(Method::GET, path, NO_BODY).await
+    }
+
+    /// `GET /v1/account/billing/invoices`: a page, newest first.
+    pub async fn invoices(&self, limit: u32, offset: u32) -> Result<Invoices, ClientError> {
+        let path = format!("/v1/account/billing/invoices?limit={limit}&offset={offset}");
+        self.call(Method::GET, &path, NO_BODY).await
+    }
+
+    /// `GET /v1/account/billing/invoices/{number}`.
+    pub async fn invoice(&self, number: &str) -> Result<InvoiceDetail, ClientError> {
+        let path = format!("/v1/account/billing/invoices/{number}");
+        self.call(Method::GET, &path, NO_BODY).await
+    }
+
+    /// `POST /v1/account/billing/invoices/{number}/pay`: pays now with the saved card.
+    pub async fn pay_invoice(&self, number: &str) -> Result<Payment, ClientError> {
+        let path = format!("/v1/account/billing/invoices/{number}/pay");
+        self.call(Method::POST, &path, Some(&Empty {})).await
+    }
+
+    /// `GET /v1/account/locations/{uuid}/documents`: the documents in force.
+    pub async fn documents(&self, location: &str) -> Result<ActiveDocuments, ClientError> {
+        let path = format!("/v1/account/locations/{location}/documents");
+        self.call(Method::GET, &path, NO_BODY).await
+    }
+
+    /// `GET /v1/account/locations/{uuid}/all-documents`: superseded and queued ones too.
+    pub async fn all_documents(&self, location: &str) -> Result<Documents, ClientError> {
+        let path = format!("/v1/account/locations/{location}/all-documents");
+        self.call(Method::GET, &path, NO_BODY).await
+    }
+
+    /// `POST /v1/account/locations/{uuid}/renewal-plans/request`.
+    pub async fn renewal_plans(&self, location: &str) -> Result<Vec<Plan>, ClientError> {
+        let path = format!("/v1/account/locations/{location}/renewal-plans/request");
+        let out: Plans = self.call(Method::POST, &path, Some(&Empty {})).await?;
+        Ok(out.plans)
+    }
+
+    /// `POST /v1/account/locations/{uuid}/renewal-plans/accept` (terms accepted).
+    pub async fn accept_renewal(
+        &self,
+        location: &str,
+        plan_uuid: &str,
+        start_date: &str,
+    ) -> Result<Contract, ClientError> {
+        let body = RenewalAcceptance {
+            plan_uuid,
+            service_start_date: start_date,
+            terms_accepted: true,
+        };
+        let path = format!("/v1/account/locations/{location}/renewal-plans/accept");
+        let out: Renewed = self.call(Method::POST, &path, Some(&body)).await?;
+        Ok(out.contract)
+    }
+
     /// `POST /v1/account/enroll/finalize`.
     pub async fn finalize(&self) -> Result<Account, ClientError> {
         let path = "/v1/account/enroll/finalize";
@@ -361,6 +424,18 @@ struct Acceptance<'a> {
 #[derive(Deserialize)]
 struct Accepted {
     account: Account,
+}
+
+#[derive(Serialize)]
+struct RenewalAcceptance<'a> {
+    plan_uuid: &'a str,
+    service_start_date: &'a str,
+    terms_accepted: bool,
+}
+
+#[derive(Deserialize)]
+struct Renewed {
+    contract: Contract,
 }
 
 #[derive(Serialize)]

@@ -2,6 +2,16 @@
 //! the flow session's token in the URL fragment: the page takes it into memory, removes it from
 //! the address bar, and calls the v1 API with it. Server-rendered with the partner's brand, then
 //! hydrated. When the user leaves, the page tells its host (`service-flow-close`).
+//!
+//! Each scope's flow is its own island, compiled into its own WASM bundle: a browser build
+//! enables one flow's feature (`enrollment`, `update-payment-method`, `billing`, `documents`,
+//! `renewal`) and so holds that island's code only; the server renders them all. A page loads
+//! the bundle its frame names (`data-bundle`), so a consumer who pays a bill never downloads
+//! the enrollment flow. What every flow shares (the frame: brand, session, close) is one
+//! component that each island renders.
+
+// A browser build holds one flow: what only the others use is unused there.
+#![cfg_attr(not(feature = "ssr"), allow(dead_code, unused_imports))]
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
@@ -10,15 +20,40 @@ use uuid::Uuid;
 
 use crate::client::{ApiClient, ClientError};
 
+#[cfg(any(feature = "ssr", feature = "enrollment"))]
 mod address;
+#[cfg(any(feature = "ssr", feature = "billing"))]
+mod billing;
+#[cfg(any(
+    feature = "ssr",
+    feature = "enrollment",
+    feature = "update-payment-method"
+))]
 mod card;
+#[cfg(any(feature = "ssr", feature = "billing"))]
+mod chart;
+#[cfg(any(feature = "ssr", feature = "documents"))]
+mod documents;
+#[cfg(any(feature = "ssr", feature = "enrollment"))]
 mod enrollment;
+#[cfg(any(feature = "ssr", feature = "enrollment"))]
 mod forms;
+#[cfg(any(
+    feature = "ssr",
+    feature = "enrollment",
+    feature = "update-payment-method"
+))]
 mod input;
+#[cfg(any(feature = "ssr", feature = "update-payment-method"))]
+mod payment;
+#[cfg(any(feature = "ssr", feature = "enrollment", feature = "renewal"))]
 mod plans;
+#[cfg(any(feature = "ssr", feature = "renewal"))]
+mod renewal;
+mod session;
 mod steps;
 
-use enrollment::{EnrollmentFlow, Flow};
+use session::{Flow, Task};
 
 /// What a flow page shows of the partner app it runs for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,10 +105,11 @@ mod browser {
         Some(token)
     }
 
-    /// Posts `{type: "service-flow-close", reason, scope}` to the parent window and to a
-    /// React Native webview bridge when there is one. The message goes to each registered
-    /// origin in turn: the browser delivers it only where the parent's origin matches.
-    pub fn post_close(reason: &str, scope: &str, origins: &[String]) {
+    /// Posts `{type: "service-flow-close", reason, scope}` (and `next`, the flow to open
+    /// instead, when there is one) to the parent window and to a React Native webview bridge
+    /// when there is one. The message goes to each registered origin in turn: the browser
+    /// delivers it only where the parent's origin matches.
+    pub fn post_close(reason: &str, scope: &str, next: Option<&str>, origins: &[String]) {
         let Some(window) = web_sys::window() else {
             return;
         };
@@ -84,6 +120,9 @@ mod browser {
             ("scope", scope),
         ] {
             let _ = js_sys::Reflect::set(&message, &key.into(), &value.into());
+        }
+        if let Some(next) = next {
+            let _ = js_sys::Reflect::set(&message, &"next".into(), &next.into());
         }
         if let Ok(Some(parent)) = window.parent() {
             if !js_sys::Object::is(&parent, &window) {
@@ -117,7 +156,17 @@ enum Phase {
     Ready,
 }
 
-/// The server side of a flow page: the partner's brand, then the flow itself as an island
+/// What the server hands a flow island: the partner's brand and where the close message goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chrome {
+    name: String,
+    logo: Option<String>,
+    /// Where `service-flow-close` goes (see `FlowBranding::post_message_origins`).
+    origins: Vec<String>,
+    style: Option<String>,
+}
+
+/// The server side of a flow page: the partner's brand, then the scope's flow as an island
 /// (only islands ship to the browser and hydrate).
 #[component]
 pub fn FlowShell() -> impl IntoView {
@@ -142,48 +191,119 @@ pub fn FlowShell() -> impl IntoView {
                 branding
                     .get()
                     .map(|b| {
-                        let name = b
-                            .as_ref()
-                            .map(|b| b.display_name.clone())
-                            .unwrap_or_else(|| "Switchboard".to_owned());
-                        let logo = b.as_ref().and_then(|b| b.logo_url.clone());
-                        let origins = b
-                            .as_ref()
-                            .map(|b| b.post_message_origins.clone())
-                            .unwrap_or_default();
-                        let style = b
-                            .and_then(|b| b.primary_color)
-                            .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}"));
-                        view! { <FlowApp scope=scope() name logo origins style/> }
+                        let chrome = Chrome {
+                            name: b
+                                .as_ref()
+                                .map(|b| b.display_name.clone())
+                                .unwrap_or_else(|| "Switchboard".to_owned()),
+                            logo: b.as_ref().and_then(|b| b.logo_url.clone()),
+                            origins: b
+                                .as_ref()
+                                .map(|b| b.post_message_origins.clone())
+                                .unwrap_or_default(),
+                            style: b
+                                .and_then(|b| b.primary_color)
+                                .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}")),
+                        };
+                        match scope().as_str() {
+                            #[cfg(any(feature = "ssr", feature = "enrollment"))]
+                            "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp chrome/> }.into_any(),
+                            #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
+                            "update-payment-method" => view! { <Preload bundle="flow-update-payment-method" styles=true/> <PaymentMethodApp chrome/> }.into_any(),
+                            #[cfg(any(feature = "ssr", feature = "billing"))]
+                            "billing" => view! { <Preload bundle="flow-billing" styles=true/> <BillingApp chrome/> }.into_any(),
+                            #[cfg(any(feature = "ssr", feature = "documents"))]
+                            "documents" => view! { <Preload bundle="flow-documents" styles=true/> <DocumentsApp chrome/> }.into_any(),
+                            #[cfg(any(feature = "ssr", feature = "renewal"))]
+                            "renewal" => view! { <Preload bundle="flow-renewal" styles=true/> <RenewalApp chrome/> }.into_any(),
+                            _ => {
+                                view! {
+                                    <main class="page">
+                                        <h1>"Page not found"</h1>
+                                        <p>"This link is not valid. Close this window and start again from the app."</p>
+                                    </main>
+                                }
+                                    .into_any()
+                            }
+                        }
                     })
             }}
         </Suspense>
     }
 }
 
-/// Everything of a flow page that runs in the browser: the session, the close message and
-/// the flow of the scope.
+/// Starts fetching a flow's bundle while the page is read (`shell`'s loader then finds it in
+/// the cache); `styles`: the account flows' own stylesheet too.
+#[component]
+fn Preload(bundle: &'static str, #[prop(optional)] styles: bool) -> impl IntoView {
+    view! {
+        {styles.then(|| view! { <link rel="stylesheet" href="/flows.css"/> })}
+        <link rel="modulepreload" href=format!("/pkg/{bundle}.js")/>
+        <link rel="preload" href=format!("/pkg/{bundle}.wasm") r#as="fetch" r#type="application/wasm" crossorigin=""/>
+    }
+}
+
+// One island per scope, each in the browser build of its own flow only. `bundle`: the files
+// (`/pkg/<bundle>.js` and `.wasm`) that build ships as; enrollment's is cargo-leptos's own.
+
+#[cfg(any(feature = "ssr", feature = "enrollment"))]
 #[island]
-fn FlowApp(
-    scope: String,
-    name: String,
-    logo: Option<String>,
-    /// Where `service-flow-close` goes (see `FlowBranding::post_message_origins`).
-    origins: Vec<String>,
-    style: Option<String>,
+fn EnrollmentApp(chrome: Chrome) -> impl IntoView {
+    view! { <Frame scope="enrollment" bundle="switchboard" chrome content=|flow| view! { <enrollment::EnrollmentFlow flow/> }.into_any()/> }
+}
+
+#[cfg(any(feature = "ssr", feature = "update-payment-method"))]
+#[island]
+fn PaymentMethodApp(chrome: Chrome) -> impl IntoView {
+    view! { <Frame scope="update-payment-method" bundle="flow-update-payment-method" chrome content=|flow| view! { <payment::PaymentMethodFlow flow/> }.into_any()/> }
+}
+
+#[cfg(any(feature = "ssr", feature = "billing"))]
+#[island]
+fn BillingApp(chrome: Chrome) -> impl IntoView {
+    view! { <Frame scope="billing" bundle="flow-billing" chrome content=|flow| view! { <billing::BillingFlow flow/> }.into_any()/> }
+}
+
+#[cfg(any(feature = "ssr", feature = "documents"))]
+#[island]
+fn DocumentsApp(chrome: Chrome) -> impl IntoView {
+    view! { <Frame scope="documents" bundle="flow-documents" chrome content=|flow| view! { <documents::DocumentsFlow flow/> }.into_any()/> }
+}
+
+#[cfg(any(feature = "ssr", feature = "renewal"))]
+#[island]
+fn RenewalApp(chrome: Chrome) -> impl IntoView {
+    view! { <Frame scope="renewal" bundle="flow-renewal" chrome content=|flow| view! { <renewal::RenewalFlow flow/> }.into_any()/> }
+}
+
+/// What every flow page shows around its flow: the brand, Close, the session taken from the
+/// address, the first read of the account (with its loading and failure states), then the
+/// flow itself (`content`).
+#[component]
+fn Frame(
+    scope: &'static str,
+    bundle: &'static str,
+    chrome: Chrome,
+    content: fn(Flow) -> AnyView,
 ) -> impl IntoView {
+    let Chrome {
+        name,
+        logo,
+        origins,
+        style,
+    } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
-    let (close_scope, close_origins) = (scope.clone(), origins);
+    let next = StoredValue::new(None::<&'static str>);
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
         #[cfg(feature = "hydrate")]
-        browser::post_close(reason, &close_scope, &close_origins);
+        browser::post_close(reason, scope, next.get_value(), &origins);
         #[cfg(not(feature = "hydrate"))]
-        let _ = (reason, &close_scope, &close_origins);
+        let _ = (reason, &origins, next);
     });
-    let flow = Flow::new(close);
-    let first = enrollment::Task::new();
+    let flow = Flow::new(close, next);
+    let first = Task::new();
     let load = move || {
         phase.set(Phase::Starting);
         flow.call(
@@ -215,20 +335,13 @@ fn FlowApp(
             phase.set(Phase::Failed(e));
         }
     });
-    let finished = move || {
-        flow.step.get() == steps::Step::Done
-            || flow.account.with(|a| {
-                a.as_ref()
-                    .is_some_and(|a| a.enrollment.is_enrollment_finalized)
-            })
-    };
 
-    let enrollment = scope == "enrollment";
     view! {
         <main
             class="flow"
             style=style
             data-scope=scope
+            data-bundle=bundle
             data-hydrated=move || hydrated.get().to_string()
         >
             <header class="flow-header">
@@ -238,7 +351,7 @@ fn FlowApp(
                     type="button"
                     class="link close"
                     data-testid="close"
-                    on:click=move |_| close.run(if finished() { "completed" } else { "exited" })
+                    on:click=move |_| close.run(if flow.done.get_untracked() { "completed" } else { "exited" })
                 >
                     "Close"
                 </button>
@@ -276,11 +389,7 @@ fn FlowApp(
                         }
                             .into_any()
                     }
-                    Phase::Ready if enrollment => view! { <EnrollmentFlow flow/> }.into_any(),
-                    Phase::Ready => {
-                        view! { <p data-testid="unavailable">"This part of the service is not available here yet."</p> }
-                            .into_any()
-                    }
+                    Phase::Ready => content(flow),
                 }
             }}
         </main>

@@ -21,7 +21,9 @@ pub fn hydrate_islands() {
     leptos::mount::hydrate_islands();
 }
 
-const IDLE_DEADLINE: &str = "(function(){var r=window.requestIdleCallback;if(r){window.requestIdleCallback=function(c,o){return r.call(window,c,Object.assign({timeout:200},o))}}})();";
+/// Hydrates a flow page with the bundle its frame names (`data-bundle`: each flow ships its own
+/// WASM and JS, see `flow`): loads it, starts it, then hydrates each island of the page.
+const FLOW_LOADER: &str = r#"const m=document.querySelector("main[data-bundle]");if(m){const b="/pkg/"+m.dataset.bundle;import(b+".js").then(async(f)=>{await f.default({module_or_path:b+".wasm"});f.hydrate();for(const el of document.querySelectorAll("leptos-island")){const h=f[el.dataset.component];if(h){await h(el)}else{console.warn("no code for the island "+el.dataset.component)}}})}"#;
 
 /// The document every page is rendered into on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -31,11 +33,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <AutoReload options=options.clone()/>
-                // Islands hydrate from an idle callback; a busy host page or webview may never
-                // leave the flow idle, so give every idle callback a deadline.
-                <script inner_html=IDLE_DEADLINE></script>
-                <HydrationScripts options islands=true/>
+                <AutoReload options/>
+                // Runs once the page is parsed (a module), without waiting for the browser to
+                // be idle: a busy host page or webview may never leave the flow idle.
+                <script type="module" inner_html=FLOW_LOADER></script>
                 <MetaTags/>
             </head>
             <body>

@@ -33,6 +33,9 @@ pub struct AccountApp {
 /// Of `api::Location`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Location {
+    /// Passed back in paths as it came (only the flows that call location paths read it).
+    #[cfg(any(feature = "ssr", feature = "documents", feature = "renewal"))]
+    pub uuid: String,
     pub esi_id: String,
     pub address_1: String,
     pub address_2: Option<String>,
@@ -42,6 +45,8 @@ pub struct Location {
     pub service_start_date: Option<String>,
     pub plan_name: Option<String>,
     pub contract_start: Option<String>,
+    #[cfg(any(feature = "ssr", feature = "renewal"))]
+    pub contract_end: Option<String>,
 }
 
 /// Of `api::market::Plan`.
@@ -78,4 +83,110 @@ pub struct PaymentSession {
 pub struct PaymentMethod {
     pub card_brand: String,
     pub card_last4: String,
+}
+
+/// Of `api::PaymentMethod`, as the payment method flow shows the card on file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CardOnFile {
+    pub card_brand: String,
+    pub card_last4: String,
+    pub card_exp_month: u32,
+    pub card_exp_year: i32,
+}
+
+/// Of `api::billing::Invoice`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Invoice {
+    pub number: String,
+    pub invoice_date: String,
+    pub payment_due_date: String,
+    pub billing_period_start: String,
+    pub billing_period_end: String,
+    pub total_cents: i64,
+    pub total_kwh: String,
+    /// `open`, `paid`, `past_due` or `voided`.
+    pub status: String,
+    pub pdf: String,
+}
+
+/// A page of invoices (`api::List<Invoice>`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Invoices {
+    pub data: Vec<Invoice>,
+    pub has_more: bool,
+}
+
+/// Of `api::billing::InvoiceDetail`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InvoiceDetail {
+    #[serde(flatten)]
+    pub invoice: Invoice,
+    pub charges_groups: Vec<ChargesGroup>,
+    pub usage: InvoiceUsage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ChargesGroup {
+    pub name: String,
+    pub total_cents: i64,
+    pub charges: Vec<Charge>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Charge {
+    pub description: String,
+    pub amount_cents: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InvoiceUsage {
+    pub daily: Vec<UsageDay>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct UsageDay {
+    pub date: String,
+    pub consumption: String,
+}
+
+/// Of `api::billing::Payment`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Payment {
+    pub amount_cents: i64,
+    pub status: String,
+}
+
+/// Of `api::enrollment::LocationDocuments`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ActiveDocuments {
+    pub efl: String,
+    pub tos: String,
+    pub yrac: String,
+    #[serde(default)]
+    pub loa: Option<String>,
+    pub contract_start: String,
+    pub contract_end: Option<String>,
+}
+
+/// Of `api::enrollment::Document`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Document {
+    pub kind: String,
+    pub version: String,
+    pub url: String,
+    pub effective_date: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Documents {
+    pub data: Vec<Document>,
+}
+
+/// Of `api::enrollment::Contract`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Contract {
+    pub plan_name: String,
+    pub start_date: String,
+    pub end_date: Option<String>,
 }

@@ -42,13 +42,21 @@ function switchboard(args) {
   return execFileSync(serverBin, args, { cwd: root, encoding: "utf8" });
 }
 
-/// Calls the API with a token; asserts the call succeeded and returns its JSON body.
+/// Calls the API with a token; asserts the call succeeded and returns its JSON body. A test
+/// shares the account's rate limit with the flow it drives, so a 429 waits out its
+/// Retry-After and tries again, as a partner's client would.
 export async function api(method, url, token, body) {
-  const r = await fetch(`${baseUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  let r;
+  for (let attempt = 0; ; attempt++) {
+    r = await fetch(`${baseUrl}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (r.status !== 429 || attempt === 4) break;
+    const wait = Math.max(1, Number(r.headers.get("retry-after")) || 1);
+    await new Promise((done) => setTimeout(done, wait * 1000));
+  }
   const json = await r.json();
   assert.ok(r.ok, `${method} ${url}: ${JSON.stringify(json)}`);
   return json;

@@ -1,6 +1,6 @@
 //! The command line: `serve` (the default), `migrate`,
 //! `apps create|set-payment-keys|set-branding|set-origins`, `tokens create|revoke`,
-//! `market generate|import|submissions`.
+//! `market generate|import|submissions`, `backup --to FILE`.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -50,6 +50,13 @@ pub enum Command {
     Market {
         #[command(subcommand)]
         command: MarketCommand,
+    },
+    /// Copy the SQLite database, consistent and while it serves, to a new file (PostgreSQL:
+    /// use pg_dump)
+    Backup {
+        /// The copy to write (must not exist)
+        #[arg(long)]
+        to: PathBuf,
     },
 }
 
@@ -284,6 +291,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             serve(config, clock, args.role).await
         }
+        Command::Backup { to } => backup(&config, &to).await,
         Command::Migrate => {
             let db = connect(&config).await?;
             println!("Database is up to date.");
@@ -479,6 +487,26 @@ async fn market_command(db: &Db, command: MarketCommand) -> anyhow::Result<()> {
         println!("  rejected {line}");
     }
     println!("The directory now holds {total} addresses; running servers pick them up on restart.");
+    Ok(())
+}
+
+/// `backup --to FILE`: an online copy of a SQLite database; PostgreSQL is refused with what to
+/// use instead.
+async fn backup(config: &Config, to: &std::path::Path) -> anyhow::Result<()> {
+    let url = config.database_url.expose();
+    if !url.starts_with("sqlite:") {
+        anyhow::bail!(
+            "switchboard backup copies the embedded SQLite database; for PostgreSQL use its own \
+             tools, e.g. pg_dump --format=custom --file=switchboard.dump \"$DATABASE_URL\" (and \
+             pg_restore to restore)"
+        );
+    }
+    store::backup::copy_sqlite(url, to).await?;
+    println!("Backed up the database to {}.", to.display());
+    println!(
+        "Keep the PII key with it (SWITCHBOARD_PII_KEY, or pii.key beside the database): \
+         sealed data in the copy opens only with that key."
+    );
     Ok(())
 }
 

@@ -44,10 +44,14 @@ pub enum LogFormat {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RateLimits {
     pub enabled: bool,
     pub app_per_second: u32,
     pub account_per_second: u32,
+    /// Failed authentications one client address may make per minute (per instance) before
+    /// its requests are refused with 429; 0 lifts the limit.
+    pub failed_auth_per_minute: u32,
 }
 
 impl Default for RateLimits {
@@ -56,6 +60,45 @@ impl Default for RateLimits {
             enabled: true,
             app_per_second: 30,
             account_per_second: 10,
+            failed_auth_per_minute: 30,
+        }
+    }
+}
+
+/// Where webhook deliveries may go.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WebhooksConfig {
+    /// Lets sandbox apps' endpoints target loopback and private networks (local development,
+    /// an integration test's receiver). Link-local addresses (cloud metadata services) stay
+    /// refused; live apps always need public addresses.
+    pub allow_private_targets: bool,
+}
+
+/// How long finished work is kept before a background pass deletes it (0: kept forever).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Retention {
+    /// Jobs that ended (done or failed), by when they ended.
+    pub jobs_days: u32,
+    /// Webhook delivery attempts, by when they were made.
+    pub webhook_deliveries_days: u32,
+    /// E-mails sent (or kept, without SMTP) or failed, by when they were written.
+    pub emails_days: u32,
+    /// Rows deleted per transaction, so that a pass never holds the database for long.
+    pub batch_size: u32,
+    /// Time between passes.
+    pub interval_seconds: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            jobs_days: 14,
+            webhook_deliveries_days: 30,
+            emails_days: 30,
+            batch_size: 500,
+            interval_seconds: 3600,
         }
     }
 }
@@ -73,6 +116,11 @@ pub struct Jobs {
     pub lease_seconds: u64,
     /// Time limit of one webhook delivery attempt.
     pub webhook_timeout_ms: u64,
+    /// How often a worker instance records that it is alive.
+    pub heartbeat_ms: u64,
+    /// An instance silent this long is dead: other workers take its jobs over at once, without
+    /// waiting for their leases to end.
+    pub dead_after_ms: u64,
 }
 
 impl Default for Jobs {
@@ -82,6 +130,8 @@ impl Default for Jobs {
             poll_interval_ms: 100,
             lease_seconds: 60,
             webhook_timeout_ms: 15_000,
+            heartbeat_ms: 1_000,
+            dead_after_ms: 5_000,
         }
     }
 }
@@ -124,6 +174,10 @@ pub struct Config {
     /// server looks beside its binary (`site/`), then one folder up (`target/site` for
     /// `target/release/switchboard`), then at `target/site` under the working directory.
     pub site_root: Option<PathBuf>,
+    pub webhooks: WebhooksConfig,
+    pub retention: Retention,
+    /// The licensed provider the documents and bills name.
+    pub provider: crate::domain::documents::Provider,
 }
 
 /// The service-address directory of a fresh install.
@@ -165,6 +219,9 @@ impl Default for Config {
             market: MarketConfig::default(),
             payment_processor_api_base: None,
             site_root: None,
+            webhooks: WebhooksConfig::default(),
+            retention: Retention::default(),
+            provider: crate::domain::documents::Provider::default(),
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Encryption of personal data at rest (SSNs): AES-256-GCM with a random nonce per value,
-//! stored as `nonce || ciphertext`. The key comes from configuration (`pii_key`, base64 of 32
+//! Encryption of personal data and secrets at rest (SSNs, processor keys, webhook signing
+//! secrets): AES-256-GCM with a random nonce per value, stored as `nonce || ciphertext` (in
+//! text columns as `sealed:` and its base64). The key comes from configuration (`pii_key`, base64 of 32
 //! bytes) or, for a SQLite install, from a key file created beside the database.
 
 use std::{fmt, path::Path};
@@ -13,6 +14,14 @@ use base64::{engine::general_purpose::STANDARD, Engine};
 use crate::domain::links::LinkKey;
 
 const NONCE_LEN: usize = 12;
+
+/// How text sealed by `PiiKey::seal_text` starts.
+const SEALED_TEXT: &str = "sealed:";
+
+/// Whether a stored text value is sealed (rather than kept from before sealing came in).
+pub fn is_sealed_text(stored: &str) -> bool {
+    stored.starts_with(SEALED_TEXT)
+}
 
 pub struct PiiKey {
     cipher: Aes256Gcm,
@@ -73,6 +82,26 @@ impl PiiKey {
         out
     }
 
+    /// `plaintext` sealed, as text for a text column.
+    pub fn seal_text(&self, plaintext: &str) -> String {
+        format!(
+            "{SEALED_TEXT}{}",
+            STANDARD.encode(self.seal(plaintext.as_bytes()))
+        )
+    }
+
+    /// Text sealed by `seal_text`; a value stored before sealing came in reads as itself (and
+    /// is sealed at the next start, see `is_sealed_text`).
+    pub fn open_text(&self, stored: &str) -> anyhow::Result<String> {
+        let Some(encoded) = stored.strip_prefix(SEALED_TEXT) else {
+            return Ok(stored.to_owned());
+        };
+        let sealed = STANDARD
+            .decode(encoded)
+            .map_err(|_| anyhow::anyhow!("sealed text is not base64"))?;
+        Ok(String::from_utf8(self.open(&sealed)?)?)
+    }
+
     pub fn open(&self, sealed: &[u8]) -> anyhow::Result<Vec<u8>> {
         anyhow::ensure!(sealed.len() > NONCE_LEN, "sealed value too short");
         let (nonce, ciphertext) = sealed.split_at(NONCE_LEN);
@@ -97,6 +126,18 @@ mod tests {
         assert!(other.open(&sealed).is_err());
         assert!(PiiKey::from_base64("c2hvcnQ=").is_err());
         assert_eq!(format!("{key:?}"), "PiiKey([redacted])");
+    }
+
+    #[test]
+    fn sealed_text_opens_and_plain_text_reads_as_itself() {
+        let key = PiiKey::from_base64(&PiiKey::generate_base64()).unwrap();
+        let sealed = key.seal_text("whsec_abc");
+        assert!(is_sealed_text(&sealed) && !sealed.contains("whsec_abc"));
+        assert_eq!(key.open_text(&sealed).unwrap(), "whsec_abc");
+        assert_eq!(key.open_text("whsec_old").unwrap(), "whsec_old");
+        assert!(!is_sealed_text("whsec_old"));
+        let other = PiiKey::from_base64(&PiiKey::generate_base64()).unwrap();
+        assert!(other.open_text(&sealed).is_err());
     }
 
     #[test]

@@ -67,6 +67,14 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         clock,
         on_account_change: Arc::new(move |account| invalidated.accounts.invalidate(&account)),
     });
+    // Webhook secrets written before they were sealed at rest are sealed now.
+    let sealed = services::webhooks::seal_clear_secrets(&core).await?;
+    if sealed > 0 {
+        tracing::info!(
+            endpoints = sealed,
+            "sealed webhook signing secrets stored in clear"
+        );
+    }
     Ok(AppState::new(
         core,
         http::HttpParts {
@@ -164,6 +172,8 @@ pub async fn serve_router(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let db = state.db.clone();
+    // The peer's address reaches handlers (failed authentications are limited per address).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;

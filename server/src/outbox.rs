@@ -43,6 +43,10 @@ pub enum JobKind {
     PastDue,
     /// An accepted renewal takes over from the contract it renews, on its start date.
     RenewalStart,
+    /// One expiration notice of a fixed contract (`jobs::renewal`).
+    RenewalNotice,
+    /// A fixed contract nobody renewed rolls onto month-to-month the day after it ends.
+    RenewalRollover,
 }
 
 impl JobKind {
@@ -59,6 +63,8 @@ impl JobKind {
         JobKind::AutoPay,
         JobKind::PastDue,
         JobKind::RenewalStart,
+        JobKind::RenewalNotice,
+        JobKind::RenewalRollover,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -75,6 +81,8 @@ impl JobKind {
             JobKind::AutoPay => store::billing::BILLING_JOB_KINDS[1],
             JobKind::PastDue => store::billing::BILLING_JOB_KINDS[2],
             JobKind::RenewalStart => store::enrollment::RENEWAL_START_JOB_KIND,
+            JobKind::RenewalNotice => store::renewal::RENEWAL_NOTICE_JOB_KIND,
+            JobKind::RenewalRollover => store::renewal::RENEWAL_ROLLOVER_JOB_KIND,
         }
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
     input::digits,
+    session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
 use crate::api::{market::Address, PostalAddress};
 

@@ -6,10 +6,10 @@
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{ErrorNotice, Flow, Submit, Task},
     input::{digits, parse_expiry},
+    session::{explain_decline, ErrorNotice, Flow, Submit, Task},
 };
-use crate::client::{ApiClient, CardInput, ClientError};
+use crate::client::{ApiClient, CardInput};
 
 /// The processor's sandbox test cards (`docs/api-conventions.md`, Sandbox).
 const TEST_CARDS: [(&str, &str); 5] = [
@@ -20,8 +20,19 @@ const TEST_CARDS: [(&str, &str); 5] = [
     ("4000 0000 0000 0341", "is saved, later charges fail"),
 ];
 
+/// The enrollment's payment step: the card form, then the next step the account needs.
 #[component]
 pub fn PaymentStep(flow: Flow) -> impl IntoView {
+    view! {
+        <p>"Your card pays each bill automatically. We never see or store its full number."</p>
+        <CardForm flow reread=true label="Save card"/>
+    }
+}
+
+/// Takes a card and saves it as the account's payment method; `flow.card` then holds it.
+/// `reread`: read the account afterwards and move to the step it needs (enrollment).
+#[component]
+pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView {
     let number = RwSignal::new(String::new());
     let expiry = RwSignal::new(String::new());
     let cvc = RwSignal::new(String::new());
@@ -56,11 +67,18 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
                     .await
                     .map_err(explain_decline)?;
                 let method = c.attach_payment_method(&id).await?;
-                Ok((method, c.account().await?))
+                let account = if reread {
+                    Some(c.account().await?)
+                } else {
+                    None
+                };
+                Ok((method, account))
             },
             move |(method, account)| {
                 flow.card.set(Some(method));
-                flow.advance(account);
+                if let Some(account) = account {
+                    flow.advance(account);
+                }
             },
         );
     };
@@ -77,7 +95,6 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
             ev.prevent_default();
             save();
         }>
-            <p>"Your card pays each bill automatically. We never see or store its full number."</p>
             <Show when=move || sandbox>
                 <details class="notice" data-testid="test-cards">
                     <summary>"Test cards (sandbox)"</summary>
@@ -119,48 +136,7 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
             <label for="card-zip">"Billing ZIP code"</label>
             <input id="card-zip" name="postal" inputmode="numeric" autocomplete="postal-code" bind:value=zip/>
             <ErrorNotice task retry=move |_| save()/>
-            <Submit task label="Save card" testid="card-submit"/>
+            <Submit task label testid="card-submit"/>
         </form>
-    }
-}
-
-/// A declined card, said the way the customer can act on it.
-fn explain_decline(mut e: ClientError) -> ClientError {
-    if e.code == "card_declined" {
-        e.message = match e.decline_code.as_deref() {
-            Some("insufficient_funds") => "This card has insufficient funds. Try another card.",
-            Some("expired_card") => "This card has expired. Try another card.",
-            _ => "Your card was declined. Try another card, or call your bank.",
-        }
-        .to_owned();
-        e.param.get_or_insert_with(|| "number".to_owned());
-    }
-    e
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn declined(code: &str) -> ClientError {
-        ClientError {
-            decline_code: Some(code.to_owned()),
-            ..ClientError::new("card_declined", "The card was declined")
-        }
-    }
-
-    #[test]
-    fn declines_say_what_to_do() {
-        let e = explain_decline(declined("insufficient_funds"));
-        assert_eq!(
-            e.message,
-            "This card has insufficient funds. Try another card."
-        );
-        assert_eq!(e.param.as_deref(), Some("number"));
-        assert!(explain_decline(declined("generic_decline"))
-            .message
-            .starts_with("Your card was declined"));
-        let other = ClientError::network("offline");
-        assert_eq!(explain_decline(other.clone()), other);
     }
 }

@@ -9,201 +9,13 @@ use super::{
     card::PaymentStep,
     forms::{BillingStep, CreditStep, IdentityStep},
     plans::PlanStep,
-    steps::{next_step, step_of_missing, Step},
+    session::{ErrorNotice, Flow, Submit, Task},
+    steps::{step_of_missing, Step},
 };
 use crate::{
     api::enrollment::BillingAddressOut,
-    client::{ApiClient, ClientError},
     format::{card_brand, long_date, phone},
-    views::{Account, PaymentMethod},
 };
-
-/// What every step shares: the client, the account as last read, where the flow is, and how
-/// it tells its host that it closes. Copy, so that closures take it freely.
-#[derive(Clone, Copy)]
-pub struct Flow {
-    client: StoredValue<Option<ApiClient>>,
-    pub account: RwSignal<Option<Account>>,
-    pub step: RwSignal<Step>,
-    /// The card added in this session (the enrollment scope cannot read it back).
-    pub card: RwSignal<Option<PaymentMethod>>,
-    /// Whether the preliminary address was already looked up (only once per session).
-    pub prefill_tried: RwSignal<bool>,
-    pub close: Callback<&'static str>,
-}
-
-impl Flow {
-    pub fn new(close: Callback<&'static str>) -> Self {
-        Flow {
-            client: StoredValue::new(None),
-            account: RwSignal::new(None),
-            step: RwSignal::new(Step::Address),
-            card: RwSignal::new(None),
-            prefill_tried: RwSignal::new(false),
-            close,
-        }
-    }
-
-    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-    pub fn start(&self, client: ApiClient) {
-        self.client.set_value(Some(client));
-    }
-
-    pub fn client(&self) -> ApiClient {
-        self.client
-            .get_value()
-            .unwrap_or_else(|| ApiClient::new(String::new()))
-    }
-
-    /// Takes a fresh copy of the account and moves to the first step it still needs.
-    pub fn advance(&self, account: Account) {
-        self.step.set(next_step(&account));
-        self.account.set(Some(account));
-    }
-
-    /// Runs one call of the v1 client as `task`; `done` gets its answer.
-    pub fn call<T: 'static>(
-        &self,
-        task: Task,
-        call: impl AsyncFnOnce(&ApiClient) -> Result<T, ClientError> + 'static,
-        done: impl FnOnce(T) + 'static,
-    ) {
-        let client = self.client();
-        task.run(async move { call(&client).await }, done);
-    }
-
-    pub fn sandbox(&self) -> bool {
-        self.account
-            .with_untracked(|a| {
-                a.as_ref()
-                    .map(|a| a.app.payment_public_key.starts_with("pk_test_"))
-            })
-            .unwrap_or(false)
-    }
-}
-
-/// One call of a step at a time: whether it is under way, and the error it ended with.
-#[derive(Clone, Copy)]
-pub struct Task {
-    pub pending: RwSignal<bool>,
-    pub error: RwSignal<Option<ClientError>>,
-}
-
-impl Task {
-    pub fn new() -> Self {
-        Task {
-            pending: RwSignal::new(false),
-            error: RwSignal::new(None),
-        }
-    }
-
-    /// Runs `call` unless one is under way; `done` gets its answer, the error stays shown.
-    pub fn run<T: 'static>(
-        self,
-        call: impl std::future::Future<Output = Result<T, ClientError>> + 'static,
-        done: impl FnOnce(T) + 'static,
-    ) {
-        if self.pending.get_untracked() {
-            return;
-        }
-        self.pending.set(true);
-        self.error.set(None);
-        leptos::task::spawn_local(async move {
-            let answer = call.await;
-            self.pending.set(false);
-            match answer {
-                Ok(value) => done(value),
-                Err(e) => self.error.set(Some(e)),
-            }
-        });
-    }
-
-    pub fn fail(self, message: &str, param: Option<&str>) {
-        self.error.set(Some(ClientError {
-            param: param.map(str::to_owned),
-            ..ClientError::new("invalid_input", message)
-        }));
-    }
-
-    /// Clears the error shown about `param` once `fixed` holds (a box ticked after the error
-    /// asked for it).
-    pub fn clear_when(self, param: &'static str, fixed: impl Fn() -> bool + 'static) {
-        Effect::new(move |_| {
-            let about = self.error.with_untracked(|e| {
-                e.as_ref()
-                    .is_some_and(|e| e.param.as_deref() == Some(param))
-            });
-            if fixed() && about {
-                self.error.set(None);
-            }
-        });
-    }
-
-    /// Whether the error shown is about this request field (for `aria-invalid`).
-    pub fn about(self, param: &'static str) -> impl Fn() -> &'static str + Copy {
-        move || {
-            let hit = self.error.with(|e| {
-                e.as_ref()
-                    .is_some_and(|e| e.param.as_deref() == Some(param))
-            });
-            if hit {
-                "true"
-            } else {
-                "false"
-            }
-        }
-    }
-}
-
-impl Default for Task {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Moves keyboard and screen reader focus to `target` once it is on the page: a view that
-/// replaces another within a step (a confirmation, a form after a choice) starts there.
-pub fn focus_when_shown(target: NodeRef<html::P>) {
-    Effect::new(move |_| {
-        if let Some(p) = target.get() {
-            let _ = p.focus();
-        }
-    });
-}
-
-/// The error of a step, where the step is; network failures offer to try again.
-#[component]
-pub fn ErrorNotice(task: Task, #[prop(into)] retry: Callback<()>) -> impl IntoView {
-    move || {
-        task.error.get().map(|e| {
-            let network = e.is_network();
-            view! {
-                <div class="notice error" role="alert" data-testid="step-error" data-code=e.code.clone()>
-                    <p>{e.message}</p>
-                    <Show when=move || network>
-                        <button type="button" class="secondary" on:click=move |_| retry.run(())>
-                            "Try again"
-                        </button>
-                    </Show>
-                </div>
-            }
-        })
-    }
-}
-
-/// The submit button of a step: says what it does, and that it is working.
-#[component]
-pub fn Submit(
-    task: Task,
-    label: &'static str,
-    #[prop(optional)] testid: &'static str,
-) -> impl IntoView {
-    view! {
-        <button type="submit" class="primary" data-testid=testid aria-busy=move || task.pending.get().to_string()>
-            {move || if task.pending.get() { "Please wait…" } else { label }}
-        </button>
-    }
-}
 
 #[component]
 pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
@@ -398,6 +210,8 @@ fn Review(flow: Flow) -> impl IntoView {
 
 #[component]
 fn Done(flow: Flow) -> impl IntoView {
+    // Finalized (here, or before the flow opened): closing the flow is completing it.
+    flow.done.set(true);
     let account = flow.account.get_untracked();
     let name = account
         .as_ref()

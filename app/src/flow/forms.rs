@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{ErrorNotice, Flow, Submit, Task},
     input::digits,
+    session::{ErrorNotice, Flow, Submit, Task},
 };
 use crate::{api::PostalAddress, format::phone};
 

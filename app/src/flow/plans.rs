@@ -5,10 +5,11 @@
 use leptos::prelude::*;
 
 use super::{
-    enrollment::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
+    session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
     steps::Step,
 };
 use crate::{
+    api::market::PlanDocuments,
     format::{average, cents, dollars, long_date},
     views::Plan,
 };
@@ -56,8 +57,9 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
     }
 }
 
+/// A priced plan: rates, the EFL's average prices, the documents, and a button to choose it.
 #[component]
-fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
+pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     let id = format!("plan-{}", plan.plan_uuid);
     let kind = if plan.plan_type == "month_to_month" {
         "Month-to-month".to_owned()
@@ -242,19 +244,7 @@ fn Accept(
                 max=latest
                 bind:value=start
             />
-            <label class="option">
-                <input type="checkbox" name="terms_accepted" data-testid="terms"
-                    aria-invalid=task.about("terms_accepted") bind:checked=terms/>
-                <span>
-                    "I have read and accept the "
-                    <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
-                    ", the "
-                    <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
-                    " and "
-                    <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
-                    "."
-                </span>
-            </label>
+            <TermsConsent task terms docs/>
             <ErrorNotice task retry=move |_| accept()/>
             <Show when=expired>
                 <button type="button" class="secondary" data-testid="reprice" on:click=move |_| reprice.run(())>
@@ -266,5 +256,30 @@ fn Accept(
                 "Back to plans"
             </button>
         </form>
+    }
+}
+
+/// The acceptance of a plan's documents (its EFL, the Terms of Service and Your Rights as a
+/// Customer), each a link, marked invalid when the step's error is about `terms_accepted`.
+#[component]
+pub(super) fn TermsConsent(
+    task: Task,
+    terms: RwSignal<bool>,
+    docs: PlanDocuments,
+) -> impl IntoView {
+    view! {
+        <label class="option">
+            <input type="checkbox" name="terms_accepted" data-testid="terms"
+                aria-invalid=task.about("terms_accepted") bind:checked=terms/>
+            <span>
+                "I have read and accept the "
+                <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
+                ", the "
+                <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
+                " and "
+                <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+                "."
+            </span>
+        </label>
     }
 }

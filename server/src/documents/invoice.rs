@@ -4,8 +4,9 @@
 use app::format::{dollars, month_day, short_date, thousands};
 use chrono::{Datelike, NaiveDate};
 
-use super::pdf::{self, win_ansi, Canvas, Font, Rgb, Style, PAGE_HEIGHT, PAGE_WIDTH};
-use crate::domain::apps;
+use super::pdf::{
+    self, win_ansi, Canvas, Font, Rgb, Style, HAIRLINE, INK, MUTED, PAGE_HEIGHT, PAGE_WIDTH, WHITE,
+};
 
 /// Everything printed on an invoice; amounts in integer cents, quantities and rates as
 /// already-formatted decimal strings.
@@ -17,6 +18,8 @@ pub struct InvoiceDocument {
     pub brand_color: Option<String>,
     pub support_email: Option<String>,
     pub support_phone: Option<String>,
+    /// The partner's help page.
+    pub support_url: Option<String>,
     pub customer_name: String,
     pub account_number: String,
     /// Address lines.
@@ -44,6 +47,32 @@ pub struct InvoiceDocument {
     pub daily_kwh: Vec<(NaiveDate, String)>,
     /// E.g. "Your Visa ending 4242 will be charged automatically on Dec 8, 2026."
     pub auto_pay_note: Option<String>,
+    /// The plan of the contract in force at the period's end.
+    pub plan: Option<PlanDoc>,
+    /// The meter reads the period was billed from, oldest first.
+    pub meter_reads: Vec<MeterReadDoc>,
+    /// The licensed provider and its certificate number, e.g. "Switchboard Energy LLC, PUCT
+    /// Certificate No. 10000".
+    pub provider_line: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlanDoc {
+    pub name: String,
+    /// None for a plan without a term (month-to-month).
+    pub contract_end: Option<NaiveDate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MeterReadDoc {
+    pub start: NaiveDate,
+    pub end: NaiveDate,
+    /// When the utility read the meter.
+    pub read_date: NaiveDate,
+    /// Whole kWh, e.g. "1035".
+    pub kwh: String,
+    /// `actual` or `estimated`, as the utility reported it.
+    pub read_type: String,
 }
 
 #[derive(Debug, Clone)]
@@ -77,6 +106,7 @@ pub fn render(doc: &InvoiceDocument) -> Vec<u8> {
     layout.summary();
     layout.charges();
     layout.usage();
+    layout.meter_reads();
     layout.payments();
     let pages = layout.finish();
     let title = format!("{} electricity bill {}", doc.brand_name, doc.invoice_number);
@@ -101,11 +131,6 @@ const BAND_HEIGHT: f32 = 64.0;
 /// Left edge of the amount-due box; the account's details fill the space before it.
 const BOX_LEFT: f32 = 336.0;
 
-const INK: Rgb = Rgb(0.12, 0.13, 0.15);
-const MUTED: Rgb = Rgb(0.40, 0.42, 0.46);
-const HAIRLINE: Rgb = Rgb(0.80, 0.81, 0.83);
-const WHITE: Rgb = Rgb(1.0, 1.0, 1.0);
-const DEFAULT_BRAND: Rgb = Rgb(0.12, 0.34, 0.59);
 const GREEN: Rgb = Rgb(0.10, 0.50, 0.26);
 const RED: Rgb = Rgb(0.76, 0.13, 0.13);
 const GREY: Rgb = Rgb(0.45, 0.46, 0.48);
@@ -205,10 +230,7 @@ struct Layout<'a> {
 
 impl<'a> Layout<'a> {
     fn new(doc: &'a InvoiceDocument) -> Layout<'a> {
-        let color = doc.brand_color.as_deref().and_then(apps::brand_color);
-        let brand = color.and_then(Rgb::parse).unwrap_or(DEFAULT_BRAND);
-        // The same choice of text colour as the flows and e-mails make on the brand colour.
-        let dark_text = color.is_some_and(|c| apps::text_on(c) == "#000000");
+        let (brand, dark_text) = pdf::brand(doc.brand_color.as_deref());
         let mut layout = Layout {
             doc,
             brand,
@@ -301,6 +323,12 @@ impl<'a> Layout<'a> {
         }
 
         y -= 10.0;
+        let plan = doc.plan.as_ref().map(|p| {
+            let ends = p
+                .contract_end
+                .map_or_else(|| "No end date (month-to-month)".to_owned(), short_date);
+            [("Plan", p.name.clone()), ("Contract ends", ends)]
+        });
         let facts = [
             ("Account number", doc.account_number.clone()),
             ("Invoice number", doc.invoice_number.clone()),
@@ -315,7 +343,7 @@ impl<'a> Layout<'a> {
         ];
         let label_style = SMALL.sized(8.5);
         let value_x = LEFT + 84.0;
-        for (label, value) in facts {
+        for (label, value) in facts.into_iter().chain(plan.into_iter().flatten()) {
             y -= 13.0;
             self.page.text(LEFT, y, label_style, label.as_bytes());
             let value = value_style.fit(&win_ansi(&value), width - 84.0);
@@ -536,6 +564,45 @@ impl<'a> Layout<'a> {
         self.y = base - 36.0;
     }
 
+    /// The reads behind the kWh billed: what was measured, over which days, read when.
+    fn meter_reads(&mut self) {
+        let doc = self.doc;
+        if doc.meter_reads.is_empty() {
+            return;
+        }
+        let heading = |layout: &mut Self, title: &str| {
+            layout.section(title, None);
+            let y = layout.y;
+            layout.page.text(LEFT, y, LABEL, b"PERIOD READ");
+            layout.page.text(LEFT + 170.0, y, LABEL, b"READ ON");
+            layout.page.text(RATE_RIGHT - 80.0, y, LABEL, b"TYPE");
+            layout.page.text_right(RIGHT, y, LABEL, b"USAGE");
+            layout.y -= 15.0;
+        };
+        self.ensure(20.0 + 15.0 + ROW);
+        heading(self, "Meter reads");
+        for read in &doc.meter_reads {
+            if self.ensure(ROW) {
+                heading(self, "Meter reads (continued)");
+            }
+            let y = self.y;
+            self.page
+                .text(LEFT, y, BODY, &win_ansi(&period(read.start, read.end)));
+            self.page.text(
+                LEFT + 170.0,
+                y,
+                BODY,
+                &win_ansi(&short_date(read.read_date)),
+            );
+            let kind = BODY.fit(&win_ansi(&humanize(&read.read_type)), 100.0);
+            self.page.text(RATE_RIGHT - 80.0, y, BODY, &kind);
+            let kwh = win_ansi(&format!("{} kWh", thousands(&read.kwh)));
+            self.page.text_right(RIGHT, y, BODY, &kwh);
+            self.y -= ROW;
+        }
+        self.y -= 17.0;
+    }
+
     fn payment_columns(&mut self) {
         let y = self.y;
         self.page.text(LEFT, y, LABEL, b"DATE");
@@ -590,13 +657,23 @@ impl<'a> Layout<'a> {
 
 fn footer(canvas: &mut Canvas, doc: &InvoiceDocument, page: usize, pages: usize) {
     let present = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
-    let contact = match (present(&doc.support_email), present(&doc.support_phone)) {
-        (Some(email), Some(phone)) => {
-            format!("Questions about your bill? Email {email} or call {phone}.")
-        }
-        (Some(email), None) => format!("Questions about your bill? Email {email}."),
-        (None, Some(phone)) => format!("Questions about your bill? Call {phone}."),
-        (None, None) => format!("Questions about your bill? Contact {}.", doc.brand_name),
+    let mut ways: Vec<String> = Vec::new();
+    if let Some(phone) = present(&doc.support_phone) {
+        ways.push(format!("call {phone}"));
+    }
+    if let Some(email) = present(&doc.support_email) {
+        ways.push(format!("email {email}"));
+    }
+    if let Some(url) = present(&doc.support_url) {
+        ways.push(format!("visit {url}"));
+    }
+    let contact = match ways.as_slice() {
+        [] => format!("Questions about your bill? Contact {}.", doc.brand_name),
+        [one] => format!("Questions about your bill? {}.", capitalized(one)),
+        [init @ .., last] => format!(
+            "Questions about your bill? {} or {last}.",
+            capitalized(&init.join(", "))
+        ),
     };
     let outage = match present(&doc.utility_outage_phone) {
         Some(phone) => format!("For outages call {} at {phone}.", doc.utility_name),
@@ -610,12 +687,24 @@ fn footer(canvas: &mut Canvas, doc: &InvoiceDocument, page: usize, pages: usize)
 
     canvas.hline(LEFT, RIGHT, FOOTER_RULE, 0.5, HAIRLINE);
     let width = RIGHT - LEFT - 110.0;
-    let lines = [contact, outage, average];
-    for (line, y) in lines
-        .iter()
-        .zip([FOOTER_RULE - 14.0, FOOTER_RULE - 25.0, FOOTER_RULE - 36.0])
-    {
-        canvas.text(LEFT, y, SMALL, &SMALL.fit(&win_ansi(line), width));
+    // Every way to reach the partner is printed: the contact line may take two lines.
+    let mut lines: Vec<Vec<u8>> = SMALL.wrap(&win_ansi(&contact), width);
+    lines.truncate(2);
+    let provider = doc
+        .provider_line
+        .as_ref()
+        .map(|p| format!("Electricity provided by {p}."))
+        .unwrap_or_default();
+    lines.extend(
+        [outage, average, provider]
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| SMALL.fit(&win_ansi(l), width)),
+    );
+    let mut y = FOOTER_RULE - 14.0;
+    for line in &lines {
+        canvas.text(LEFT, y, SMALL, line);
+        y -= 11.0;
     }
     if pages > 1 {
         let label = win_ansi(&format!("Page {page} of {pages}"));
@@ -627,8 +716,11 @@ fn footer(canvas: &mut Canvas, doc: &InvoiceDocument, page: usize, pages: usize)
 
 /// `requires_action` as `Requires action`.
 fn humanize(status: &str) -> String {
-    let spaced = status.replace('_', " ");
-    let mut chars = spaced.chars();
+    capitalized(&status.replace('_', " "))
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
@@ -659,6 +751,7 @@ mod tests {
             brand_color: Some("#0b6e4f".to_string()),
             support_email: Some("help@lonestarpower.example".to_string()),
             support_phone: Some("(800) 555-0100".to_string()),
+            support_url: Some("lonestarpower.example/help".to_string()),
             customer_name: "María O’Neil".to_string(),
             account_number: "100-204-3311".to_string(),
             service_address: vec![
@@ -675,21 +768,21 @@ mod tests {
             billing_period_end: date(2026, 10, 21),
             status: "open".to_string(),
             total_cents: 12_345,
-            total_kwh: "1034.512".to_string(),
+            total_kwh: "1035".to_string(),
             avg_cents_per_kwh: Some("11.9".to_string()),
             groups: vec![
                 ChargeGroupDoc {
                     name: "Electricity".to_string(),
                     total_cents: 8_000,
                     charges: vec![
-                        charge("Energy charge", "1034.512", "kWh", "$0.0725", 7_500),
+                        charge("Energy charge", "1035", "kWh", "$0.0725", 7_500),
                         charge("Base charge", "1", "month", "$5.00", 500),
                     ],
                 },
                 ChargeGroupDoc {
                     name: "Delivery (Oncor Electric Delivery)".to_string(),
                     total_cents: 4_345,
-                    charges: vec![charge("Delivery charges", "1034.512", "kWh", "", 4_345)],
+                    charges: vec![charge("Delivery charges", "1035", "kWh", "", 4_345)],
                 },
             ],
             payments: vec![PaymentDoc {
@@ -709,6 +802,18 @@ mod tests {
             auto_pay_note: Some(
                 "Your Visa ending 4242 will be charged automatically on Nov 8, 2026.".to_string(),
             ),
+            plan: Some(PlanDoc {
+                name: "Lone Star Fixed 12".to_string(),
+                contract_end: Some(date(2027, 3, 21)),
+            }),
+            meter_reads: vec![MeterReadDoc {
+                start: date(2026, 9, 22),
+                end: date(2026, 10, 21),
+                read_date: date(2026, 10, 22),
+                kwh: "1035".to_string(),
+                read_type: "actual".to_string(),
+            }],
+            provider_line: Some("Switchboard Energy LLC, PUCT Certificate No. 10000".to_string()),
         }
     }
 
@@ -752,7 +857,24 @@ mod tests {
         ] {
             assert!(contains(&pdf, text.as_bytes()), "{text} missing");
         }
-        assert!(contains(&pdf, b"1,034.512 kWh"));
+        assert!(contains(&pdf, b"1,035 kWh"));
+        assert!(contains(
+            &pdf,
+            b"(Questions about your bill? Call (800) 555-0100, email"
+        ));
+        assert!(contains(&pdf, b"lonestarpower.example/help.)"));
+        assert!(!contains(&pdf, b"1034.512"));
+        for text in [
+            "(Lone Star Fixed 12)",
+            "(Contract ends)",
+            "(Mar 21, 2027)",
+            "(Meter reads)",
+            "(Oct 22, 2026)",
+            "(Actual)",
+            "(Electricity provided by Switchboard Energy LLC, PUCT Certificate No. 10000.)",
+        ] {
+            assert!(contains(&pdf, text.as_bytes()), "{text} missing");
+        }
         assert!(contains(
             &pdf,
             b"For outages call Oncor Electric Delivery at (888) 313-4747."
@@ -830,11 +952,16 @@ mod tests {
         doc.auto_pay_note = None;
         doc.support_email = None;
         doc.support_phone = None;
+        doc.support_url = None;
+        doc.plan = None;
+        doc.meter_reads.clear();
         doc.utility_outage_phone = None;
         doc.brand_color = None;
         let pdf = render(&doc);
         assert!(pdf.starts_with(b"%PDF-"));
         assert!(!contains(&pdf, b"(Daily usage)"));
+        assert!(!contains(&pdf, b"(Meter reads)"));
+        assert!(!contains(&pdf, b"(Plan)"));
         assert!(contains(
             &pdf,
             b"(For outages contact Oncor Electric Delivery.)"

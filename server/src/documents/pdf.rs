@@ -8,6 +8,8 @@
 
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
+use crate::domain::apps;
+
 /// US Letter, in points.
 pub const PAGE_WIDTH: f32 = 612.0;
 pub const PAGE_HEIGHT: f32 = 792.0;
@@ -120,6 +122,24 @@ impl Font {
 
 #[derive(Debug, Clone, Copy)]
 pub struct Rgb(pub f32, pub f32, pub f32);
+
+/// The colours every document shares: text, secondary text, rules, and the blue that stands
+/// in for a missing or malformed brand colour.
+pub const INK: Rgb = Rgb(0.12, 0.13, 0.15);
+pub const MUTED: Rgb = Rgb(0.40, 0.42, 0.46);
+pub const HAIRLINE: Rgb = Rgb(0.80, 0.81, 0.83);
+pub const WHITE: Rgb = Rgb(1.0, 1.0, 1.0);
+pub const DEFAULT_BRAND: Rgb = Rgb(0.12, 0.34, 0.59);
+
+/// The app's brand colour as a document draws it, and whether text on it is dark (a pale
+/// brand colour would swallow white text): the same choice the flows and e-mails make.
+pub fn brand(color: Option<&str>) -> (Rgb, bool) {
+    let color = color.and_then(apps::brand_color);
+    (
+        color.and_then(Rgb::parse).unwrap_or(DEFAULT_BRAND),
+        color.is_some_and(|c| apps::text_on(c) == "#000000"),
+    )
+}
 
 impl Rgb {
     /// `#rrggbb` or `#rgb`.

@@ -1,6 +1,8 @@
-//! Which documents a location has: the EFL, TOS and YRAC of every contract it had or will have,
-//! each active (the contract in force), queued (a contract that starts later, such as an
-//! accepted renewal) or superseded (a contract that ended or was replaced).
+//! Which documents a location has: the EFL, TOS and YRAC of every contract it had or will have
+//! (with the LOA of a client agent enrollment and the expiration notices sent), each active
+//! (the contract in force), queued (a contract that starts later, such as an accepted renewal)
+//! or superseded (a contract that ended or was replaced); the provider every document names,
+//! and the text of Your Rights as a Customer.
 
 use chrono::NaiveDate;
 use sha2::{Digest, Sha256};
@@ -8,21 +10,82 @@ use uuid::Uuid;
 
 use super::enrollment::ContractStatus;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocumentKind {
-    Efl,
-    Tos,
-    Yrac,
+super::text_enum! {
+    /// What a document is: a plan's Electricity Facts Label, the Terms of Service, Your Rights
+    /// as a Customer, a client agent enrollment's Letter of Authorization, or an expiration
+    /// notice.
+    pub enum DocumentKind {
+        Efl = "efl",
+        Tos = "tos",
+        Yrac = "yrac",
+        Loa = "loa",
+        RenewalNotice = "renewal_notice",
+    }
 }
 
-impl DocumentKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocumentKind::Efl => "efl",
-            DocumentKind::Tos => "tos",
-            DocumentKind::Yrac => "yrac",
+/// The retail electric provider of record that every plan document and bill names: its legal
+/// name and its certificate number with the regulator. A deployment sets its own
+/// (`provider.name`, `provider.certificate`); the defaults are a sandbox's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Provider {
+    pub name: String,
+    pub certificate: String,
+}
+
+impl Default for Provider {
+    fn default() -> Self {
+        Provider {
+            name: "Switchboard Energy LLC".to_owned(),
+            certificate: "PUCT Certificate No. 10000".to_owned(),
         }
     }
+}
+
+/// One section of a boilerplate document (TOS, YRAC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub heading: &'static str,
+    pub text: String,
+}
+
+/// Your Rights as a Customer: the regulator's customer protections, the same for every plan
+/// (its version is `market::YRAC_VERSION`).
+pub fn yrac_sections() -> Vec<Section> {
+    [
+        (
+            "Switching",
+            "Nobody may switch your electricity provider without your authorization. If you \
+             were switched without it, you may return to your former provider at no cost.",
+        ),
+        (
+            "Disputes",
+            "You may dispute a bill with us first; if we cannot resolve it, you may file a \
+             complaint with the regulator. You need not pay the disputed part while it is \
+             investigated.",
+        ),
+        (
+            "Privacy",
+            "Your information is not released to anyone without your consent, except as the \
+             law requires.",
+        ),
+        (
+            "Deposits",
+            "A deposit may be asked only on the grounds the rules allow, and is returned with \
+             interest when service ends or after a year of timely payments.",
+        ),
+        (
+            "Disconnection",
+            "Service is not disconnected without at least 10 days' written notice, and never \
+             during extreme weather or when a critical care customer is at the address.",
+        ),
+    ]
+    .into_iter()
+    .map(|(heading, text)| Section {
+        heading,
+        text: text.to_owned(),
+    })
+    .collect()
 }
 
 super::text_enum! {
@@ -43,6 +106,18 @@ pub struct ContractTerms {
     pub yrac_version: String,
     pub start_date: NaiveDate,
     pub status: ContractStatus,
+    /// A client agent enrollment's contract carries its Letter of Authorization.
+    pub has_loa: bool,
+    /// The expiration notices sent for the contract.
+    pub notices: Vec<NoticeTerms>,
+}
+
+/// An expiration notice sent for a contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoticeTerms {
+    pub uuid: Uuid,
+    pub sent_on: NaiveDate,
+    pub contract_end: NaiveDate,
 }
 
 /// One document of a location.
@@ -91,12 +166,17 @@ pub fn location_documents(contracts: &[ContractTerms]) -> Vec<LocationDocument> 
             } else {
                 DocumentStatus::Superseded
             };
-            [
-                (DocumentKind::Efl, c.plan_uuid.to_string()),
-                (DocumentKind::Tos, c.tos_version.clone()),
-                (DocumentKind::Yrac, c.yrac_version.clone()),
+            let loa = c
+                .has_loa
+                .then(|| (DocumentKind::Loa, c.start_date.to_string()));
+            let plan_documents = [
+                Some((DocumentKind::Efl, c.plan_uuid.to_string())),
+                Some((DocumentKind::Tos, c.tos_version.clone())),
+                Some((DocumentKind::Yrac, c.yrac_version.clone())),
+                loa,
             ]
             .into_iter()
+            .flatten()
             .map(move |(kind, version)| LocationDocument {
                 uuid: document_uuid(c.uuid, kind),
                 kind,
@@ -105,7 +185,17 @@ pub fn location_documents(contracts: &[ContractTerms]) -> Vec<LocationDocument> 
                 plan_uuid: c.plan_uuid,
                 effective_date: c.start_date,
                 status,
-            })
+            });
+            let notices = c.notices.iter().map(move |n| LocationDocument {
+                uuid: n.uuid,
+                kind: DocumentKind::RenewalNotice,
+                version: n.contract_end.to_string(),
+                contract_uuid: c.uuid,
+                plan_uuid: c.plan_uuid,
+                effective_date: n.sent_on,
+                status,
+            });
+            plan_documents.chain(notices)
         })
         .collect();
     let rank = |s: DocumentStatus| match s {
@@ -149,6 +239,8 @@ mod tests {
             yrac_version: "2024.1".to_owned(),
             start_date: date(start),
             status: ContractStatus::parse(status).unwrap(),
+            has_loa: false,
+            notices: Vec::new(),
         }
     }
 
@@ -199,6 +291,41 @@ mod tests {
             };
             r(w[0]) <= r(w[1])
         }));
+    }
+
+    #[test]
+    fn a_client_agent_contract_has_its_loa_and_notices_follow_their_contract() {
+        let mut ended = contract("ended", "2025-03-10", "2.0");
+        ended.notices = vec![NoticeTerms {
+            uuid: Uuid::new_v4(),
+            sent_on: date("2026-02-08"),
+            contract_end: date("2026-03-09"),
+        }];
+        let mut active = contract("active", "2026-03-10", "3.0");
+        active.has_loa = true;
+        let docs = location_documents(&[ended.clone(), active.clone()]);
+        let active_kinds: Vec<_> = docs
+            .iter()
+            .filter(|d| d.status == DocumentStatus::Active)
+            .map(|d| d.kind)
+            .collect();
+        assert_eq!(
+            active_kinds,
+            [
+                DocumentKind::Efl,
+                DocumentKind::Tos,
+                DocumentKind::Yrac,
+                DocumentKind::Loa
+            ]
+        );
+        let notice = docs
+            .iter()
+            .find(|d| d.kind == DocumentKind::RenewalNotice)
+            .unwrap();
+        assert_eq!(notice.uuid, ended.notices[0].uuid);
+        assert_eq!(notice.status, DocumentStatus::Superseded);
+        assert_eq!(notice.effective_date, date("2026-02-08"));
+        assert_eq!(notice.version, "2026-03-09");
     }
 
     #[test]

@@ -106,13 +106,15 @@ pub fn renewal_eligible(
     today: NaiveDate,
 ) -> bool {
     in_force.is_some_and(|(status, end)| {
-        status == ContractStatus::Active && renewal_window_open(end, today)
+        // A month-to-month contract has no end: its customer may leave it for a plan any day.
+        status == ContractStatus::Active && (end.is_none() || renewal_window_open(end, today))
     })
 }
 
-/// The day a renewal of a contract ending on `end` starts: the day after it ends.
-pub fn renewal_start(end: NaiveDate) -> NaiveDate {
-    end + Duration::days(1)
+/// The day a renewal of a contract ending on `end` starts: the day after it ends; a new plan
+/// replacing a month-to-month contract (no end) starts the day after `today`.
+pub fn renewal_start(end: Option<NaiveDate>, today: NaiveDate) -> NaiveDate {
+    end.unwrap_or(today) + Duration::days(1)
 }
 
 /// Whether a location's contracts hold an accepted renewal: a pending contract that starts
@@ -151,7 +153,7 @@ pub fn check_renewal(
     terms_accepted: bool,
 ) -> Result<NaiveDate, RenewalRefusal> {
     let end = match in_force {
-        Some((_, Some(end))) if renewal_eligible(in_force, today) => end,
+        Some((_, end)) if renewal_eligible(in_force, today) => end,
         _ => return Err(RenewalRefusal::NotEligible),
     };
     if already_queued {
@@ -160,7 +162,7 @@ pub fn check_renewal(
     if !terms_accepted {
         return Err(RenewalRefusal::TermsNotAccepted);
     }
-    let day = renewal_start(end);
+    let day = renewal_start(end, today);
     if start != day {
         return Err(RenewalRefusal::StartDateOutOfRange(StartDateOutOfRange {
             earliest: day,
@@ -217,12 +219,25 @@ mod tests {
             ),
             Err(RenewalRefusal::NotEligible)
         );
+        // Month-to-month: any day, for a plan from tomorrow.
+        let month_to_month = Some((ContractStatus::Active, None));
+        assert_eq!(
+            check_renewal(month_to_month, false, today, d("2026-11-24"), true),
+            Ok(d("2026-11-24"))
+        );
+        assert_eq!(
+            check_renewal(month_to_month, false, today, today, true),
+            Err(RenewalRefusal::StartDateOutOfRange(StartDateOutOfRange {
+                earliest: d("2026-11-24"),
+                latest: d("2026-11-24"),
+            }))
+        );
         assert_eq!(
             check_renewal(
-                Some((ContractStatus::Active, None)),
+                Some((ContractStatus::Ended, None)),
                 false,
                 today,
-                today,
+                d("2026-11-24"),
                 true
             ),
             Err(RenewalRefusal::NotEligible)
@@ -936,7 +951,7 @@ mod who_enrolls_tests {
     }
 
     #[test]
-    fn only_an_active_contract_in_its_window_renews() {
+    fn only_an_active_contract_in_its_window_or_month_to_month_renews() {
         let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
         let today = d("2026-11-23");
         let end = Some(d("2027-01-31"));
@@ -949,8 +964,13 @@ mod who_enrolls_tests {
             Some((ContractStatus::Active, Some(d("2027-06-30")))),
             today
         ));
-        assert!(!renewal_eligible(
+        // Month-to-month (no end): any day.
+        assert!(renewal_eligible(
             Some((ContractStatus::Active, None)),
+            today
+        ));
+        assert!(!renewal_eligible(
+            Some((ContractStatus::Ended, None)),
             today
         ));
         assert!(!renewal_eligible(None, today));

@@ -105,6 +105,7 @@ pub mod jobs;
 pub mod links;
 pub mod market;
 pub mod pricing;
+pub mod renewal;
 pub mod status;
 pub mod tokens;
 pub mod usage;

@@ -250,6 +250,15 @@ pub fn efl_averages(rates: &PlanRates) -> [Decimal; 3] {
     EFL_USAGES_KWH.map(|u| average_price_cents_per_kwh(rates, Decimal::from(u), Decimal::ZERO))
 }
 
+/// An average price as the EFL prints it: cents per kWh to the tenth of a cent, rounded half
+/// away from zero (`14.7493` prints `14.7`).
+pub fn efl_printed_cents(average: Decimal) -> String {
+    format!(
+        "{:.1}",
+        average.round_dp_with_strategy(1, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+    )
+}
+
 /// The simulated wholesale curve of one load zone (all figures from the reference tables).
 #[derive(Debug, Clone)]
 pub struct WholesaleCurve {
@@ -348,6 +357,22 @@ mod tests {
             efl_averages(&r),
             [dec("16.8763"), dec("15.4583"), dec("14.7493")]
         );
+    }
+
+    #[test]
+    fn the_efl_prints_averages_to_the_tenth_of_a_cent() {
+        // Oncor, 9.5 + 4.5403 per kWh, 9.95 + 4.23 a month, by hand:
+        // 500 kWh: $84.3815 / 500 = 16.876 -> 16.9; 1,000: $154.583 -> 15.5 (15.4583);
+        // 2,000: $294.986 / 2000 = 14.749 -> 14.7.
+        let printed = efl_averages(&rates("9.5000", 995, 423, "4.5403")).map(efl_printed_cents);
+        assert_eq!(printed, ["16.9", "15.5", "14.7"]);
+        // CenterPoint, 8.1234 + 3.8957 per kWh, 14.95 + 4.39 a month:
+        // 500: 15.8871 -> 15.9; 1,000: 13.9531 -> 14.0; 2,000: 12.9861 -> 13.0.
+        let printed = efl_averages(&rates("8.1234", 1495, 439, "3.8957")).map(efl_printed_cents);
+        assert_eq!(printed, ["15.9", "14.0", "13.0"]);
+        // Half a tenth rounds away from zero.
+        assert_eq!(efl_printed_cents(dec("12.25")), "12.3");
+        assert_eq!(efl_printed_cents(dec("12.2499")), "12.2");
     }
 
     #[test]

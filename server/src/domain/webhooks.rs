@@ -385,9 +385,106 @@ super::text_enum! {
     }
 }
 
+/// Link-local addresses (169.254.0.0/16, fe80::/10), where cloud metadata services answer:
+/// never a webhook target, whatever the configuration.
+pub fn is_link_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            v6.to_ipv4_mapped().is_some_and(|v4| v4.is_link_local())
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+/// Whether a delivery may connect to `ip`: a public address, or (when the operator allows
+/// private targets) any address but a link-local one.
+pub fn target_allowed(ip: IpAddr, allow_private: bool) -> bool {
+    !is_link_local(ip) && (allow_private || is_public_ip(ip))
+}
+
+/// Host names of cloud metadata services, refused like their addresses.
+const METADATA_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog", "metadata"];
+
+/// Checks where an endpoint URL (already parsed) points, by its text: link-local addresses and
+/// metadata host names never; loopback and private addresses, and names that only a local
+/// network resolves (`localhost`, `.local`, `.internal`, no dot), only when `allow_private`.
+/// Names are checked again, by their addresses, when a delivery resolves them.
+pub fn check_target(url: &Url, allow_private: bool) -> Result<(), UrlRefusal> {
+    let never = || {
+        UrlRefusal::NotAllowed(
+            "url must not point at a link-local address or a cloud metadata service".into(),
+        )
+    };
+    let private = || {
+        UrlRefusal::NotAllowed(
+            "url must be on the public internet (this service does not deliver to loopback or \
+             private networks)"
+                .into(),
+        )
+    };
+    let ip = match url.host() {
+        Some(Host::Ipv4(ip)) => IpAddr::V4(ip),
+        Some(Host::Ipv6(ip)) => IpAddr::V6(ip),
+        Some(Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if METADATA_HOSTS.contains(&name.as_str()) {
+                return Err(never());
+            }
+            let local = name == "localhost"
+                || name.ends_with(".localhost")
+                || name.ends_with(".local")
+                || name.ends_with(".internal")
+                || !name.contains('.');
+            return if local && !allow_private {
+                Err(private())
+            } else {
+                Ok(())
+            };
+        }
+        None => return Err(UrlRefusal::Invalid("url must have a host".into())),
+    };
+    if is_link_local(ip) {
+        Err(never())
+    } else if target_allowed(ip, allow_private) {
+        Ok(())
+    } else {
+        Err(private())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_never_link_local_and_private_only_when_allowed() {
+        let url = |s: &str| Url::parse(s).unwrap();
+        for never in [
+            "http://169.254.169.254/latest",
+            "http://[fe80::1]/",
+            "http://[::ffff:169.254.1.1]/",
+            "http://metadata.google.internal/",
+        ] {
+            assert!(check_target(&url(never), true).is_err(), "{never}");
+            assert!(check_target(&url(never), false).is_err(), "{never}");
+        }
+        for private in [
+            "http://127.0.0.1:9000/",
+            "http://10.1.2.3/",
+            "http://[::1]/",
+            "http://localhost:8080/",
+            "http://db.internal/",
+        ] {
+            assert!(check_target(&url(private), false).is_err(), "{private}");
+            assert!(check_target(&url(private), true).is_ok(), "{private}");
+        }
+        assert!(check_target(&url("https://hooks.example.com/x"), false).is_ok());
+        assert!(check_target(&url("http://93.184.216.34/"), false).is_ok());
+        assert!(!target_allowed("169.254.169.254".parse().unwrap(), true));
+        assert!(target_allowed("192.168.1.2".parse().unwrap(), true));
+        assert!(!target_allowed("192.168.1.2".parse().unwrap(), false));
+    }
 
     #[test]
     fn disabled_true_keeps_the_reason_of_a_disabled_endpoint() {

@@ -1,13 +1,19 @@
 //! Authentication of the two path groups: `/v1/app/*` takes AppTokens, `/v1/account/*` takes
 //! AccountTokens. Each group's middleware authenticates, applies the group's rate limit, then
-//! the idempotency layer, and leaves the principal in the request for the handlers.
+//! the idempotency layer, and leaves the principal in the request for the handlers. A client
+//! address that failed to authenticate too often in the last minute is refused (429) before
+//! its token is looked at.
 
 use std::sync::Arc;
 
 use app::api::Environment;
 use axum::{
-    extract::{FromRequestParts, MatchedPath, Request, State},
-    http::{header::AUTHORIZATION, request::Parts, HeaderMap},
+    extract::{ConnectInfo, FromRequestParts, MatchedPath, Request, State},
+    http::{
+        header::{AUTHORIZATION, RETRY_AFTER},
+        request::Parts,
+        HeaderMap, HeaderValue,
+    },
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -175,9 +181,56 @@ fn wrong_type(expected: &str) -> ApiError {
     )
 }
 
+/// The address the request came from (none when the server was not told, as in some tests).
+fn client_ip(req: &Request) -> Option<std::net::IpAddr> {
+    req.extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())
+}
+
+/// Authenticates the request unless its address failed too often lately; counts a failure.
+async fn authenticate_guarded(
+    state: &AppState,
+    client: Option<std::net::IpAddr>,
+    headers: &HeaderMap,
+) -> ApiResult<Principal> {
+    let limits = &state.config.rate_limits;
+    let limit = if limits.enabled {
+        limits.failed_auth_per_minute
+    } else {
+        0
+    };
+    let ip = client.filter(|_| limit > 0);
+    let failures = &state.http.limiter.failed_auths;
+    if let Some(ip) = ip {
+        if let Some(wait) = failures.refused(ip, limit, std::time::Instant::now()) {
+            let secs = wait.as_millis().div_ceil(1000).max(1);
+            return Err(ApiError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "Too many failed authentications from this address: at most {limit} per \
+                     minute. Retry after the Retry-After delay."
+                ),
+            )
+            .with_header(
+                RETRY_AFTER,
+                HeaderValue::from(u64::try_from(secs).unwrap_or(60)),
+            ));
+        }
+    }
+    let result = authenticate(state, headers).await;
+    if let (Some(ip), Err(e)) = (ip, &result) {
+        // A missing token is no guess; an unknown, malformed or expired one is.
+        if matches!(e.code(), ErrorCode::TokenInvalid | ErrorCode::TokenExpired) {
+            failures.failed(ip, std::time::Instant::now());
+        }
+    }
+    result
+}
+
 /// Gate of `/v1/app/*`.
 pub async fn require_app(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let principal = match authenticate(&state, req.headers()).await {
+    let principal = match authenticate_guarded(&state, client_ip(&req), req.headers()).await {
         Ok(Principal::App(p)) => p,
         Ok(Principal::Account { .. }) => return wrong_type("AppToken").into_response(),
         Err(e) => return e.into_response(),
@@ -194,7 +247,7 @@ pub async fn require_account(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let principal = match authenticate(&state, req.headers()).await {
+    let principal = match authenticate_guarded(&state, client_ip(&req), req.headers()).await {
         Ok(Principal::Account { principal, .. }) => principal,
         Ok(Principal::App(_)) => return wrong_type("AccountToken").into_response(),
         Err(e) => return e.into_response(),

@@ -57,6 +57,29 @@ pub fn router() -> ApiRouter {
         .routes(routes!(accept_renewal_plan))
 }
 
+/// The hosted renewal page that expiration notices link to when the account has no
+/// `renewals_url` (`domain::renewal::hosted_renewal_path`). The link is final; until the hosted
+/// pages exist it says so and where to turn meanwhile.
+pub fn hosted_router() -> axum::Router<AppState> {
+    axum::Router::new().route(
+        "/go/{app_slug}/renew/{location_uuid}",
+        axum::routing::get(hosted_renewal_page),
+    )
+}
+
+pub async fn hosted_renewal_page(
+    axum::extract::Path((_app_slug, _location)): axum::extract::Path<(String, Uuid)>,
+) -> axum::response::Html<&'static str> {
+    axum::response::Html(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Renew your electricity plan</title></head><body>\
+         <h1>Renew your electricity plan</h1><p>Online renewal here is coming soon. Until then, \
+         renew from the app you signed up with, or reply to your expiration notice.</p>\
+         </body></html>",
+    )
+}
+
 /// The account's location with its contracts, or 404 `resource_missing` (another account's
 /// location included).
 async fn location_with_contracts(
@@ -160,9 +183,8 @@ async fn documents_of_location(
         .into_iter()
         .map(|d| {
             let path = match d.kind {
-                DocumentKind::Efl => super::market::efl_path(d.plan_uuid),
-                DocumentKind::Tos => super::market::tos_path(&d.version),
-                DocumentKind::Yrac => super::market::yrac_path(&d.version),
+                DocumentKind::RenewalNotice => super::market::notice_path(d.uuid),
+                kind => super::market::contract_document_path(d.contract_uuid, kind),
             };
             let url = signed_url(state, &path);
             (d, url)
@@ -190,18 +212,21 @@ pub async fn location_documents(
     let (contracts, documents) = documents_of_location(&state, &principal, location_uuid).await?;
     let contract = contract_in_force(&contracts, |c| c.status, |c| c.start_date)
         .ok_or_else(|| ApiError::not_found("documents"))?;
-    let active = |kind: DocumentKind| {
+    let in_force = |kind: DocumentKind| {
         documents
             .iter()
             .find(|(d, _)| d.kind == kind && d.status == DocumentStatus::Active)
             .map(|(_, url)| url.clone())
+    };
+    let active = |kind: DocumentKind| {
+        in_force(kind)
             .ok_or_else(|| ApiError::internal(anyhow::anyhow!("contract without {kind:?}")))
     };
     Ok(axum::Json(LocationDocuments {
         efl: active(DocumentKind::Efl)?,
         tos: active(DocumentKind::Tos)?,
         yrac: active(DocumentKind::Yrac)?,
-        loa: None,
+        loa: in_force(DocumentKind::Loa),
         contract_start: contract.start_date,
         contract_end: contract.end_date,
     }))

@@ -633,7 +633,6 @@ impl From<PlansRefused> for ApiError {
             R::AccountNotFound => ApiError::not_found("account"),
             R::PlanGroupNotFound => ApiError::not_found("plan group").with_param("plan_group_uuid"),
             R::StartDateOutOfRange(range) => start_date_out_of_range(range),
-            R::DocumentNotFound => ApiError::not_found("document"),
         }
     }
 }
@@ -742,6 +741,14 @@ impl IntoResponse for ApiError {
             headers.insert(name, value);
         }
         response
+    }
+}
+
+impl From<services::documents::DocumentRefused> for ApiError {
+    fn from(why: services::documents::DocumentRefused) -> Self {
+        match why {
+            services::documents::DocumentRefused::NotFound => ApiError::not_found("document"),
+        }
     }
 }
 

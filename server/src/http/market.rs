@@ -1,5 +1,5 @@
 //! The market through the API: eligibility, address and ESI ID search, plan groups, priced
-//! plans (with per-account terms), benchmarks, and the plan documents' pages. The use cases are
+//! plans (with per-account terms), benchmarks, and the documents as PDFs behind signed links. The use cases are
 //! `services::plans`; this module extracts requests and renders answers.
 
 use app::api::{
@@ -10,8 +10,13 @@ use app::api::{
     },
     ErrorEnvelope, List, Timestamp,
 };
-use app::format::{dollars, html_escape};
-use axum::{extract::State, response::Html, routing::get, Router};
+use axum::{
+    extract::State,
+    http::header,
+    response::{IntoResponse, Response},
+    routing::get,
+    Router,
+};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -26,13 +31,15 @@ use super::{
 };
 use crate::{
     domain::{
+        documents::DocumentKind,
         enrollment::parse_start_date,
-        market::{parse_search_limit, RateCentsPerKwh, ZipCode, YRAC_VERSION},
+        market::{parse_search_limit, RateCentsPerKwh, ZipCode},
         pricing::Overrides,
         FieldError,
     },
-    services::plans::{
-        self, AppPlanRequest, EligibilityFound, FoundAddress, FullAddress, PricedPlan,
+    services::{
+        self,
+        plans::{self, AppPlanRequest, EligibilityFound, FoundAddress, FullAddress, PricedPlan},
     },
     store::{
         self,
@@ -74,12 +81,28 @@ pub fn yrac_path(version: &str) -> String {
     format!("/documents/yrac/{version}")
 }
 
-/// Pages of the plan documents (the PDFs come with the documents), opened through signed links.
+/// The path of a contract's document as accepted (EFL, TOS, YRAC, LOA).
+pub fn contract_document_path(contract_uuid: Uuid, kind: DocumentKind) -> String {
+    format!("/documents/contracts/{contract_uuid}/{}", kind.as_str())
+}
+
+/// The path of an expiration notice as sent.
+pub fn notice_path(notice_uuid: Uuid) -> String {
+    format!("/documents/notices/{notice_uuid}")
+}
+
+/// The plan documents as PDFs, opened through signed links: a priced plan's EFL, the TOS and
+/// YRAC versions, and a location's documents as they were accepted or sent.
 pub fn documents_router() -> Router<AppState> {
     Router::new()
         .route("/documents/efl/{plan_uuid}", get(efl_page))
         .route("/documents/tos/{version}", get(tos_page))
         .route("/documents/yrac/{version}", get(yrac_page))
+        .route(
+            "/documents/contracts/{contract_uuid}/{kind}",
+            get(contract_document),
+        )
+        .route("/documents/notices/{notice_uuid}", get(notice_document))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -568,80 +591,31 @@ pub async fn support_info(state: &AppState, app: &AppRow, tdu: &str) -> ApiResul
 }
 
 // ---------------------------------------------------------------------------------------------
-// Document pages
+// Documents
 
-fn page(title: &str, rows: &[(&str, String)]) -> Html<String> {
-    let body: String = rows
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "<tr><th>{}</th><td>{}</td></tr>",
-                html_escape(k),
-                html_escape(v)
-            )
-        })
-        .collect();
-    Html(format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title></head>\
-         <body><h1>{t}</h1><table>{body}</table></body></html>",
-        t = html_escape(title)
-    ))
+/// A document's bytes as a PDF the browser shows.
+pub(super) fn pdf_response(bytes: Vec<u8>, name: &str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/pdf".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"{name}.pdf\""),
+            ),
+        ],
+        bytes,
+    )
+        .into_response()
 }
 
-/// The Electricity Facts Label of a priced plan (as a page until the PDF exists).
+/// The Electricity Facts Label of a priced plan.
 pub async fn efl_page(
     State(state): State<AppState>,
     _link: SignedLink,
     Path(plan_uuid): Path<Uuid>,
-) -> ApiResult<Html<String>> {
-    let (p, tdu) = plans::efl(&state, plan_uuid).await?;
-    Ok(page(
-        &format!("Electricity Facts Label: {}", p.name),
-        &[
-            ("Price type", p.plan_type.replace('_', "-")),
-            ("Contract term", format!("{} months", p.term_months)),
-            (
-                "Energy charge",
-                format!("{}¢ per kWh", p.energy_cents_per_kwh),
-            ),
-            (
-                "Base charge",
-                format!("{} per month", dollars(p.base_charge_cents_per_month)),
-            ),
-            ("Delivery utility", tdu.display_name),
-            (
-                "TDU delivery charges",
-                format!(
-                    "{} per month and {}¢ per kWh",
-                    dollars(p.tdu_fixed_cents_per_month),
-                    p.tdu_cents_per_kwh
-                ),
-            ),
-            (
-                "Solar buyback credit",
-                format!("{}¢ per exported kWh", p.solar_buyback_cents_per_kwh),
-            ),
-            (
-                "Average price at 500 kWh",
-                format!("{}¢ per kWh", p.average_500),
-            ),
-            (
-                "Average price at 1,000 kWh",
-                format!("{}¢ per kWh", p.average_1000),
-            ),
-            (
-                "Average price at 2,000 kWh",
-                format!("{}¢ per kWh", p.average_2000),
-            ),
-            (
-                "Early termination fee",
-                dollars(p.early_termination_fee_cents),
-            ),
-            ("Renewable content", format!("{}%", p.renewable_percent)),
-            ("Terms of Service version", p.tos_version),
-            ("Your Rights as a Customer version", p.yrac_version),
-        ],
-    ))
+) -> ApiResult<Response> {
+    let bytes = services::documents::plan_efl(&state, plan_uuid).await?;
+    Ok(pdf_response(bytes, &format!("efl-{plan_uuid}")))
 }
 
 /// A version of the Terms of Service that some plan group uses.
@@ -649,43 +623,44 @@ pub async fn tos_page(
     State(state): State<AppState>,
     _link: SignedLink,
     Path(version): Path<String>,
-) -> ApiResult<Html<String>> {
-    plans::tos(&state, &version).await?;
-    Ok(page(
-        &format!("Terms of Service, version {version}"),
-        &[
-            ("Version", version.clone()),
-            ("Expiration notices", "At least three notices in the last third of a fixed term, the last at least 30 days before its end.".to_owned()),
-            ("Rollover", "Without a new agreement, service continues month to month at the variable price under these terms.".to_owned()),
-        ],
-    ))
+) -> ApiResult<Response> {
+    let bytes = services::documents::tos(&state, &version).await?;
+    Ok(pdf_response(bytes, &format!("tos-{version}")))
 }
 
 /// Your Rights as a Customer.
-pub async fn yrac_page(_link: SignedLink, Path(version): Path<String>) -> ApiResult<Html<String>> {
-    if version != YRAC_VERSION {
-        return Err(ApiError::not_found("document"));
-    }
-    Ok(page(
-        &format!("Your Rights as a Customer, version {version}"),
-        &[
-            ("Version", version.clone()),
-            (
-                "Switching",
-                "Nobody may switch your provider without your authorization.".to_owned(),
-            ),
-            (
-                "Disputes",
-                "You may dispute a bill with us and then with the regulator.".to_owned(),
-            ),
-            (
-                "Privacy",
-                "Your information is not released without your consent.".to_owned(),
-            ),
-            (
-                "Disconnection",
-                "Service is not disconnected without at least 10 days' written notice.".to_owned(),
-            ),
-        ],
+pub async fn yrac_page(
+    State(state): State<AppState>,
+    _link: SignedLink,
+    Path(version): Path<String>,
+) -> ApiResult<Response> {
+    let bytes = services::documents::yrac(&state, &version)?;
+    Ok(pdf_response(bytes, &format!("yrac-{version}")))
+}
+
+/// A contract's document as the customer accepted it (stored when accepted).
+pub async fn contract_document(
+    State(state): State<AppState>,
+    _link: SignedLink,
+    Path((contract_uuid, kind)): Path<(Uuid, String)>,
+) -> ApiResult<Response> {
+    let kind = DocumentKind::parse(&kind).ok_or_else(|| ApiError::not_found("document"))?;
+    let bytes = services::documents::contract_document(&state, contract_uuid, kind).await?;
+    Ok(pdf_response(
+        bytes,
+        &format!("{}-{contract_uuid}", kind.as_str()),
+    ))
+}
+
+/// An expiration notice as it was sent.
+pub async fn notice_document(
+    State(state): State<AppState>,
+    _link: SignedLink,
+    Path(notice_uuid): Path<Uuid>,
+) -> ApiResult<Response> {
+    let bytes = services::documents::notice_document(&state, notice_uuid).await?;
+    Ok(pdf_response(
+        bytes,
+        &format!("expiration-notice-{notice_uuid}"),
     ))
 }

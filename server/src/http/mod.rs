@@ -164,6 +164,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(flows::page_router())
         .merge(market::documents_router())
+        .merge(enrollment::hosted_router())
         .merge(billing::public_router())
         .merge(pages::router(&state));
     if state.config.bench_routes {

@@ -63,6 +63,102 @@ impl Modify for BearerTokens {
     }
 }
 
+/// What the gates and extractors answer for every operation beside the answers its handler
+/// documents: 400 for a malformed request (any operation with parameters or a body), 401 and 429
+/// for the token groups (missing or bad token; rate limits and failed authentications), 404 for
+/// a path naming a resource, and the `Idempotency-Key` header (with its 409) on every write of
+/// the token groups.
+struct StandardAnswers;
+
+impl Modify for StandardAnswers {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{
+            path::{ParameterBuilder, ParameterIn},
+            schema::{ObjectBuilder, SchemaType, Type},
+            ContentBuilder, Ref, RefOr, Required, ResponseBuilder,
+        };
+        let error = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        let idempotency_key = || {
+            ParameterBuilder::new()
+                .name("Idempotency-Key")
+                .parameter_in(ParameterIn::Header)
+                .description(Some("Replays the first response for the same key"))
+                .required(Required::False)
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(SchemaType::from_iter([Type::String, Type::Null])),
+                ))
+                .build()
+        };
+        for (path, item) in &mut openapi.paths.paths {
+            let gated = path.starts_with("/v1/app/") || path.starts_with("/v1/account");
+            let names_resource = path.contains('{');
+            let operations = [
+                (false, &mut item.get),
+                (true, &mut item.put),
+                (true, &mut item.post),
+                (false, &mut item.delete),
+                (true, &mut item.patch),
+            ];
+            for (writes, operation) in operations {
+                let Some(op) = operation.as_mut() else {
+                    continue;
+                };
+                if gated && writes {
+                    let params = op.parameters.get_or_insert_with(Vec::new);
+                    if !params.iter().any(|p| p.name == "Idempotency-Key") {
+                        params.push(idempotency_key());
+                    }
+                }
+                let has_input = op.request_body.is_some()
+                    || op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+                let mut answers = Vec::new();
+                if has_input {
+                    answers.push(("400", "The request is malformed or a parameter is invalid"));
+                }
+                if gated {
+                    answers.push((
+                        "401",
+                        "No token, or one that is invalid, expired or of the other kind",
+                    ));
+                    answers.push((
+                        "429",
+                        "Rate limited, or too many failed authentications from this address \
+                         (see Retry-After)",
+                    ));
+                }
+                if names_resource {
+                    answers.push(("404", "No such resource here"));
+                }
+                if gated && writes {
+                    answers.push((
+                        "409",
+                        "A request with this Idempotency-Key is still in progress",
+                    ));
+                }
+                for (status, description) in answers {
+                    op.responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error(description));
+                }
+            }
+        }
+    }
+}
+
 /// The document as served (and as committed), pretty-printed.
 pub fn document() -> String {
     let routes = ApiRoutes::new();
@@ -71,6 +167,8 @@ pub fn document() -> String {
         .merge(routes.account)
         .merge(routes.public)
         .into_openapi();
+    let mut doc = doc;
+    StandardAnswers.modify(&mut doc);
     doc.to_pretty_json().unwrap_or_default() + "\n"
 }
 

@@ -5,6 +5,9 @@
 //! Redis is never allowed to hold a request up: every call has a time limit of tens of
 //! milliseconds, and while Redis is unreachable (at start or later) the limits are counted per
 //! instance, logged once when it goes and once when it comes back, and shown by `/readyz`.
+//!
+//! Failed authentications are limited too, per client address over a sliding minute
+//! (`FailedAuths`, counted per instance): a token-guessing loop gets 429 instead of 401.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -65,6 +68,8 @@ impl Decision {
 #[derive(Clone)]
 pub struct RateLimiter {
     backend: Arc<Backend>,
+    /// Failed authentications per client address.
+    pub failed_auths: Arc<FailedAuths>,
 }
 
 enum Backend {
@@ -98,12 +103,14 @@ impl RateLimiter {
     pub fn disabled() -> Self {
         RateLimiter {
             backend: Arc::new(Backend::Disabled),
+            failed_auths: Arc::default(),
         }
     }
 
     pub fn local() -> Self {
         RateLimiter {
             backend: Arc::new(Backend::Local(LocalWindows::default())),
+            failed_auths: Arc::default(),
         }
     }
 
@@ -137,6 +144,7 @@ impl RateLimiter {
         }
         Ok(RateLimiter {
             backend: Arc::new(Backend::Redis(windows)),
+            failed_auths: Arc::default(),
         })
     }
 
@@ -173,6 +181,51 @@ impl RateLimiter {
                 }
             }
         }
+    }
+}
+
+/// The window of failed authentications.
+const FAILED_AUTH_WINDOW: Duration = Duration::from_secs(60);
+
+/// Failed authentications of the last minute, per client address. An address that used up its
+/// failures is refused before its token is even looked at, until the oldest failure slides
+/// out of the window, so that guessing tokens gains nothing from speed.
+#[derive(Default)]
+pub struct FailedAuths {
+    windows: Mutex<HashMap<std::net::IpAddr, VecDeque<Instant>>>,
+    calls: AtomicU64,
+}
+
+impl FailedAuths {
+    /// How long `ip` must wait when it failed `limit` times in the last minute.
+    pub fn refused(&self, ip: std::net::IpAddr, limit: u32, now: Instant) -> Option<Duration> {
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let window = windows.get_mut(&ip)?;
+        while window
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= FAILED_AUTH_WINDOW)
+        {
+            window.pop_front();
+        }
+        let used = u32::try_from(window.len()).unwrap_or(u32::MAX);
+        (used >= limit).then(|| {
+            window.front().map_or(FAILED_AUTH_WINDOW, |t| {
+                FAILED_AUTH_WINDOW.saturating_sub(now.duration_since(*t))
+            })
+        })
+    }
+
+    /// Counts one failed authentication of `ip`.
+    pub fn failed(&self, ip: std::net::IpAddr, now: Instant) {
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget quiet addresses now and then so the map stays as small as the active set.
+        if self.calls.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
+            windows.retain(|_, w| {
+                w.back()
+                    .is_some_and(|t| now.duration_since(*t) < FAILED_AUTH_WINDOW)
+            });
+        }
+        windows.entry(ip).or_default().push_back(now);
     }
 }
 
@@ -392,6 +445,26 @@ mod tests {
         );
         // Other keys have their own window.
         assert!(w.check("app:b", 30, start).allowed);
+    }
+
+    #[test]
+    fn failed_authentications_are_limited_per_address_and_minute() {
+        let f = FailedAuths::default();
+        let (a, b) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
+        let start = Instant::now();
+        for i in 0..5 {
+            assert_eq!(f.refused(a, 5, start), None);
+            f.failed(a, start + Duration::from_secs(i));
+        }
+        let at = start + Duration::from_secs(10);
+        assert_eq!(f.refused(a, 5, at), Some(Duration::from_secs(50)));
+        assert_eq!(
+            f.refused(b, 5, at),
+            None,
+            "other addresses are not affected"
+        );
+        // A minute after the first failure, one more try is allowed.
+        assert_eq!(f.refused(a, 5, start + Duration::from_secs(60)), None);
     }
 
     #[test]

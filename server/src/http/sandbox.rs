@@ -22,7 +22,7 @@ use super::{
 };
 use crate::{
     domain::{credit::parse_simulation, jobs::advance_target},
-    jobs::sandbox::advance_account,
+    jobs::sandbox::{advance_held, ClockHold},
     services, store,
     store::apps::AppRow,
     webhooks::render_event,
@@ -70,13 +70,17 @@ pub async fn advance_clock(
 ) -> ApiResult<axum::Json<AdvanceClockOut>> {
     require_sandbox(&principal.app)?;
     let account_uuid = principal.account_uuid;
+    // Read and moved under the hold: a concurrent advance of the account applies before or
+    // after this one, never from the same present.
+    let hold = ClockHold::acquire(&state, account_uuid).await?;
     let before = state
         .clock
         .for_account(&state.db, account_uuid)
         .await?
         .now();
     let target = advance_target(before, input.to.map(|t| t.0), input.days)?;
-    advance_account(&state, account_uuid, target).await?;
+    advance_held(&state, &hold, target).await?;
+    hold.release().await?;
     let (account, clock, events) = aftermath(&state, &principal, before).await?;
     Ok(axum::Json(AdvanceClockOut {
         account,
@@ -137,16 +141,18 @@ pub async fn seed_demo_data(
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<app::api::Account>> {
     require_sandbox(&principal.app)?;
+    let account_uuid = principal.account_uuid;
+    let hold = ClockHold::acquire(&state, account_uuid).await?;
     let before = state
         .clock
-        .for_account(&state.db, principal.account_uuid)
+        .for_account(&state.db, account_uuid)
         .await?
         .now();
-    let account_uuid = principal.account_uuid;
     let now = services::sandbox::seed_demo_data(&state, &principal.app, account_uuid).await?;
     state.account_changed(account_uuid);
     // The cycles since service started: reads, invoices, auto-pay of those already due.
-    advance_account(&state, account_uuid, now).await?;
+    advance_held(&state, &hold, now).await?;
+    hold.release().await?;
     let (account, _, _) = aftermath(&state, &principal, before).await?;
     Ok(axum::Json(account))
 }
@@ -213,6 +219,7 @@ pub async fn simulate(
     Json(input): Json<SimulateIn>,
 ) -> ApiResult<axum::Json<SimulateOut>> {
     require_sandbox(&principal.app)?;
+    let hold = ClockHold::acquire(&state, principal.account_uuid).await?;
     let simulated = services::sandbox::simulate(
         &state,
         &principal.app,
@@ -220,7 +227,8 @@ pub async fn simulate(
         parse_simulation(&input.event),
     )
     .await?;
-    advance_account(&state, principal.account_uuid, simulated.at).await?;
+    advance_held(&state, &hold, simulated.at).await?;
+    hold.release().await?;
     state.account_changed(principal.account_uuid);
     let (account, clock, events) = aftermath(&state, &principal, simulated.before).await?;
     Ok(axum::Json(SimulateOut {

@@ -12,7 +12,7 @@ use crate::{
     outbox::Outcome,
     services::{
         billing::{self, InvoicePayload, ReadPayload},
-        invoices::{self, AutoPaid},
+        invoices::{self, AutoPaid, PastDue},
         Error,
     },
     store::Tx,
@@ -77,10 +77,28 @@ pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
     }
 }
 
-/// The day after the due date: an invoice still open turns past due.
+/// The day after the due date: an invoice still open turns past due. While the invoice's
+/// auto-pay of the due date is still under way (another worker runs it), the decision waits
+/// for it a little, then, if it is still not over, is taken again a second later.
 pub async fn past_due(ctx: &JobContext) -> anyhow::Result<()> {
     let (payload, account_uuid) = invoice_payload(ctx)?;
-    let mut tx = ctx.state.db.begin().await?;
-    invoices::past_due(&mut tx, &ctx.state, &ctx.clock, account_uuid, &payload).await?;
-    finish(ctx, tx, &Outcome::Done, account_uuid).await
+    let waiting_since = std::time::Instant::now();
+    loop {
+        let mut tx = ctx.state.db.begin().await?;
+        match invoices::past_due(&mut tx, &ctx.state, &ctx.clock, account_uuid, &payload).await? {
+            PastDue::Decided => return finish(ctx, tx, &Outcome::Done, account_uuid).await,
+            PastDue::AutoPayPending if waiting_since.elapsed() < WAIT_FOR_AUTO_PAY => {
+                drop(tx);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            PastDue::AutoPayPending => {
+                let again = ctx.now() + chrono::Duration::seconds(1);
+                let waiting = Outcome::RetryAt(again, "waiting for the due date's auto-pay".into());
+                return finish(ctx, tx, &waiting, account_uuid).await;
+            }
+        }
+    }
 }
+
+/// How long a past-due decision waits in place for an auto-pay under way.
+const WAIT_FOR_AUTO_PAY: std::time::Duration = std::time::Duration::from_secs(3);

@@ -1,13 +1,15 @@
 //! Background work: the durable job queue (`queue`), the dispatch of each `outbox::JobKind` to
 //! its handler (`dispatch`), the handlers of the enrollment, credit, billing and renewal jobs,
-//! and the sandbox accounts' clocks (`sandbox`). Use cases that handlers share with the HTTP layer live
-//! in `services`; nothing here is called from `http` except running an account's due jobs.
+//! the sandbox accounts' clocks (`sandbox`), and the deletion of old finished work
+//! (`retention`). Use cases that handlers share with the HTTP layer live in `services`; nothing
+//! here is called from `http` except running an account's due jobs.
 
 pub mod credit;
 pub mod cycle;
 pub mod pipeline;
 pub mod queue;
 pub mod renewal;
+pub mod retention;
 pub mod sandbox;
 
 use crate::{
@@ -40,7 +42,9 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         return Ok(());
     };
     match kind {
-        JobKind::WebhookDelivery => crate::webhooks::deliver(&ctx.run, &ctx.state.webhooks).await,
+        JobKind::WebhookDelivery => {
+            crate::webhooks::deliver(&ctx.run, &ctx.state.webhooks, &ctx.state.pii).await
+        }
         JobKind::SendEmail => crate::mail::send(&ctx.run, &ctx.state.mailer).await,
         JobKind::CreditCheck => credit::run(ctx).await,
         JobKind::EnrollmentVerify => pipeline::verify(ctx).await,
@@ -52,5 +56,7 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::AutoPay => cycle::auto_pay(ctx).await,
         JobKind::PastDue => cycle::past_due(ctx).await,
         JobKind::RenewalStart => renewal::start(ctx).await,
+        JobKind::RenewalNotice => renewal::notice(ctx).await,
+        JobKind::RenewalRollover => renewal::rollover(ctx).await,
     }
 }

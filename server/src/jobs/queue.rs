@@ -1,5 +1,8 @@
 //! The workers: claim due jobs in batches, run them concurrently, and retry the ones whose
-//! handler failed unexpectedly. Any number of worker processes may share one database.
+//! handler failed unexpectedly. Any number of worker processes may share one database. Each
+//! process's workers are one instance that heartbeats (`job_workers`): when a process dies, the
+//! others take its jobs over as soon as its heartbeats stop (`jobs.dead_after_ms`), instead of
+//! waiting for the leases to end. They also run the retention passes (`retention`).
 
 use std::time::Duration as StdDuration;
 
@@ -15,34 +18,109 @@ use crate::{
     store::{self, jobs::JobRow},
 };
 
-/// Running workers of one process.
+/// Running workers of one process: one instance, which heartbeats while it lives.
 pub struct Workers {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
+    heartbeat: tokio::task::JoinHandle<()>,
+    retention: tokio::task::JoinHandle<()>,
+    instance: Uuid,
+    db: store::Db,
 }
 
 impl Workers {
     /// Starts the workers of this process.
     pub fn spawn(state: Core) -> Workers {
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(work(state, stopped));
-        Workers { stop, task }
+        let instance = Uuid::new_v4();
+        let (alive, beating) = tokio::sync::oneshot::channel();
+        let heartbeat = tokio::spawn(heartbeat(state.clone(), instance, alive));
+        let retention = tokio::spawn(super::retention::run(state.clone()));
+        let db = state.db.clone();
+        let task = tokio::spawn(async move {
+            // Claims name the instance only once its first heartbeat is stored.
+            if beating.await.is_ok() {
+                work(state, instance, stopped).await;
+            }
+        });
+        Workers {
+            stop,
+            task,
+            heartbeat,
+            retention,
+            instance,
+            db,
+        }
+    }
+
+    /// This instance, as its claims name it.
+    pub fn instance(&self) -> Uuid {
+        self.instance
     }
 
     /// Stops claiming and waits for the jobs in flight to end.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
+        self.heartbeat.abort();
+        self.retention.abort();
+        let forgotten = async {
+            let mut tx = self.db.begin().await?;
+            store::jobs::forget_workers(&mut tx, 0, Some(self.instance)).await?;
+            tx.commit().await
+        };
+        if let Err(e) = forgotten.await {
+            tracing::warn!(error = %e, "removing the worker instance failed");
+        }
     }
 
-    /// Stops at once, abandoning the jobs in flight as a crash would: their leases run out and
-    /// other workers take them over.
+    /// Stops at once, abandoning the jobs in flight as a crash would: the instance stops
+    /// heartbeating, and other workers take its jobs over.
     pub fn kill(self) {
+        self.heartbeat.abort();
+        self.retention.abort();
         self.task.abort();
     }
 }
 
-async fn work(state: Core, mut stopped: watch::Receiver<bool>) {
+/// Wall-clock milliseconds: heartbeats tell whether a process lives, whatever the service
+/// clock (which tests move) says.
+fn wall_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// How long an instance may stay silent before its jobs are taken over.
+pub(crate) fn dead_after_ms(state: &Core) -> i64 {
+    i64::try_from(state.config.jobs.dead_after_ms).unwrap_or(5_000)
+}
+
+/// Stores the instance's heartbeat every `jobs.heartbeat_ms` (signalling `alive` after the
+/// first), and forgets instances silent for a day.
+async fn heartbeat(state: Core, instance: Uuid, alive: tokio::sync::oneshot::Sender<()>) {
+    let every = StdDuration::from_millis(state.config.jobs.heartbeat_ms.max(10));
+    let started_at = chrono::Utc::now();
+    let mut alive = Some(alive);
+    loop {
+        let beat = async {
+            let mut tx = state.db.begin().await?;
+            let now = wall_ms();
+            store::jobs::heartbeat(&mut tx, instance, now, started_at).await?;
+            store::jobs::forget_workers(&mut tx, now - 86_400_000, None).await?;
+            tx.commit().await
+        };
+        match beat.await {
+            Ok(()) => {
+                if let Some(a) = alive.take() {
+                    let _ = a.send(());
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "storing the worker heartbeat failed"),
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+async fn work(state: Core, instance: Uuid, mut stopped: watch::Receiver<bool>) {
     let concurrency = state.config.jobs.concurrency.max(1);
     let poll = StdDuration::from_millis(state.config.jobs.poll_interval_ms.max(1));
     // Dropping the set (when this task is aborted) aborts the jobs in flight with it.
@@ -70,7 +148,7 @@ async fn work(state: Core, mut stopped: watch::Receiver<bool>) {
             while running.try_join_next().is_some() {}
         }
         let free = concurrency.saturating_sub(running.len());
-        match claim(&state, free).await {
+        match claim(&state, Some(instance), free).await {
             Ok(jobs) if !jobs.is_empty() => {
                 for job in jobs {
                     running.spawn(run_claimed(state.clone(), job));
@@ -88,16 +166,26 @@ async fn work(state: Core, mut stopped: watch::Receiver<bool>) {
     while running.join_next().await.is_some() {}
 }
 
-/// Claims up to `limit` due jobs for this worker.
-pub async fn claim(state: &Core, limit: usize) -> store::Result<Vec<JobRow>> {
+/// Claims up to `limit` due jobs for the worker `instance`: due ones, those whose lease ended,
+/// and those of instances that stopped heartbeating. Without an instance (a one-off run) the
+/// leases last their full time.
+pub async fn claim(
+    state: &Core,
+    instance: Option<Uuid>,
+    limit: usize,
+) -> store::Result<Vec<JobRow>> {
     let now = state.clock.now();
     let lease = now + lease(state);
     let mut tx = state.db.begin().await?;
     let jobs = store::jobs::claim_due(
         &mut tx,
-        now.timestamp_millis(),
-        lease.timestamp_millis(),
-        Uuid::new_v4(),
+        &store::jobs::Claim {
+            now_ms: now.timestamp_millis(),
+            lease_until_ms: lease.timestamp_millis(),
+            lease_token: Uuid::new_v4(),
+            instance,
+            alive_since_ms: wall_ms() - dead_after_ms(state),
+        },
         i64::try_from(limit).unwrap_or(100),
     )
     .await?;
@@ -164,7 +252,7 @@ pub async fn run_claimed(state: Core, job: JobRow) {
 pub async fn run_due(state: &Core) -> store::Result<usize> {
     let mut ran = 0;
     loop {
-        let jobs = claim(state, 64).await?;
+        let jobs = claim(state, None, 64).await?;
         if jobs.is_empty() {
             return Ok(ran);
         }

@@ -1,12 +1,13 @@
 //! E-mail: templates (text and HTML, branded per app), the outbox, and the job that hands an
 //! e-mail to SMTP when `SMTP_URL` is set or keeps it in the database otherwise (the sandbox
-//! e-mail log shows it either way).
+//! e-mail log shows it either way). A stored document may ride along as an attachment
+//! (`store::documents`, an expiration notice's PDF).
 
 pub mod templates;
 
 use chrono::{DateTime, Utc};
 use lettre::{
-    message::{Mailbox, MultiPart},
+    message::{header::ContentType, Attachment, Mailbox, MultiPart},
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
 };
 use serde::{Deserialize, Serialize};
@@ -54,8 +55,37 @@ impl Brand {
             display_name: app.display_name.clone(),
             primary_color: app.primary_color.clone(),
             support_email: app.support_email.clone(),
+            logo_url: app.logo_url.clone(),
+            support_phone: app.support_phone.clone(),
+            support_url: app.support_url.clone(),
+            support_hours: app.support_hours.clone(),
         }
     }
+}
+
+/// Queues `template` to the account's e-mail address at once, in the app's branding, in the
+/// caller's transaction.
+pub async fn queue_to_account(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &store::apps::AppRow,
+    account: &store::accounts::AccountRow,
+    template: &Template,
+) -> store::Result<Uuid> {
+    queue(
+        tx,
+        clock,
+        &NewEmail {
+            app_uuid: app.uuid,
+            account_uuid: Some(account.uuid),
+            to: &account.email,
+            template,
+            brand: &Brand::of_app(app),
+            send_at: None,
+            event_on_send: None,
+        },
+    )
+    .await
 }
 
 pub struct NewEmail<'a> {
@@ -135,7 +165,11 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     }
     let (status, error, outcome) = match &mailer.smtp {
         None => (EmailStatus::Stored, None, Outcome::Done),
-        Some(smtp) => match message(&mailer.from, &email) {
+        Some(smtp) => match message(
+            &mailer.from,
+            &email,
+            &store::documents::attachments_of_email(&ctx.db, email.uuid).await?,
+        ) {
             Err(why) => (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why)),
             Ok(msg) => match smtp.send(msg).await {
                 Ok(_) => (EmailStatus::Sent, None, Outcome::Done),
@@ -177,18 +211,84 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn message(from: &Mailbox, email: &EmailRow) -> Result<Message, String> {
+/// The message of an e-mail, with the stored documents it carries attached (an expiration
+/// notice's PDF).
+fn message(
+    from: &Mailbox,
+    email: &EmailRow,
+    attachments: &[store::documents::StoredDocumentRow],
+) -> Result<Message, String> {
     let to: Mailbox = email
         .to_address
         .parse()
         .map_err(|_| "the recipient address is not valid".to_owned())?;
+    let body = MultiPart::alternative_plain_html(email.text_body.clone(), email.html_body.clone());
+    let body = if attachments.is_empty() {
+        body
+    } else {
+        let mut mixed = MultiPart::mixed().multipart(body);
+        for a in attachments {
+            let content_type = ContentType::parse(&a.content_type)
+                .map_err(|e| format!("an attachment's type is not valid: {e}"))?;
+            let name = format!("{}-{}.pdf", a.kind.as_str().replace('_', "-"), a.version);
+            mixed = mixed.singlepart(Attachment::new(name).body(a.bytes.clone(), content_type));
+        }
+        mixed
+    };
     Message::builder()
         .from(from.clone())
         .to(to)
         .subject(email.subject.clone())
-        .multipart(MultiPart::alternative_plain_html(
-            email.text_body.clone(),
-            email.html_body.clone(),
-        ))
+        .multipart(body)
         .map_err(|e| format!("the message could not be built: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::documents::DocumentKind;
+
+    #[test]
+    fn a_stored_document_rides_along_as_a_pdf_attachment() {
+        let now = Utc::now();
+        let email = EmailRow {
+            uuid: Uuid::new_v4(),
+            app_uuid: Uuid::new_v4(),
+            account_uuid: None,
+            template: "renewal_reminder".to_owned(),
+            to_address: "ana@example.com".to_owned(),
+            subject: "Your electricity plan ends in 30 days".to_owned(),
+            text_body: "Hello".to_owned(),
+            html_body: "<p>Hello</p>".to_owned(),
+            status: EmailStatus::Queued,
+            error: None,
+            created_at: now,
+            sent_at: None,
+        };
+        let from: Mailbox = "Switchboard <no-reply@example.com>".parse().unwrap();
+        let plain = String::from_utf8(message(&from, &email, &[]).unwrap().formatted()).unwrap();
+        assert!(!plain.contains("attachment"));
+        let notice = store::documents::StoredDocumentRow {
+            uuid: Uuid::new_v4(),
+            account_uuid: Uuid::new_v4(),
+            contract_uuid: None,
+            notice_uuid: Some(Uuid::new_v4()),
+            email_uuid: Some(email.uuid),
+            kind: DocumentKind::RenewalNotice,
+            version: "2027-11-30".to_owned(),
+            content_type: "application/pdf".to_owned(),
+            sha256: String::new(),
+            bytes: b"%PDF-1.7 notice".to_vec(),
+            created_at: now,
+        };
+        let with =
+            String::from_utf8(message(&from, &email, &[notice]).unwrap().formatted()).unwrap();
+        assert!(with.contains("multipart/mixed"), "{with}");
+        assert!(with.contains("Content-Type: application/pdf"), "{with}");
+        assert!(
+            with.contains("attachment; filename=\"renewal-notice-2027-11-30.pdf\""),
+            "{with}"
+        );
+        assert!(with.contains("text/plain") && with.contains("text/html"));
+    }
 }

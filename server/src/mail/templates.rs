@@ -4,12 +4,17 @@
 use app::format::{html_escape, long_date};
 
 /// The sending app's branding.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Brand {
     pub display_name: String,
     /// `#rrggbb`; a neutral blue when absent or malformed.
     pub primary_color: Option<String>,
     pub support_email: Option<String>,
+    /// Shown above the message when it is an `http(s)` URL.
+    pub logo_url: Option<String>,
+    pub support_phone: Option<String>,
+    pub support_url: Option<String>,
+    pub support_hours: Option<String>,
 }
 
 /// A link the reader is asked to follow.
@@ -35,6 +40,8 @@ pub enum Template {
         contract_end: chrono::NaiveDate,
         days_left: i64,
         renewal_url: String,
+        /// The final notice states the month-to-month plan the contract rolls onto.
+        month_to_month: Option<MonthToMonthOffer>,
     },
     /// The credit check found the customer's file frozen: a link to the bureau's unfreeze
     /// portal; the check is retried automatically.
@@ -52,6 +59,93 @@ pub enum Template {
     /// The record that the partner accepted a plan on the customer's behalf (client agent
     /// enrollment), with how to cancel.
     LetterOfAuthorization(LetterOfAuthorization),
+    /// A new bill: amount, due date, the auto-pay date when a card is on file, and where to
+    /// see it.
+    BillReady(BillReady),
+    /// An automatic payment was declined: what happens next and how to change the card.
+    PaymentFailed(PaymentFailed),
+    /// A bill still unpaid the day after its due date: how to pay it.
+    PastDue(PastDueNotice),
+    /// The enrollment was finalized: what happens next.
+    EnrollmentReceived(ServiceNotice),
+    /// The utility confirmed the start date.
+    ServiceScheduled(ServiceNotice),
+    /// Service started at the location.
+    ServiceActive(ServiceNotice),
+}
+
+/// What a bill-ready e-mail states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BillReady {
+    pub first_name: String,
+    pub invoice_number: String,
+    pub period_start: chrono::NaiveDate,
+    pub period_end: chrono::NaiveDate,
+    pub total_cents: i64,
+    /// Whole kWh, as the customer reads them.
+    pub kwh: String,
+    pub due_date: chrono::NaiveDate,
+    /// The card charged automatically on the due date ("Visa ending in 4242"), when one is on
+    /// file.
+    pub auto_pay_card: Option<String>,
+}
+
+/// What a payment-failed e-mail states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentFailed {
+    pub first_name: String,
+    pub invoice_number: String,
+    pub total_cents: i64,
+    pub due_date: chrono::NaiveDate,
+    /// When auto-pay tries the card again, if it does.
+    pub retry_on: Option<chrono::NaiveDate>,
+}
+
+/// What a past-due e-mail states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PastDueNotice {
+    pub first_name: String,
+    pub invoice_number: String,
+    pub total_cents: i64,
+    pub due_date: chrono::NaiveDate,
+}
+
+/// What the enrollment's progress e-mails state about the home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceNotice {
+    pub first_name: String,
+    /// One line, as the customer wrote it.
+    pub service_address: Option<String>,
+    /// The requested (received), confirmed (scheduled) or actual (active) start date.
+    pub start_date: Option<chrono::NaiveDate>,
+    pub utility: Option<UtilityContact>,
+}
+
+/// The utility that owns the wires, which customers call about outages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UtilityContact {
+    pub name: String,
+    pub outage_phone: Option<String>,
+}
+
+impl UtilityContact {
+    fn outage_sentence(&self) -> Option<String> {
+        self.outage_phone.as_ref().map(|phone| {
+            format!(
+                "For a power outage or a downed line, call {} at {phone}, day or night: the \
+                 utility looks after the wires and the meter.",
+                self.name
+            )
+        })
+    }
+}
+
+/// Where the customer sees their account: the partner's app, named as the customer knows it.
+fn open_the_app(brand: &Brand) -> String {
+    match &brand.support_url {
+        Some(url) => format!("open the {} app or visit {url}", brand.display_name),
+        None => format!("open the {} app", brand.display_name),
+    }
 }
 
 /// What a Letter of Authorization states.
@@ -67,6 +161,20 @@ pub struct LetterOfAuthorization {
     pub start_date: chrono::NaiveDate,
     pub authorized_at: chrono::DateTime<chrono::Utc>,
     pub accepted_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The month-to-month plan a fixed contract rolls onto when nobody renews it, as the final
+/// expiration notice states it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonthToMonthOffer {
+    pub plan_name: String,
+    pub starts_on: chrono::NaiveDate,
+    pub energy_cents_per_kwh: String,
+    pub base_charge_cents_per_month: i64,
+    /// The EFL's average price at 1,000 kWh a month, delivery included.
+    pub average_1000: String,
+    /// Whether the notice carries the plan's Electricity Facts Label as an attachment.
+    pub efl_attached: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +198,201 @@ impl Template {
                 not_found: true, ..
             } => "credit_not_found",
             Template::LetterOfAuthorization(_) => "letter_of_authorization",
+            Template::BillReady(_) => "bill_ready",
+            Template::PaymentFailed(_) => "payment_failed",
+            Template::PastDue(_) => "past_due",
+            Template::EnrollmentReceived(_) => "enrollment_received",
+            Template::ServiceScheduled(_) => "service_scheduled",
+            Template::ServiceActive(_) => "service_active",
         }
     }
 
     pub fn render(&self, brand: &Brand) -> Rendered {
         match self {
+            Template::BillReady(b) => {
+                let mut paragraphs = vec![
+                    format!(
+                        "Your {} electricity bill for {} to {} is {}, for {} kWh.",
+                        brand.display_name,
+                        long_date(b.period_start),
+                        long_date(b.period_end),
+                        app::format::dollars(b.total_cents),
+                        b.kwh
+                    ),
+                    format!("Invoice number: {}.", b.invoice_number),
+                ];
+                if b.total_cents <= 0 {
+                    paragraphs.push("There is nothing to pay this time.".to_owned());
+                } else {
+                    paragraphs.push(format!("Payment is due by {}.", long_date(b.due_date)));
+                    paragraphs.push(match &b.auto_pay_card {
+                        Some(card) => format!(
+                            "Your {card} will be charged automatically on {}; you do not need \
+                             to do anything.",
+                            long_date(b.due_date)
+                        ),
+                        None => format!(
+                            "There is no card on file for automatic payment: to pay, {}.",
+                            open_the_app(brand)
+                        ),
+                    });
+                }
+                paragraphs.push(format!(
+                    "To see the full bill or download it as a PDF, {}.",
+                    open_the_app(brand)
+                ));
+                layout(
+                    brand,
+                    &format!("Your {} electricity bill is ready", brand.display_name),
+                    &b.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::PaymentFailed(p) => {
+                let mut paragraphs = vec![format!(
+                    "We could not charge your card for your {} electricity bill of {} \
+                     (invoice {}).",
+                    brand.display_name,
+                    app::format::dollars(p.total_cents),
+                    p.invoice_number
+                )];
+                paragraphs.push(match p.retry_on {
+                    Some(retry) => format!(
+                        "What happens next: we will try your card again on {}. The bill is due \
+                         by {}.",
+                        long_date(retry),
+                        long_date(p.due_date)
+                    ),
+                    None => format!(
+                        "What happens next: we will not try this card again. Please pay the \
+                         bill by {} to keep your account in good standing.",
+                        long_date(p.due_date)
+                    ),
+                });
+                paragraphs.push(format!(
+                    "To use another card, {} and change your payment card there; the next \
+                     payment uses the new card.",
+                    open_the_app(brand)
+                ));
+                layout(
+                    brand,
+                    "We could not charge your card",
+                    &p.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::PastDue(p) => layout(
+                brand,
+                "Your electricity bill is past due",
+                &p.first_name,
+                &[
+                    format!(
+                        "Your {} electricity bill of {} (invoice {}) was due on {} and has not \
+                         been paid.",
+                        brand.display_name,
+                        app::format::dollars(p.total_cents),
+                        p.invoice_number,
+                        long_date(p.due_date)
+                    ),
+                    format!(
+                        "Please pay it as soon as possible: {}, where you can pay the bill or \
+                         change your payment card. If you already paid, thank you: you can \
+                         ignore this message.",
+                        open_the_app(brand)
+                    ),
+                ],
+                None,
+            ),
+            Template::EnrollmentReceived(n) => {
+                let mut paragraphs = vec![match &n.service_address {
+                    Some(address) => format!(
+                        "We received your enrollment with {} for {address}.",
+                        brand.display_name
+                    ),
+                    None => format!("We received your enrollment with {}.", brand.display_name),
+                }];
+                if let Some(start) = n.start_date {
+                    paragraphs.push(format!(
+                        "You asked for your service to start on {}.",
+                        long_date(start)
+                    ));
+                }
+                paragraphs.push(
+                    "What happens next: we check your details and arrange the switch with your \
+                     utility. We will e-mail you when the utility confirms your start date, and \
+                     again when your service is active. Your lights stay on throughout."
+                        .to_owned(),
+                );
+                layout(
+                    brand,
+                    "We received your enrollment",
+                    &n.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::ServiceScheduled(n) => {
+                let when = n
+                    .start_date
+                    .map(long_date)
+                    .unwrap_or_else(|| "the date the utility confirmed".to_owned());
+                let mut paragraphs = vec![match &n.service_address {
+                    Some(address) => format!(
+                        "Your utility confirmed the switch: your {} electricity service at \
+                         {address} starts on {when}.",
+                        brand.display_name
+                    ),
+                    None => format!(
+                        "Your utility confirmed the switch: your {} electricity service starts \
+                         on {when}.",
+                        brand.display_name
+                    ),
+                }];
+                paragraphs.push(
+                    "You do not need to do anything: there is no interruption and nobody needs \
+                     to visit. We will e-mail you again when your service is active."
+                        .to_owned(),
+                );
+                paragraphs.extend(n.utility.as_ref().and_then(UtilityContact::outage_sentence));
+                layout(
+                    brand,
+                    &format!("Your electricity service starts on {when}"),
+                    &n.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::ServiceActive(n) => {
+                let since = n
+                    .start_date
+                    .map(|d| format!(" since {}", long_date(d)))
+                    .unwrap_or_default();
+                let mut paragraphs = vec![match &n.service_address {
+                    Some(address) => format!(
+                        "Your {} electricity service at {address} is active{since}.",
+                        brand.display_name
+                    ),
+                    None => format!(
+                        "Your {} electricity service is active{since}.",
+                        brand.display_name
+                    ),
+                }];
+                paragraphs.push(format!(
+                    "Your first bill comes after your first monthly meter reading; we will \
+                     e-mail you when it is ready. To follow your usage, {}.",
+                    open_the_app(brand)
+                ));
+                paragraphs.extend(n.utility.as_ref().and_then(UtilityContact::outage_sentence));
+                layout(
+                    brand,
+                    "Your electricity service is active",
+                    &n.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
             Template::LetterOfAuthorization(l) => layout(
                 brand,
                 "Your Letter of Authorization",
@@ -134,22 +432,42 @@ impl Template {
                 contract_end,
                 days_left,
                 renewal_url,
+                month_to_month,
             } => {
                 let end = long_date(*contract_end);
+                let mut paragraphs = vec![
+                    format!(
+                        "Your {} electricity plan ends on {end}.",
+                        brand.display_name
+                    ),
+                    "Choose a renewal plan before then to keep a fixed rate. If you do \
+                     nothing, your service continues on a month-to-month plan with a \
+                     variable rate."
+                        .to_owned(),
+                ];
+                if let Some(m) = month_to_month {
+                    paragraphs.push(format!(
+                        "From {} that plan is {}, under the same terms of service: {}\u{a2} \
+                         per kWh for energy and a base charge of {} a month, an average of \
+                         {}\u{a2} per kWh at 1,000 kWh a month with the utility's delivery \
+                         charges.",
+                        long_date(m.starts_on),
+                        m.plan_name,
+                        m.energy_cents_per_kwh,
+                        app::format::dollars(m.base_charge_cents_per_month),
+                        m.average_1000
+                    ));
+                    if m.efl_attached {
+                        paragraphs.push(
+                            "Its Electricity Facts Label is attached to this notice.".to_owned(),
+                        );
+                    }
+                }
                 layout(
                     brand,
                     &format!("Your electricity plan ends in {days_left} days"),
                     first_name,
-                    &[
-                        format!(
-                            "Your {} electricity plan ends on {end}.",
-                            brand.display_name
-                        ),
-                        "Choose a renewal plan before then to keep a fixed rate. If you do \
-                         nothing, your service continues on a month-to-month plan with a \
-                         variable rate."
-                            .to_owned(),
-                    ],
+                    &paragraphs,
                     Some(&Action {
                         label: "Choose a renewal plan".to_owned(),
                         url: renewal_url.clone(),
@@ -236,6 +554,10 @@ fn layout(
     if let Some(support) = &brand.support_email {
         text.push_str(&format!("Questions? Write to {support}.\n"));
     }
+    for line in contact_lines(brand) {
+        text.push_str(&line);
+        text.push('\n');
+    }
 
     let color = brand
         .primary_color
@@ -246,8 +568,9 @@ fn layout(
     let mut html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title></head>\
          <body style=\"font-family: sans-serif; color: #1a1a1a; max-width: 560px; margin: 0 auto;\">\
-         <h1 style=\"color: {color}; font-size: 20px;\">{}</h1><p>Hello {},</p>",
+         {}<h1 style=\"color: {color}; font-size: 20px;\">{}</h1><p>Hello {},</p>",
         html_escape(subject),
+        logo(brand),
         html_escape(&brand.display_name),
         html_escape(first_name),
     );
@@ -269,11 +592,63 @@ fn layout(
             html_escape(support)
         ));
     }
+    let mut contacts = Vec::new();
+    if let Some(phone) = &brand.support_phone {
+        let dial: String = phone
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '+')
+            .collect();
+        contacts.push(format!(
+            "Call <a href=\"tel:{}\">{}</a>",
+            html_escape(&dial),
+            html_escape(phone)
+        ));
+    }
+    if let Some(url) = brand.support_url.as_deref().filter(|u| is_web_url(u)) {
+        contacts.push(format!("<a href=\"{0}\">{0}</a>", html_escape(url)));
+    }
+    if let Some(hours) = &brand.support_hours {
+        contacts.push(format!("Hours: {}", html_escape(hours)));
+    }
+    if !contacts.is_empty() {
+        html.push_str(&format!(
+            "<p style=\"color: #555; font-size: 13px;\">{}</p>",
+            contacts.join(" · ")
+        ));
+    }
     html.push_str("</body></html>\n");
     Rendered {
         subject: subject.to_owned(),
         text,
         html,
+    }
+}
+
+/// The partner's other contacts, one line each, for the plain-text footer.
+fn contact_lines(brand: &Brand) -> Vec<String> {
+    [
+        brand.support_phone.as_ref().map(|p| format!("Phone: {p}")),
+        brand.support_url.as_ref().map(|u| format!("Web: {u}")),
+        brand.support_hours.as_ref().map(|h| format!("Hours: {h}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn is_web_url(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
+/// The partner's logo above the message, when it has one on the web.
+fn logo(brand: &Brand) -> String {
+    match brand.logo_url.as_deref().filter(|u| is_web_url(u)) {
+        Some(url) => format!(
+            "<p><img src=\"{}\" alt=\"{}\" style=\"max-height: 48px; max-width: 200px;\"></p>",
+            html_escape(url),
+            html_escape(&brand.display_name)
+        ),
+        None => String::new(),
     }
 }
 
@@ -286,7 +661,212 @@ mod tests {
             display_name: "Sunny <Homes>".to_owned(),
             primary_color: Some("#ff8800".to_owned()),
             support_email: Some("help@sunny.example".to_owned()),
+            ..Brand::default()
         }
+    }
+
+    fn full_brand() -> Brand {
+        Brand {
+            display_name: "Sunny Homes".to_owned(),
+            primary_color: Some("#ff8800".to_owned()),
+            support_email: Some("help@sunny.example".to_owned()),
+            logo_url: Some("https://cdn.sunny.example/logo.png".to_owned()),
+            support_phone: Some("(512) 555-0100".to_owned()),
+            support_url: Some("https://sunny.example/help".to_owned()),
+            support_hours: Some("Mon-Fri 8am-6pm CT".to_owned()),
+        }
+    }
+
+    /// Every link of an HTML body.
+    fn hrefs(html: &str) -> Vec<&str> {
+        html.split("href=\"")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .collect()
+    }
+
+    /// The links a customer can follow at any time: the partner's contacts, never an expiring
+    /// signed link; the plain text carries every web link too.
+    fn assert_links_work(r: &Rendered) {
+        let links = hrefs(&r.html);
+        assert!(links.contains(&"mailto:help@sunny.example"), "{links:?}");
+        assert!(links.contains(&"tel:5125550100"), "{links:?}");
+        assert!(links.contains(&"https://sunny.example/help"), "{links:?}");
+        for link in links {
+            assert!(
+                link.starts_with("mailto:")
+                    || link.starts_with("tel:")
+                    || link.starts_with("https://"),
+                "{link}"
+            );
+            assert!(!link.contains("signature="), "no expiring link: {link}");
+            if link.starts_with("https://") {
+                assert!(r.text.contains(link), "{link} in the text");
+            }
+        }
+        assert!(r
+            .html
+            .contains("<img src=\"https://cdn.sunny.example/logo.png\""));
+        assert!(r.html.contains("#ff8800"));
+        for contact in ["(512) 555-0100", "Mon-Fri 8am-6pm CT", "help@sunny.example"] {
+            assert!(
+                r.text.contains(contact) && r.html.contains(contact),
+                "{contact}"
+            );
+        }
+        for api_word in ["null", "None", "_", "{", "uuid"] {
+            assert!(!r.text.contains(api_word), "{api_word} in {}", r.text);
+        }
+    }
+
+    fn day(y: i32, m: u32, d: u32) -> chrono::NaiveDate {
+        chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn bill_ready_states_amount_due_and_auto_pay_dates_and_where_to_see_it() {
+        let bill = BillReady {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            period_start: day(2027, 1, 5),
+            period_end: day(2027, 2, 4),
+            total_cents: 12_345,
+            kwh: "1,055".to_owned(),
+            due_date: day(2027, 2, 25),
+            auto_pay_card: Some("Visa ending in 4242".to_owned()),
+        };
+        let r = Template::BillReady(bill.clone()).render(&full_brand());
+        assert_eq!(r.subject, "Your Sunny Homes electricity bill is ready");
+        for fact in ["$123.45", "1,055 kWh", "INV-00000042", "due by February 25, 2027",
+            "Visa ending in 4242 will be charged automatically on February 25, 2027",
+            "To see the full bill or download it as a PDF, open the Sunny Homes app or visit https://sunny.example/help"]
+        {
+            assert!(r.text.contains(fact), "{fact} in {}", r.text);
+        }
+        assert_links_work(&r);
+        let manual = Template::BillReady(BillReady {
+            auto_pay_card: None,
+            ..bill
+        })
+        .render(&Brand {
+            support_url: None,
+            ..full_brand()
+        });
+        assert!(
+            manual.text.contains(
+                "no card on file for automatic payment: to pay, open the Sunny Homes app."
+            ),
+            "{}",
+            manual.text
+        );
+        assert!(!manual.text.contains("charged automatically"));
+    }
+
+    #[test]
+    fn payment_failed_says_what_happens_next_and_how_to_change_the_card() {
+        let failed = PaymentFailed {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            total_cents: 12_345,
+            due_date: day(2027, 2, 25),
+            retry_on: Some(day(2027, 2, 27)),
+        };
+        let r = Template::PaymentFailed(failed.clone()).render(&full_brand());
+        assert_eq!(r.subject, "We could not charge your card");
+        assert!(
+            r.text
+                .contains("we will try your card again on February 27, 2027"),
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("due by February 25, 2027"));
+        assert!(r.text.contains("To use another card, open the Sunny Homes app or visit https://sunny.example/help and change your payment card there"), "{}", r.text);
+        assert_links_work(&r);
+        let last = Template::PaymentFailed(PaymentFailed {
+            retry_on: None,
+            ..failed
+        })
+        .render(&full_brand());
+        assert!(
+            last.text.contains(
+                "we will not try this card again. Please pay the bill by February 25, 2027"
+            ),
+            "{}",
+            last.text
+        );
+    }
+
+    #[test]
+    fn past_due_says_how_to_pay() {
+        let r = Template::PastDue(PastDueNotice {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            total_cents: 12_345,
+            due_date: day(2027, 2, 25),
+        })
+        .render(&full_brand());
+        assert_eq!(r.subject, "Your electricity bill is past due");
+        assert!(r
+            .text
+            .contains("$123.45 (invoice INV-00000042) was due on February 25, 2027"));
+        assert!(
+            r.text.contains(
+                "open the Sunny Homes app or visit https://sunny.example/help, where you can pay"
+            ),
+            "{}",
+            r.text
+        );
+        assert_links_work(&r);
+    }
+
+    #[test]
+    fn the_enrollments_progress_e_mails_give_the_dates_and_the_outage_number() {
+        let notice = ServiceNotice {
+            first_name: "Ana".to_owned(),
+            service_address: Some("100 Elm St, Austin, TX 78701".to_owned()),
+            start_date: Some(day(2027, 3, 1)),
+            utility: Some(UtilityContact {
+                name: "Oncor".to_owned(),
+                outage_phone: Some("1-888-313-4747".to_owned()),
+            }),
+        };
+        let received = Template::EnrollmentReceived(notice.clone()).render(&full_brand());
+        assert_eq!(received.subject, "We received your enrollment");
+        assert!(received.text.contains("for 100 Elm St, Austin, TX 78701"));
+        assert!(received.text.contains("start on March 1, 2027"));
+        assert!(received
+            .text
+            .contains("We will e-mail you when the utility confirms"));
+        assert_links_work(&received);
+        let scheduled = Template::ServiceScheduled(notice.clone()).render(&full_brand());
+        assert_eq!(
+            scheduled.subject,
+            "Your electricity service starts on March 1, 2027"
+        );
+        assert!(
+            scheduled.text.contains("call Oncor at 1-888-313-4747"),
+            "{}",
+            scheduled.text
+        );
+        assert_links_work(&scheduled);
+        let active = Template::ServiceActive(notice.clone()).render(&full_brand());
+        assert_eq!(active.subject, "Your electricity service is active");
+        assert!(
+            active
+                .text
+                .contains("at 100 Elm St, Austin, TX 78701 is active since March 1, 2027"),
+            "{}",
+            active.text
+        );
+        assert!(active.text.contains("call Oncor at 1-888-313-4747"));
+        assert_links_work(&active);
+        let bare = Template::ServiceActive(ServiceNotice {
+            utility: None,
+            ..notice
+        })
+        .render(&Brand::default());
+        assert!(!bare.text.contains("outage"));
+        assert!(!bare.html.contains("<img"));
     }
 
     #[test]
@@ -349,6 +929,7 @@ mod tests {
             contract_end: chrono::NaiveDate::from_ymd_opt(2027, 3, 31).unwrap(),
             days_left: 30,
             renewal_url: "https://renew.example/a".to_owned(),
+            month_to_month: None,
         }
         .render(&Brand {
             primary_color: Some("red; x".to_owned()),
@@ -361,5 +942,32 @@ mod tests {
             !r.html.contains("red; x"),
             "malformed colors are not injected"
         );
+    }
+
+    #[test]
+    fn the_final_renewal_reminder_states_the_month_to_month_rate() {
+        let r = Template::RenewalReminder {
+            first_name: "Ana".to_owned(),
+            contract_end: chrono::NaiveDate::from_ymd_opt(2027, 3, 31).unwrap(),
+            days_left: 30,
+            renewal_url: "https://renew.example/a".to_owned(),
+            month_to_month: Some(MonthToMonthOffer {
+                plan_name: "Month-to-Month Variable".to_owned(),
+                starts_on: chrono::NaiveDate::from_ymd_opt(2027, 4, 1).unwrap(),
+                energy_cents_per_kwh: "11.2".to_owned(),
+                base_charge_cents_per_month: 995,
+                average_1000: "16.7".to_owned(),
+                efl_attached: true,
+            }),
+        }
+        .render(&brand());
+        assert!(r
+            .text
+            .contains("From April 1, 2027 that plan is Month-to-Month Variable"));
+        assert!(r
+            .text
+            .contains("11.2\u{a2} per kWh for energy and a base charge of $9.95"));
+        assert!(r.text.contains("16.7\u{a2} per kWh at 1,000 kWh"));
+        assert!(r.text.contains("Electricity Facts Label is attached"));
     }
 }

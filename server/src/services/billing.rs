@@ -11,7 +11,6 @@
 //! A cycle whose stored inputs (rates, delivery charges, taxes, usage days) cannot be read is
 //! never billed with them at $0: it stops with the reason (`BillingError`), nothing of it kept.
 
-use app::format::{dollars, long_date};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -21,7 +20,7 @@ use crate::{
     clock::AccountClock,
     domain::{
         billing::{
-            self, auto_pay_sentence, contract_on, invoice_number, payment_due_date, period_kwh,
+            self, card_name, contract_on, invoice_number, payment_due_date, period_kwh,
             BillingError, InvoiceInput, InvoiceStatus, PaymentInitiator, StoredCycle, StoredDay,
             StoredPeriod,
         },
@@ -29,7 +28,10 @@ use crate::{
         events::Event,
         usage,
     },
-    mail::{self, templates::Template, Brand, NewEmail},
+    mail::{
+        self,
+        templates::{BillReady, Template},
+    },
     outbox::{JobKind, NewJob},
     state::Core,
     store::{
@@ -330,32 +332,22 @@ pub async fn bill_cycle(
     )
     .await?;
     let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
-    let mut paragraphs = vec![
-        format!(
-            "Your electricity bill for {} to {} is {}, for {} kWh.",
-            long_date(period_start),
-            long_date(period_end),
-            dollars(invoice.total_cents),
-            consumption.round_dp(0)
-        ),
-        format!("Invoice {}.", invoice.number),
-    ];
-    if !settled {
-        paragraphs.push(match &card {
-            Some(c) => auto_pay_sentence(&c.brand, &c.last4, &long_date(invoice.payment_due_date)),
-            None => format!(
-                "Please pay by {}: there is no card on file for automatic payment.",
-                long_date(invoice.payment_due_date)
-            ),
-        });
-    }
-    notify(
+    mail::queue_to_account(
         tx,
         clock,
         app,
         account,
-        format!("Your {} electricity bill is ready", app.display_name),
-        paragraphs,
+        &Template::BillReady(BillReady {
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            period_start,
+            period_end,
+            total_cents: invoice.total_cents,
+            kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
+            due_date: invoice.payment_due_date,
+            // Auto-pay charges the card on the due date.
+            auto_pay_card: card.as_ref().map(|c| card_name(&c.brand, &c.last4)),
+        }),
     )
     .await?;
     if !settled {
@@ -386,35 +378,6 @@ async fn billing_contracts(tx: &mut Tx, location: &LocationRow) -> store::Result
         store::enrollment::contracts_of_account(&mut *tx, location.account_uuid).await?;
     contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
     Ok(contracts)
-}
-
-pub async fn notify(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    app: &AppRow,
-    account: &AccountRow,
-    subject: String,
-    paragraphs: Vec<String>,
-) -> store::Result<Uuid> {
-    mail::queue(
-        tx,
-        clock,
-        &NewEmail {
-            app_uuid: app.uuid,
-            account_uuid: Some(account.uuid),
-            to: &account.email,
-            template: &Template::Notice {
-                subject,
-                first_name: account.first_name.clone(),
-                paragraphs,
-                action: None,
-            },
-            brand: &Brand::of_app(app),
-            send_at: None,
-            event_on_send: None,
-        },
-    )
-    .await
 }
 
 /// A card becomes the account's payment method, in `tx`, announced by

@@ -18,7 +18,9 @@ use crate::{
     domain::{
         account::{ParseContext, Profile},
         billing::BillingError,
-        documents::{location_documents, ContractTerms, LocationDocument},
+        documents::{
+            location_documents, ContractTerms, DocumentKind, LocationDocument, NoticeTerms,
+        },
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
             client_agent_recorded_first, contract_end, enroller, missing_steps,
@@ -32,7 +34,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{Brand, LetterOfAuthorization, Template},
+        templates::{Brand, LetterOfAuthorization, ServiceNotice, Template, UtilityContact},
         NewEmail,
     },
     outbox::{self, enqueue_account_job as schedule, JobKind, NewJob},
@@ -117,6 +119,15 @@ pub async fn apply_answer(
         location.service_start_date = Some(start);
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
+        progress_mail(
+            tx,
+            clock,
+            app,
+            location,
+            Some(start),
+            Template::ServiceScheduled,
+        )
+        .await?;
         if gateway.starts_service_itself() {
             let at = start_of_market_day(start).max(now);
             schedule(
@@ -134,8 +145,9 @@ pub async fn apply_answer(
 }
 
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
-/// history, billing starts, the events are written and its pending contracts turn active (a
-/// location already active keeps a queued renewal pending until its own start). The
+/// history, billing starts, the events are written and its pending contracts turn active, each
+/// with its end scheduled (`renewal::schedule_contract_end`; a location already active keeps a
+/// queued renewal pending until its own start). The
 /// start date is `start` when given, else the location's accepted one, else today. The caller
 /// refreshes the status.
 pub async fn activate_locations(
@@ -159,6 +171,15 @@ pub async fn activate_locations(
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
         super::billing::start_billing(tx, clock, app, location, start).await?;
+        progress_mail(
+            tx,
+            clock,
+            app,
+            location,
+            Some(start),
+            Template::ServiceActive,
+        )
+        .await?;
         for event in [
             Event::ServiceActive {
                 account_uuid: account,
@@ -176,13 +197,16 @@ pub async fn activate_locations(
             .iter()
             .filter(|c| c.location_uuid == location.uuid)
         {
-            store::enrollment::set_status_of_contract(
+            if store::enrollment::set_status_of_contract(
                 tx,
                 c.uuid,
                 ContractStatus::Pending,
                 ContractStatus::Active,
             )
-            .await?;
+            .await?
+            {
+                super::renewal::schedule_contract_end(tx, clock, app, c).await?;
+            }
         }
     }
     Ok(())
@@ -449,6 +473,8 @@ pub async fn accept_plan(
         return Err(Refused(AcceptPlanRefused::PlanExpired));
     }
     let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let documents =
+        super::documents::render_contract_documents(state, app, &plan, &plan.tos_version).await?;
     let mut tx = state.db.begin().await?;
     let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
         .await?
@@ -481,6 +507,7 @@ pub async fn accept_plan(
     )
     .map_err(|e| Failed(e.into()))?;
     record_plan_accepted(&mut tx, app.uuid, &location, &contract, now).await?;
+    super::documents::store_contract_documents(&mut tx, &contract, documents, now).await?;
     let confirmed = store::enrollment::confirmed_address(&mut tx, account_uuid).await?;
     if acceptance_confirms_address(
         confirmed.as_ref().map(|a| a.esi_id.as_str()),
@@ -528,6 +555,25 @@ pub async fn accept_plan(
             authorized_at: account.client_agent_accepted_at.unwrap_or(now),
             accepted_at: now,
         };
+        let loa = crate::documents::loa::LoaDocument {
+            brand_name: app.display_name.clone(),
+            brand_color: app.primary_color.clone(),
+            provider_name: state.config.provider.name.clone(),
+            customer_name: format!("{} {}", letter.first_name, letter.last_name),
+            service_address: letter.service_address.clone(),
+            esi_id: letter.esi_id.clone(),
+            plan_name: letter.plan_name.clone(),
+            energy_cents_per_kwh: letter.energy_cents_per_kwh.clone(),
+            term_months: letter.term_months,
+            start_date: letter.start_date,
+            authorized_at: letter.authorized_at,
+            accepted_at: letter.accepted_at,
+            cancel_contact: crate::documents::contacts(app)
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "reply to the e-mail that carried this letter".to_owned()),
+        };
+        super::documents::store_loa(&mut tx, &contract, &loa, now).await?;
         mail::queue(
             &mut tx,
             &clock,
@@ -603,6 +649,17 @@ pub async fn simulate(
             };
             location.service_start_date = Some(start);
             store::enrollment::update_location(tx, location).await?;
+            if event == E::UtilityAccepted {
+                progress_mail(
+                    tx,
+                    clock,
+                    app,
+                    location,
+                    Some(start),
+                    Template::ServiceScheduled,
+                )
+                .await?;
+            }
             let at = start_of_market_day(start).max(now);
             schedule(tx, clock, JobKind::ServiceStart, app, account, at).await?;
         }
@@ -700,6 +757,45 @@ pub async fn cancel_location(
 }
 
 /// The start date the customer accepted for `location`: its pending contract's.
+/// The customer's e-mail about the enrollment's progress at `location` (received, scheduled,
+/// active), in `tx`, with the utility's outage number once the utility is involved.
+async fn progress_mail(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    location: &LocationRow,
+    start_date: Option<chrono::NaiveDate>,
+    template: fn(ServiceNotice) -> Template,
+) -> store::Result<()> {
+    let (Some(app_row), Some(account)) = (
+        store::apps::app_in(&mut *tx, app).await?,
+        store::accounts::account_of_app_for_update(tx, app, location.account_uuid).await?,
+    ) else {
+        return Ok(());
+    };
+    let utility = store::market::tdu(&mut *tx, &location.tdu)
+        .await?
+        .map(|t| UtilityContact {
+            name: t.display_name,
+            outage_phone: t.outage_phone,
+        });
+    let address = match &location.address_2 {
+        Some(unit) if !unit.trim().is_empty() => format!("{} {unit}", location.address_1),
+        _ => location.address_1.clone(),
+    };
+    let notice = ServiceNotice {
+        first_name: account.first_name.clone(),
+        service_address: Some(format!(
+            "{address}, {}, {} {}",
+            location.city, location.state, location.postal_code
+        )),
+        start_date,
+        utility,
+    };
+    mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+    Ok(())
+}
+
 fn accepted_start(contracts: &[ContractRow], location_uuid: Uuid) -> Option<chrono::NaiveDate> {
     contracts
         .iter()
@@ -1011,6 +1107,20 @@ pub async fn finalize(
         ),
     )
     .await?;
+    let locations = store::enrollment::locations_of_account(&mut tx, account_uuid).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut tx, account_uuid).await?;
+    if let Some(location) = locations.first() {
+        let start = accepted_start(&contracts, location.uuid);
+        progress_mail(
+            &mut tx,
+            &clock,
+            app,
+            location,
+            start,
+            Template::EnrollmentReceived,
+        )
+        .await?;
+    }
     store::status::update_status(&mut tx, app, account_uuid, now).await?;
     tx.commit().await?;
     Ok(())
@@ -1218,6 +1328,17 @@ pub async fn documents_of_location(
             .await?
             .map(|p| p.yrac_version)
             .unwrap_or_else(|| default_yrac_version.to_owned());
+        let has_loa =
+            store::documents::contract_has_document(db, c.uuid, DocumentKind::Loa).await?;
+        let notices = store::renewal::notices_of_contract(db, c.uuid)
+            .await?
+            .into_iter()
+            .map(|n| NoticeTerms {
+                uuid: n.uuid,
+                sent_on: crate::domain::market::market_date(n.created_at),
+                contract_end: n.contract_end,
+            })
+            .collect();
         terms.push(ContractTerms {
             uuid: c.uuid,
             plan_uuid: c.plan_uuid,
@@ -1225,6 +1346,8 @@ pub async fn documents_of_location(
             yrac_version,
             start_date: c.start_date,
             status: c.status,
+            has_loa,
+            notices,
         });
     }
     Ok(Some((contracts, location_documents(&terms))))

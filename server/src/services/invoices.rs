@@ -3,12 +3,11 @@
 //! attempt is recorded with its events, and an invoice still open the day after turns past due.
 //! Issuing invoices is the billing cycle's (`services::billing`).
 
-use app::format::{dollars, long_date};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{
-    billing::{notify, schedule_invoice_job, InvoicePayload},
+    billing::{schedule_invoice_job, InvoicePayload},
     Error,
 };
 use crate::{
@@ -19,9 +18,16 @@ use crate::{
     documents::{self, invoice as pdf, InvoiceRecords},
     domain::{
         billing::{
-            auto_pay_retry_after, ChargeGroup, InvoiceStatus, PaymentInitiator, PaymentStatus,
+            auto_pay_retry_after, contract_on, ChargeGroup, InvoiceStatus, PaymentInitiator,
+            PaymentStatus,
         },
+        enrollment::ContractStatus,
         events::{Event, PaymentAttempt},
+        market::market_date,
+    },
+    mail::{
+        self,
+        templates::{PastDueNotice, PaymentFailed, Template},
     },
     outbox::JobKind,
     state::Core,
@@ -162,6 +168,21 @@ async fn render_pdf(
         .into_iter()
         .find(|t| t.name == location.tdu);
     let card = store::payments::current_payment_method(&core.db, account.uuid).await?;
+    let mut contracts = store::enrollment::contracts_of_account(&core.db, account.uuid).await?;
+    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    let contract = contract_on(
+        &contracts,
+        |c| c.start_date,
+        |c| c.end_date,
+        invoice.billing_period_end,
+    );
+    let reads = store::billing::meter_reads_within(
+        &core.db,
+        location.uuid,
+        invoice.billing_period_start,
+        invoice.billing_period_end,
+    )
+    .await?;
     let detail = detail_of(core, invoice).await?;
     let doc = documents::invoice_document(InvoiceRecords {
         app,
@@ -173,6 +194,9 @@ async fn render_pdf(
         days: detail.days,
         payments: &detail.payments,
         card: card.as_ref(),
+        contract,
+        reads: &reads,
+        provider: &core.config.provider,
     });
     Ok(InvoicePdf {
         number: detail.invoice.number,
@@ -332,24 +356,37 @@ pub async fn record_payment(
         .await?;
     } else {
         store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
-        notify(
+        // When auto-pay next charges the card (`auto_pay`, on the same rule): on the due date
+        // when it has not run yet, else after its first failures.
+        let payments = store::billing::payments_of_invoice(&mut *tx, invoice.uuid).await?;
+        let auto_failures: Vec<&PaymentRow> = payments
+            .iter()
+            .filter(|p| {
+                p.initiated_by == PaymentInitiator::AutoPay && p.status == PaymentStatus::Failed
+            })
+            .collect();
+        let retry_on = match auto_failures.iter().map(|p| p.attempted_at).max() {
+            None => {
+                (market_date(when) <= invoice.payment_due_date).then_some(invoice.payment_due_date)
+            }
+            Some(last) => {
+                auto_pay_retry_after(u32::try_from(auto_failures.len()).unwrap_or(u32::MAX))
+                    .map(|wait| market_date(last + wait))
+                    .filter(|day| *day >= market_date(when))
+            }
+        };
+        mail::queue_to_account(
             tx,
             clock,
             app,
             account,
-            "We could not charge your card".to_owned(),
-            vec![
-                format!(
-                    "The payment of {} for invoice {} did not go through.",
-                    dollars(invoice.total_cents),
-                    invoice.number
-                ),
-                format!(
-                    "Please pay it or update your card before {} to keep your account in good \
-                     standing.",
-                    long_date(invoice.payment_due_date)
-                ),
-            ],
+            &Template::PaymentFailed(PaymentFailed {
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                due_date: invoice.payment_due_date,
+                retry_on,
+            }),
         )
         .await?;
     }
@@ -441,28 +478,52 @@ pub async fn auto_pay(
     Ok(AutoPaid::Done(tx))
 }
 
+/// How a past-due run ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PastDue {
+    /// Decided: marked past due (written in the transaction), or nothing to do.
+    Decided,
+    /// The invoice's auto-pay of the due date has not ended yet (running, or waiting for a
+    /// worker): nothing written, decide again once it has.
+    AutoPayPending,
+}
+
 /// The day after the due date, in `tx`: an invoice still open turns past due
-/// (`invoice.past_due`, and an e-mail).
+/// (`invoice.past_due`, and an e-mail). The decision is taken under the account's lock, which
+/// auto-pay also takes to record its charge, and only once the invoice's auto-pay that was due
+/// by now has ended: a charge in flight is never overtaken by a notice that it is unpaid.
 pub async fn past_due(
     tx: &mut Tx,
     core: &Core,
     clock: &AccountClock,
     account_uuid: Uuid,
     payload: &InvoicePayload,
-) -> store::Result<()> {
+) -> store::Result<PastDue> {
     let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
-        return Ok(());
+        return Ok(PastDue::Decided);
     };
     let Some(account) =
         store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
     else {
-        return Ok(());
+        return Ok(PastDue::Decided);
     };
+    // The invoice's auto-pay scheduled up to this decision (the due date's; a try after a
+    // decline is scheduled days later and does not count) must have ended.
+    let pending =
+        store::jobs::account_jobs_unfinished(&mut *tx, account_uuid, JobKind::AutoPay.as_str())
+            .await?;
+    let of_this_invoice = |p: &String| {
+        serde_json::from_str::<InvoicePayload>(p)
+            .is_ok_and(|p| p.invoice_uuid == payload.invoice_uuid && p.at <= payload.at)
+    };
+    if pending.iter().any(of_this_invoice) {
+        return Ok(PastDue::AutoPayPending);
+    }
     let Some(invoice) = store::billing::invoice(&mut *tx, payload.invoice_uuid)
         .await?
         .filter(|i| i.status == InvoiceStatus::Open)
     else {
-        return Ok(());
+        return Ok(PastDue::Decided);
     };
     let now = clock.now();
     let when = payload.at.min(now);
@@ -483,20 +544,18 @@ pub async fn past_due(
         ),
     )
     .await?;
-    notify(
+    mail::queue_to_account(
         tx,
         clock,
         &app,
         &account,
-        "Your electricity bill is past due".to_owned(),
-        vec![format!(
-            "Invoice {} for {} was due on {} and has not been paid. Please pay it as soon as \
-             possible.",
-            invoice.number,
-            dollars(invoice.total_cents),
-            long_date(invoice.payment_due_date)
-        )],
+        &Template::PastDue(PastDueNotice {
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            total_cents: invoice.total_cents,
+            due_date: invoice.payment_due_date,
+        }),
     )
     .await?;
-    Ok(())
+    Ok(PastDue::Decided)
 }

@@ -6,6 +6,7 @@
 pub mod accounts;
 pub mod billing;
 pub mod credit;
+pub mod documents;
 pub mod enrollment;
 pub mod flows;
 pub mod invoices;

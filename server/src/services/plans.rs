@@ -63,8 +63,6 @@ pub enum PlansRefused {
     /// The `plan_group_uuid` of the request names no plan group of the app.
     PlanGroupNotFound,
     StartDateOutOfRange(StartDateOutOfRange),
-    /// No such plan or Terms of Service version for a document page.
-    DocumentNotFound,
 }
 
 impl From<FieldError> for Error<PlansRefused> {
@@ -534,6 +532,61 @@ pub async fn request_renewal_plans(
     .await
 }
 
+/// The app's month-to-month plan for a location's meter from `start` (the day after a fixed
+/// contract ends), priced today with the same model as a new customer's and not stored: what
+/// a contract nobody renews rolls onto. Its group is the app's month-to-month default (else
+/// its first month-to-month group); `None` when the app has none.
+pub async fn month_to_month_plan(
+    core: &Core,
+    app: &AppRow,
+    account: &AccountRow,
+    location_uuid: Uuid,
+    esi_id: &str,
+    start: NaiveDate,
+) -> Result<Option<PlanRow>> {
+    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
+    let monthly = PlanType::MonthToMonth.as_str();
+    let Some(group) = groups
+        .iter()
+        .find(|g| g.is_month_to_month_default && g.plan_type == monthly)
+        .or_else(|| groups.iter().find(|g| g.plan_type == monthly))
+    else {
+        return Ok(None);
+    };
+    let clock = core.clock.for_account(&core.db, account.uuid).await?;
+    let (now, today) = (clock.now(), clock.today());
+    let target = target_of_esi_id(core, esi_id).await?;
+    let Some(tdu) = target.tdus.first().cloned() else {
+        return Ok(None);
+    };
+    let req = PlanRequest {
+        app,
+        account: Some(account),
+        target,
+        group: Some(group.uuid),
+        overrides: Overrides::default(),
+        start: Some(start),
+        renewal: Some(Renewal {
+            location_uuid,
+            start,
+        }),
+    };
+    let window = StartWindow {
+        earliest: start,
+        earliest_switch: start,
+        latest: start,
+    };
+    let terms = group_terms(group)?;
+    let charges = delivery_charges(core, &tdu.name, today).await?;
+    let (curve, _, _) = wholesale_curve(core, &tdu.load_zone).await?;
+    let wholesale = curve.price_for(terms.plan_type, today, start, terms.term_months);
+    let rates = price_plan(&terms, &req.overrides, wholesale, &charges);
+    let expires_at = price_expires_at(now, today, &calendar(core).await?);
+    Ok(Some(plan_row(
+        &req, group, &terms, &tdu, &rates, wholesale, window, expires_at, now,
+    )))
+}
+
 /// What makes a plan request a renewal's: the location it renews and the one day its plans
 /// start.
 #[derive(Clone, Copy)]
@@ -750,27 +803,9 @@ pub async fn benchmarks(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Support contacts and plan documents
+// Support contacts
 
 /// The utility serving a location, whose contacts (outages, meters) its support info gives.
 pub async fn support_utility(core: &Core, tdu: &str) -> Result<TduRow> {
     tdu_named(core, tdu).await
-}
-
-/// A priced plan and its utility, for its Electricity Facts Label.
-pub async fn efl(core: &Core, plan_uuid: Uuid) -> Result<(PlanRow, TduRow)> {
-    let plan = store::market::plan_by_uuid(&core.db, plan_uuid)
-        .await?
-        .ok_or(Refused(PlansRefused::DocumentNotFound))?;
-    let tdu = tdu_named(core, &plan.tdu).await?;
-    Ok((plan, tdu))
-}
-
-/// Refuses a Terms of Service version that no plan group uses.
-pub async fn tos(core: &Core, version: &str) -> Result<()> {
-    if store::market::tos_version_exists(&core.db, version).await? {
-        Ok(())
-    } else {
-        Err(Refused(PlansRefused::DocumentNotFound))
-    }
 }

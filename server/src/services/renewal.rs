@@ -3,19 +3,44 @@
 //! day after that end (`request_renewal_plans`); accepting one queues a pending contract for
 //! that day (`accept_renewal`), and on that day a job makes it active and ends the contract it
 //! renews (`start_renewal`).
+//!
+//! A fixed contract put in force schedules its end (`schedule_contract_end`): its expiration
+//! notices (`send_notice`, 90, 60 and 30 days before the end for a year's term), and the
+//! rollover onto the app's month-to-month plan the day after the end when nobody renewed it
+//! (`roll_over`).
 
 use crate::{
+    clock::AccountClock,
+    documents::{self, notice::NoticeDocument},
     domain::{
         documents::contract_in_force,
         enrollment::{
             accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
-            start_of_market_day, ContractStatus, RenewalRefusal, StartDateOutOfRange,
+            start_of_market_day, ContractStatus, LocationStatus, RenewalRefusal,
+            StartDateOutOfRange,
         },
         events::Event,
+        renewal::{
+            day_after_end, hosted_renewal_path, notice_due, notice_schedule, notice_send_at,
+            rollover_at, rollover_due, ContractEnd,
+        },
+    },
+    mail::{
+        self,
+        templates::{Brand, MonthToMonthOffer, Template},
+        NewEmail,
     },
     outbox::{self, JobKind, NewJob},
     state::Core,
-    store::{self, apps::AppRow, enrollment::ContractRow, events::NewEvent, Tx},
+    store::{
+        self,
+        accounts::AccountRow,
+        apps::AppRow,
+        enrollment::{ContractRow, LocationRow},
+        events::NewEvent,
+        renewal::RenewalNoticeRow,
+        Tx,
+    },
 };
 use chrono::NaiveDate;
 use uuid::Uuid;
@@ -81,23 +106,16 @@ pub async fn request_renewal_plans(
         .await?
         .ok_or(Refused(RenewalRefused::LocationNotFound))?;
     let today = core.clock.for_account(&core.db, account).await?.today();
-    let end = in_force(&contracts)
+    let start = in_force(&contracts)
         .filter(|c| renewal_eligible(Some(terms(c)), today))
-        .and_then(|c| c.end_date)
+        .map(|c| renewal_start(c.end_date, today))
         .ok_or(Refused(RenewalRefused::NotEligible))?;
-    plans::request_renewal_plans(
-        core,
-        app,
-        account,
-        location.uuid,
-        &location.esi_id,
-        renewal_start(end),
-    )
-    .await
-    .map_err(|e| match e {
-        Refused(why) => Refused(RenewalRefused::Plans(why)),
-        Failed(e) => Failed(e),
-    })
+    plans::request_renewal_plans(core, app, account, location.uuid, &location.esi_id, start)
+        .await
+        .map_err(|e| match e {
+            Refused(why) => Refused(RenewalRefused::Plans(why)),
+            Failed(e) => Failed(e),
+        })
 }
 
 /// A renewal acceptance as the request gave it, parsed.
@@ -130,6 +148,12 @@ pub async fn accept_renewal(
     let clock = core.clock.for_account(&core.db, account).await?;
     let now = clock.now();
     let plan = store::market::plan_by_uuid(&core.db, input.plan_uuid).await?;
+    let documents = match &plan {
+        Some(p) => {
+            Some(super::documents::render_contract_documents(core, app, p, &p.tos_version).await?)
+        }
+        None => None,
+    };
     let mut tx = core.db.begin().await?;
     // The account's lock first, so that of two acceptances racing the second sees the first.
     let account_row = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account)
@@ -167,6 +191,9 @@ pub async fn accept_renewal(
     let contract = new_contract(location.uuid, account, &plan, start, by, now)
         .map_err(|e| Failed(e.into()))?;
     store::enrollment::insert_contract(&mut tx, &contract).await?;
+    if let Some(documents) = documents {
+        super::documents::store_contract_documents(&mut tx, &contract, documents, now).await?;
+    }
     store::events::insert_event(
         &mut tx,
         &NewEvent::of(
@@ -202,11 +229,12 @@ pub async fn accept_renewal(
     Ok(contract)
 }
 
-/// A renewal's start date arrives, in `tx`: the queued contract becomes active and the
-/// location's contract it renews ends. Nothing happens to a renewal that is no longer queued
-/// (the location was cancelled, or the enrollment deleted).
+/// A renewal's start date arrives, in `tx`: the queued contract becomes active (its own end
+/// scheduled) and the location's contract it renews ends. Nothing happens to a renewal that
+/// is no longer queued (the location was cancelled, or the enrollment deleted).
 pub async fn start_renewal(
     tx: &mut Tx,
+    clock: &AccountClock,
     app: Uuid,
     account: Uuid,
     contract_uuid: Uuid,
@@ -231,17 +259,366 @@ pub async fn start_renewal(
     {
         return Ok(());
     }
+    schedule_contract_end(tx, clock, app, renewal).await?;
     for renewed in contracts
         .iter()
         .filter(|c| c.location_uuid == renewal.location_uuid && c.uuid != renewal.uuid)
     {
-        store::enrollment::set_status_of_contract(
+        let ended = store::enrollment::set_status_of_contract(
             tx,
             renewed.uuid,
             ContractStatus::Active,
             ContractStatus::Ended,
         )
         .await?;
+        // A month-to-month contract had no end until the plan replacing it started.
+        if ended && renewed.end_date.is_none() {
+            let last_day = renewal.start_date - chrono::Duration::days(1);
+            store::enrollment::set_contract_dates(
+                tx,
+                renewed.uuid,
+                renewed.start_date,
+                Some(last_day),
+            )
+            .await?;
+        }
     }
+    Ok(())
+}
+
+/// The payload of an expiration notice's job.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct NoticePayload {
+    pub app_uuid: Uuid,
+    pub contract_uuid: Uuid,
+    /// Which notice (its nominal days before the end).
+    pub days_before: i64,
+    /// The last notice, which states the month-to-month plan.
+    pub is_final: bool,
+}
+
+/// The payload of the job that rolls a contract onto month-to-month.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct RolloverPayload {
+    pub app_uuid: Uuid,
+    pub contract_uuid: Uuid,
+}
+
+/// A fixed contract comes into force, in `tx`: the jobs of its expiration notices
+/// (`domain::renewal::notice_schedule`) and of its rollover the day after its end. A contract
+/// without an end (month-to-month) has neither.
+pub async fn schedule_contract_end(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    contract: &ContractRow,
+) -> store::Result<()> {
+    let Some(end) = contract.end_date else {
+        return Ok(());
+    };
+    let now = clock.now();
+    for notice in notice_schedule(contract.start_date, end, clock.today()) {
+        outbox::enqueue(
+            tx,
+            clock,
+            &NewJob {
+                kind: JobKind::RenewalNotice,
+                payload: &NoticePayload {
+                    app_uuid: app,
+                    contract_uuid: contract.uuid,
+                    days_before: notice.days_before,
+                    is_final: notice.is_final,
+                },
+                account_uuid: Some(contract.account_uuid),
+                run_at: notice_send_at(notice.send_on).max(now),
+                max_attempts: 20,
+            },
+        )
+        .await?;
+    }
+    outbox::enqueue(
+        tx,
+        clock,
+        &NewJob {
+            kind: JobKind::RenewalRollover,
+            payload: &RolloverPayload {
+                app_uuid: app,
+                contract_uuid: contract.uuid,
+            },
+            account_uuid: Some(contract.account_uuid),
+            run_at: rollover_at(end).max(now),
+            max_attempts: 20,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The account (locked for the change), a contract of it, its location and what decides
+/// whether its end still needs a notice or a rollover; `None` when any of them is gone.
+async fn contract_at_end(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+    contract_uuid: Uuid,
+) -> store::Result<Option<(AccountRow, ContractRow, LocationRow, ContractEnd)>> {
+    let Some(account_row) = store::accounts::account_of_app_for_update(tx, app, account).await?
+    else {
+        return Ok(None);
+    };
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
+    let Some(contract) = contracts.iter().find(|c| c.uuid == contract_uuid).cloned() else {
+        return Ok(None);
+    };
+    let Some(location) = store::enrollment::locations_of_account(&mut *tx, account)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == contract.location_uuid)
+    else {
+        return Ok(None);
+    };
+    let renewed = contracts.iter().any(|c| {
+        c.location_uuid == contract.location_uuid
+            && c.uuid != contract.uuid
+            && c.status != ContractStatus::Cancelled
+            && c.start_date > contract.start_date
+    });
+    let facts = ContractEnd {
+        status: contract.status,
+        renewed,
+        location_cancelled: location.status == LocationStatus::Cancelled,
+        leaving: location.final_service_date.is_some(),
+    };
+    Ok(Some((account_row, contract, location, facts)))
+}
+
+/// Where a notice sends the customer to renew: the account's `renewals_url` when the partner
+/// set one, else this service's hosted renewal page for the location.
+pub fn renewal_url(core: &Core, app: &AppRow, account: &AccountRow, location: Uuid) -> String {
+    account.renewals_url.clone().unwrap_or_else(|| {
+        format!(
+            "{}{}",
+            core.config.public_url(),
+            hosted_renewal_path(&app.slug, location)
+        )
+    })
+}
+
+/// One expiration notice falls due, in `tx`. Unless the contract was renewed or ended, its
+/// location is being left, or this notice already went out: the e-mail with the renewal link
+/// (`renewal_url`), `location.renewal_email_sent` once it is sent, and the notice's record.
+/// The final notice states the month-to-month plan the contract rolls onto, priced now and
+/// kept for the rollover (`roll_over`), so the customer is told the rate they will pay.
+pub async fn send_notice(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    p: &NoticePayload,
+) -> Result<(), Error<PlansRefused>> {
+    let Some((account, contract, location, facts)) =
+        contract_at_end(tx, p.app_uuid, account_uuid, p.contract_uuid).await?
+    else {
+        return Ok(());
+    };
+    let (Some(end), true) = (contract.end_date, notice_due(facts)) else {
+        return Ok(());
+    };
+    if store::renewal::notices_of_contract(&mut *tx, contract.uuid)
+        .await?
+        .iter()
+        .any(|n| n.days_before == p.days_before)
+    {
+        return Ok(());
+    }
+    let Some(app) = store::apps::app_by_uuid(&core.db, p.app_uuid).await? else {
+        return Ok(());
+    };
+    let now = clock.now();
+    let starts_on = day_after_end(end);
+    let month_to_month = if p.is_final {
+        plans::month_to_month_plan(
+            core,
+            &app,
+            &account,
+            location.uuid,
+            &location.esi_id,
+            starts_on,
+        )
+        .await?
+    } else {
+        None
+    };
+    if let Some(plan) = &month_to_month {
+        store::market::insert_plan(tx, plan).await?;
+    }
+    let days_left = (end - clock.today()).num_days();
+    let url = renewal_url(core, &app, &account, location.uuid);
+    let template = Template::RenewalReminder {
+        first_name: account.first_name.clone(),
+        contract_end: end,
+        days_left,
+        renewal_url: url.clone(),
+        month_to_month: month_to_month.as_ref().map(|m| MonthToMonthOffer {
+            plan_name: m.name.clone(),
+            starts_on,
+            energy_cents_per_kwh: m.energy_cents_per_kwh.clone(),
+            base_charge_cents_per_month: m.base_charge_cents_per_month,
+            average_1000: m.average_1000.clone(),
+            efl_attached: true,
+        }),
+    };
+    let email_uuid = mail::queue(
+        tx,
+        clock,
+        &NewEmail {
+            app_uuid: app.uuid,
+            account_uuid: Some(account_uuid),
+            to: &account.email,
+            template: &template,
+            brand: &Brand::of_app(&app),
+            send_at: None,
+            event_on_send: Some(Event::RenewalEmailSent {
+                account_uuid,
+                location_uuid: location.uuid,
+                contract_end: end,
+                days_left,
+            }),
+        },
+    )
+    .await?;
+    let notice_uuid = Uuid::new_v4();
+    store::renewal::insert_notice(
+        tx,
+        &RenewalNoticeRow {
+            uuid: notice_uuid,
+            contract_uuid: contract.uuid,
+            account_uuid,
+            location_uuid: location.uuid,
+            days_before: p.days_before,
+            contract_end: end,
+            days_left,
+            is_final: p.is_final,
+            renewal_url: url.clone(),
+            month_to_month_plan_uuid: month_to_month.as_ref().map(|m| m.uuid),
+            email_uuid,
+            created_at: now,
+        },
+    )
+    .await?;
+    // The notice as a PDF, kept and attached to the e-mail; the final one carries the
+    // month-to-month plan's EFL.
+    let utility = store::market::tdus(&core.db)
+        .await?
+        .into_iter()
+        .find(|t| t.name == location.tdu)
+        .map_or_else(|| location.tdu.clone(), |t| t.display_name);
+    let document = NoticeDocument {
+        brand_name: app.display_name.clone(),
+        brand_color: app.primary_color.clone(),
+        customer_name: format!("{} {}", account.first_name, account.last_name),
+        service_address: location_address(&location),
+        esi_id: location.esi_id.clone(),
+        plan_name: contract.plan_name.clone(),
+        contract_end: end,
+        days_left,
+        renewal_url: url,
+        month_to_month: month_to_month
+            .as_ref()
+            .map(|m| documents::efl_document(&app, m, &utility, &core.config.provider)),
+    };
+    super::documents::store_notice(tx, account_uuid, notice_uuid, email_uuid, &document, now)
+        .await?;
+    Ok(())
+}
+
+/// A location's service address on one line.
+fn location_address(l: &LocationRow) -> String {
+    let unit = l
+        .address_2
+        .as_deref()
+        .filter(|a| !a.is_empty())
+        .map(|a| format!(" {a}"))
+        .unwrap_or_default();
+    format!(
+        "{}{unit}, {}, {} {}",
+        l.address_1, l.city, l.state, l.postal_code
+    )
+}
+
+/// The day after a fixed contract ended, in `tx`: when nothing renewed it and the location
+/// still has service, the location rolls onto the app's month-to-month plan under the same
+/// Terms of Service (the plan the final notice stated, else priced now), in force from that
+/// day, and the fixed contract ends. Billing then reads the new contract's rates for every day
+/// from that day on. An app without a month-to-month plan leaves the contract as it is.
+pub async fn roll_over(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    p: &RolloverPayload,
+) -> Result<(), Error<PlansRefused>> {
+    let Some((account, contract, location, facts)) =
+        contract_at_end(tx, p.app_uuid, account_uuid, p.contract_uuid).await?
+    else {
+        return Ok(());
+    };
+    let (Some(end), true) = (contract.end_date, rollover_due(facts)) else {
+        return Ok(());
+    };
+    let start = day_after_end(end);
+    let Some(app) = store::apps::app_by_uuid(&core.db, p.app_uuid).await? else {
+        return Ok(());
+    };
+    let offered = store::renewal::notices_of_contract(&mut *tx, contract.uuid)
+        .await?
+        .into_iter()
+        .rev()
+        .find_map(|n| n.month_to_month_plan_uuid);
+    let plan = match offered {
+        Some(uuid) => store::market::plan_by_uuid(&core.db, uuid).await?,
+        None => {
+            let plan = plans::month_to_month_plan(
+                core,
+                &app,
+                &account,
+                location.uuid,
+                &location.esi_id,
+                start,
+            )
+            .await?;
+            if let Some(plan) = &plan {
+                store::market::insert_plan(tx, plan).await?;
+            }
+            plan
+        }
+    };
+    let Some(plan) = plan else {
+        return Ok(());
+    };
+    let mut monthly = new_contract(
+        location.uuid,
+        account_uuid,
+        &plan,
+        start,
+        &contract.accepted_by,
+        clock.now(),
+    )
+    .map_err(|e| Failed(e.into()))?;
+    // The customer agreed to these terms with the contract that ended; they carry on.
+    monthly.tos_version = contract.tos_version.clone();
+    monthly.status = ContractStatus::Active;
+    store::enrollment::insert_contract(tx, &monthly).await?;
+    let documents =
+        super::documents::render_contract_documents(core, &app, &plan, &monthly.tos_version)
+            .await?;
+    super::documents::store_contract_documents(tx, &monthly, documents, clock.now()).await?;
+    store::enrollment::set_status_of_contract(
+        tx,
+        contract.uuid,
+        ContractStatus::Active,
+        ContractStatus::Ended,
+    )
+    .await?;
     Ok(())
 }

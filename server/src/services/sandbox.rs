@@ -139,6 +139,17 @@ pub async fn seed_demo(
             Some((address, plan))
         }
     };
+    // The documents the demo contract is accepted with, rendered before the transaction.
+    let documents = match (
+        &new_location,
+        store::apps::app_by_uuid(&state.db, app_uuid).await?,
+    ) {
+        (Some((_, plan)), Some(app)) => Some(
+            super::documents::render_contract_documents(state, &app, plan, &plan.tos_version)
+                .await?,
+        ),
+        _ => None,
+    };
     let now = clock.now();
     let today = clock.today();
     // Service began a few cycles ago, so that the demo has usage, paid invoices and an open one.
@@ -228,6 +239,9 @@ pub async fn seed_demo(
         )
         .map_err(|e| Failed(e.into()))?;
         enrollment::record_plan_accepted(&mut tx, app_uuid, &location, &contract, now).await?;
+        if let Some(documents) = documents {
+            super::documents::store_contract_documents(&mut tx, &contract, documents, now).await?;
+        }
     }
     // Finalized, verified, accepted by the utility.
     match store::enrollment::enrollment(&mut tx, account_uuid).await? {

@@ -9,12 +9,13 @@ use uuid::Uuid;
 
 use super::Error;
 use crate::{
+    crypto::is_sealed_text,
     domain::{
         events::Event,
         webhooks::{
-            disabled_change, endpoint_wants_text, parse_description, parse_endpoint_url,
-            parse_event_types, recovers, DisableReason, DisabledChange, UrlRefusal, WebhookSecret,
-            ROTATION_OVERLAP,
+            check_target, disabled_change, endpoint_wants_text, parse_description,
+            parse_endpoint_url, parse_event_types, recovers, DisableReason, DisabledChange,
+            UrlRefusal, WebhookSecret, ROTATION_OVERLAP,
         },
         FieldError,
     },
@@ -49,8 +50,18 @@ impl From<FieldError> for Error<WebhookRefused> {
     }
 }
 
-fn parse_url(raw: &str, environment: Environment) -> Result<String, Error<WebhookRefused>> {
-    match parse_endpoint_url(raw, environment) {
+/// An endpoint URL of an app of `environment`: well formed, and pointing where deliveries may
+/// go (private networks only for sandbox apps, and only when the operator allows them).
+fn parse_url(
+    core: &Core,
+    raw: &str,
+    environment: Environment,
+) -> Result<String, Error<WebhookRefused>> {
+    let allow_private =
+        environment == Environment::Sandbox && core.config.webhooks.allow_private_targets;
+    match parse_endpoint_url(raw, environment)
+        .and_then(|url| check_target(&url, allow_private).map(|()| url))
+    {
         Ok(url) => Ok(url.to_string()),
         Err(UrlRefusal::NotAllowed(m)) => Err(Error::Refused(WebhookRefused::UrlNotAllowed(m))),
         Err(invalid) => Err(FieldError::from(invalid).into()),
@@ -72,7 +83,7 @@ pub async fn create_endpoint(
     environment: Environment,
     input: CreateWebhookEndpointIn,
 ) -> Result<EndpointRow, Error<WebhookRefused>> {
-    let url = parse_url(&input.url, environment)?;
+    let url = parse_url(core, &input.url, environment)?;
     let event_types = parse_event_types(input.event_types)?;
     let description = parse_description(input.description)?;
     let row = EndpointRow {
@@ -91,8 +102,13 @@ pub async fn create_endpoint(
         failing_since: None,
         created_at: core.clock.now(),
     };
+    // Stored sealed; the answer shows it once, in clear.
+    let stored = EndpointRow {
+        secret: core.pii.seal_text(&row.secret),
+        ..row.clone()
+    };
     let mut tx = core.db.begin().await?;
-    store::webhooks::insert_endpoint(&mut tx, &row).await?;
+    store::webhooks::insert_endpoint(&mut tx, &stored).await?;
     tx.commit().await?;
     Ok(row)
 }
@@ -109,7 +125,7 @@ pub async fn update_endpoint(
     let url = match input.url {
         Patch::Absent => None,
         Patch::Null => return Err(FieldError::invalid("url", "url cannot be null").into()),
-        Patch::Value(u) => Some(parse_url(&u, environment)?),
+        Patch::Value(u) => Some(parse_url(core, &u, environment)?),
     };
     let event_types = match input.event_types {
         Patch::Absent => None,
@@ -188,11 +204,58 @@ pub async fn rotate_secret(
         return not_found();
     };
     let new = WebhookSecret::generate();
-    row.previous_secret = Some(std::mem::replace(&mut row.secret, new.expose().to_owned()));
+    row.previous_secret = Some(std::mem::replace(
+        &mut row.secret,
+        core.pii.seal_text(new.expose()),
+    ));
     row.previous_secret_expires_at = Some(core.clock.now() + ROTATION_OVERLAP);
     store::webhooks::update_endpoint(&mut tx, &row).await?;
     tx.commit().await?;
+    // The answer shows the new secret once, in clear.
+    row.secret = new.expose().to_owned();
     Ok(row)
+}
+
+/// Seals the signing secrets still stored in clear (written before secrets were sealed), in
+/// batches; returns how many endpoints were sealed. Runs at start; running it twice, or on two
+/// instances at once, seals each secret once.
+pub async fn seal_clear_secrets(core: &Core) -> store::Result<usize> {
+    let mut sealed = 0;
+    loop {
+        let clear = store::webhooks::endpoints_with_clear_secrets(&core.db, 200).await?;
+        if clear.is_empty() {
+            return Ok(sealed);
+        }
+        let mut tx = core.db.begin().await?;
+        let mut changed = 0;
+        for (uuid, secret, previous) in &clear {
+            let seal = |s: &str| {
+                if is_sealed_text(s) {
+                    s.to_owned()
+                } else {
+                    core.pii.seal_text(s)
+                }
+            };
+            let previous = previous.as_deref().map(seal);
+            if store::webhooks::replace_secrets(
+                &mut tx,
+                *uuid,
+                secret,
+                &seal(secret),
+                previous.as_deref(),
+            )
+            .await?
+            {
+                changed += 1;
+            }
+        }
+        tx.commit().await?;
+        if changed == 0 {
+            // Rotated meanwhile by someone else; what is left is theirs to seal.
+            return Ok(sealed);
+        }
+        sealed += changed;
+    }
 }
 
 /// A page of the endpoint's delivery attempts, newest first.

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{on_db, on_tx, Db, Result, Tx};
+use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AppRow {
@@ -61,6 +61,12 @@ pub async fn app_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<AppRow>> {
 }
 
 /// The app of a payment processor publishable key.
+/// The app, read in the caller's transaction (or from the pool).
+pub async fn app_in(conn: impl Into<Conn<'_>>, uuid: Uuid) -> Result<Option<AppRow>> {
+    let sql = format!("SELECT {APP_COLUMNS} FROM apps a WHERE a.uuid = $1");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, AppRow>(&sql).bind(uuid).fetch_optional(c).await)
+}
+
 pub async fn app_by_publishable_key(db: &Db, key: &str) -> Result<Option<AppRow>> {
     let sql = format!("SELECT {APP_COLUMNS} FROM apps a WHERE a.payment_publishable_key = $1");
     on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(key).fetch_optional(c).await)

@@ -147,6 +147,25 @@ pub async fn latest_meter_read(
         .await)
 }
 
+/// The location's reads that cover any day from `from` to `to`, oldest first.
+pub async fn meter_reads_within(
+    conn: impl Into<Conn<'_>>,
+    location_uuid: Uuid,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<MeterReadRow>> {
+    let sql = format!(
+        "SELECT {READ_COLUMNS} FROM meter_reads WHERE location_uuid = $1 \
+         AND end_date >= $2 AND start_date <= $3 ORDER BY end_date"
+    );
+    on_conn!(conn.into(), c => sqlx::query_as::<_, MeterReadRow>(&sql)
+        .bind(location_uuid)
+        .bind(from)
+        .bind(to)
+        .fetch_all(c)
+        .await)
+}
+
 /// A page of the location's reads, newest first.
 pub async fn meter_reads(
     db: &Db,

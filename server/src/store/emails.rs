@@ -88,3 +88,12 @@ pub async fn emails_of_app(
         .fetch_all(c)
         .await)
 }
+
+/// Deletes up to `limit` e-mails written before `before` that are done with (sent, kept without
+/// SMTP, or failed); returns how many.
+pub async fn prune_emails(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM emails WHERE uuid IN (SELECT uuid FROM emails \
+        WHERE status IN ('sent', 'stored', 'failed') AND created_at < $1 LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
+}

@@ -419,6 +419,8 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
     super::billing::delete_billing_of_account(tx, account_uuid).await?;
     for sql in [
         "DELETE FROM utility_submissions WHERE account_uuid = $1",
+        "DELETE FROM stored_documents WHERE account_uuid = $1",
+        "DELETE FROM renewal_notices WHERE account_uuid = $1",
         "DELETE FROM contracts WHERE account_uuid = $1",
         "DELETE FROM locations WHERE account_uuid = $1",
         "DELETE FROM enrollments WHERE account_uuid = $1",
@@ -439,7 +441,13 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
     drop_pending_jobs(
         tx,
         account_uuid,
-        &[SERVICE_END_JOB_KIND, RENEWAL_START_JOB_KIND, "credit.check"],
+        &[
+            SERVICE_END_JOB_KIND,
+            RENEWAL_START_JOB_KIND,
+            super::renewal::RENEWAL_NOTICE_JOB_KIND,
+            super::renewal::RENEWAL_ROLLOVER_JOB_KIND,
+            "credit.check",
+        ],
     )
     .await?;
     drop_pending_jobs(tx, account_uuid, &super::billing::BILLING_JOB_KINDS).await
@@ -457,4 +465,13 @@ pub async fn drop_pending_jobs(tx: &mut Tx, account_uuid: Uuid, kinds: &[&str]) 
             .map(|r| r.rows_affected()))?;
     }
     Ok(())
+}
+
+/// One contract, by its id.
+pub async fn contract_by_uuid(
+    conn: impl Into<Conn<'_>>,
+    uuid: Uuid,
+) -> Result<Option<ContractRow>> {
+    let sql = format!("SELECT {CONTRACT_COLUMNS} FROM contracts WHERE uuid = $1");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, ContractRow>(&sql).bind(uuid).fetch_optional(c).await)
 }

@@ -67,6 +67,13 @@ pub async fn tdus(db: &Db) -> Result<Vec<TduRow>> {
     on_db!(db, c => sqlx::query_as::<_, TduRow>(sql).fetch_all(c).await)
 }
 
+/// The utility named `name`, read in the caller's transaction (or from the pool).
+pub async fn tdu(conn: impl Into<Conn<'_>>, name: &str) -> Result<Option<TduRow>> {
+    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website \
+        FROM tdus WHERE name = $1";
+    on_conn!(conn.into(), c => sqlx::query_as::<_, TduRow>(sql).bind(name).fetch_optional(c).await)
+}
+
 pub async fn esi_prefixes(db: &Db) -> Result<Vec<EsiPrefixRow>> {
     let sql = "SELECT p.prefix, p.tdu, t.esi_id_length, p.weight FROM tdu_esi_prefixes p \
         JOIN tdus t ON t.name = p.tdu ORDER BY p.prefix";

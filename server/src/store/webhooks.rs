@@ -6,8 +6,9 @@ use uuid::Uuid;
 use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 use crate::domain::webhooks::DeliveryStatus;
 
-/// An endpoint as stored. The secrets are kept in clear because they sign; this row's `Debug`
-/// leaves them out.
+/// An endpoint as stored. The secrets are stored sealed with the PII key
+/// (`crypto::PiiKey::seal_text`; rows written before that are sealed at start) and opened to
+/// sign; this row's `Debug` leaves them out.
 #[derive(Clone, sqlx::FromRow)]
 pub struct EndpointRow {
     pub uuid: Uuid,
@@ -88,6 +89,36 @@ pub async fn update_endpoint(tx: &mut Tx, e: &EndpointRow) -> Result<()> {
         .await
         .map(|r| r.rows_affected()))?;
     Ok(())
+}
+
+/// Endpoints whose secret (or previous secret) is stored in clear, as written before secrets
+/// were sealed: (uuid, secret, previous secret).
+pub async fn endpoints_with_clear_secrets(
+    db: &Db,
+    limit: i64,
+) -> Result<Vec<(Uuid, String, Option<String>)>> {
+    let sql = "SELECT uuid, secret, previous_secret FROM webhook_endpoints \
+        WHERE secret NOT LIKE 'sealed:%' \
+        OR (previous_secret IS NOT NULL AND previous_secret NOT LIKE 'sealed:%') LIMIT $1";
+    on_db!(db, c => sqlx::query_as::<_, (Uuid, String, Option<String>)>(sql)
+        .bind(limit)
+        .fetch_all(c)
+        .await)
+}
+
+/// Replaces an endpoint's secrets, if its secret is still `was` (nobody rotated it meanwhile).
+pub async fn replace_secrets(
+    tx: &mut Tx,
+    uuid: Uuid,
+    was: &str,
+    secret: &str,
+    previous_secret: Option<&str>,
+) -> Result<bool> {
+    let sql = "UPDATE webhook_endpoints SET secret = $1, previous_secret = $2 \
+        WHERE uuid = $3 AND secret = $4";
+    let n = on_tx!(tx, c => sqlx::query(sql).bind(secret).bind(previous_secret).bind(uuid)
+        .bind(was).execute(c).await.map(|r| r.rows_affected()))?;
+    Ok(n == 1)
 }
 
 /// Deletes (hides) an endpoint; its delivery log stays. False when there was none.
@@ -244,4 +275,13 @@ pub async fn deliveries_of_endpoint(
         .bind(i64::try_from(offset).unwrap_or(i64::MAX))
         .fetch_all(c)
         .await)
+}
+
+/// Deletes up to `limit` delivery attempts made before `before` (none still pending); returns
+/// how many.
+pub async fn prune_deliveries(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM webhook_deliveries WHERE uuid IN (SELECT uuid FROM webhook_deliveries \
+        WHERE attempted_at < $1 AND status <> 'pending' LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
 }

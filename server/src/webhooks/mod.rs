@@ -3,7 +3,11 @@
 //! `domain::webhooks`). Endpoint management is in `http::webhooks`; the fan-out of an event to
 //! its endpoints happens in `store::events::insert_event`, in the event's transaction.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration as StdDuration};
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::Duration as StdDuration,
+};
 
 use app::api::{background::Event, Environment, Timestamp};
 use axum::http::{HeaderName, HeaderValue};
@@ -14,21 +18,25 @@ use uuid::Uuid;
 
 use crate::{
     config::Config,
+    crypto::PiiKey,
     domain::webhooks::{
-        after_failure, is_public_ip, judge_response, next_attempt_at, signature_header,
+        after_failure, judge_response, next_attempt_at, signature_header, target_allowed,
         AttemptResult, DeliveryStatus, EndpointVerdict, WebhookSecret,
     },
     outbox::{JobRun, Outcome},
     store::{self, events::EventRow, webhooks::DeliveryRow},
 };
 
-/// The HTTP clients deliveries go out with: sandbox apps may reach any address (a partner's
-/// laptop); live apps only public ones, checked again after DNS resolution so that a name
-/// cannot point a delivery at the service's own network.
+/// The HTTP clients deliveries go out with. Every address a delivery connects to is checked
+/// after DNS resolution (`Guarded`), so that a name cannot point a delivery at the service's
+/// own network: live apps reach public addresses only; sandbox apps too, unless the operator
+/// allows private targets (`webhooks.allow_private_targets`, for local development), and never
+/// link-local ones (cloud metadata). URLs naming an address are checked before sending.
 #[derive(Clone)]
 pub struct Sender {
     sandbox: reqwest::Client,
     live: reqwest::Client,
+    allow_private: bool,
 }
 
 impl Sender {
@@ -45,9 +53,17 @@ impl Sender {
                 .user_agent("Switchboard-Webhooks/1")
                 .pool_max_idle_per_host(256)
         };
+        let allow_private = config.webhooks.allow_private_targets;
         Ok(Sender {
-            sandbox: builder().build()?,
-            live: builder().dns_resolver(Arc::new(PublicOnly)).build()?,
+            sandbox: builder()
+                .dns_resolver(Arc::new(Guarded { allow_private }))
+                .build()?,
+            live: builder()
+                .dns_resolver(Arc::new(Guarded {
+                    allow_private: false,
+                }))
+                .build()?,
+            allow_private,
         })
     }
 
@@ -57,20 +73,39 @@ impl Sender {
             Environment::Live => &self.live,
         }
     }
+
+    /// Whether a delivery of an app of `environment` may go to `url`, as far as its text tells
+    /// (an address in it; names are checked when they resolve).
+    fn may_send_to(&self, url: &str, environment: Environment) -> bool {
+        let allow_private = environment == Environment::Sandbox && self.allow_private;
+        let ip = match url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host().map(|h| h.to_owned()))
+        {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            Some(url::Host::Domain(_)) => return true,
+            None => return false,
+        };
+        target_allowed(ip, allow_private)
+    }
 }
 
-/// Resolves names to their public addresses only.
-struct PublicOnly;
+/// Resolves names to the addresses deliveries may reach only.
+struct Guarded {
+    allow_private: bool,
+}
 
-impl Resolve for PublicOnly {
+impl Resolve for Guarded {
     fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0))
                 .await?
-                .filter(|a| is_public_ip(a.ip()))
+                .filter(|a| target_allowed(a.ip(), allow_private))
                 .collect();
             if addrs.is_empty() {
-                return Err("the endpoint's host has no public address".into());
+                return Err("the endpoint's host has no address deliveries may reach".into());
             }
             let addrs: Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
@@ -96,7 +131,8 @@ struct DeliveryPayload {
 }
 
 /// One attempt of a delivery job.
-pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
+/// The endpoint's secrets are stored sealed with `pii`.
+pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Result<()> {
     let payload: DeliveryPayload = serde_json::from_str(&ctx.job.payload)?;
     let endpoint = store::webhooks::endpoint_by_uuid(&ctx.db, payload.endpoint_uuid).await?;
     let Some(endpoint) = endpoint.filter(|e| !e.disabled) else {
@@ -118,17 +154,14 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
 
     let service_now = ctx.service_clock.now();
     let mut secrets = Vec::with_capacity(2);
-    secrets.extend(WebhookSecret::parse(&endpoint.secret));
+    secrets.extend(WebhookSecret::parse(&pii.open_text(&endpoint.secret)?));
     if endpoint
         .previous_secret_expires_at
         .is_some_and(|until| until > service_now)
     {
-        secrets.extend(
-            endpoint
-                .previous_secret
-                .as_deref()
-                .and_then(WebhookSecret::parse),
-        );
+        if let Some(previous) = endpoint.previous_secret.as_deref() {
+            secrets.extend(WebhookSecret::parse(&pii.open_text(previous)?));
+        }
     }
     let msg_id = event.uuid.to_string();
     // The signature's timestamp is the real time of sending, not the (possibly simulated)
@@ -142,16 +175,21 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
     );
 
     let attempted_at = ctx.now();
-    let sent = sender
-        .client(environment)
-        .post(&endpoint.url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(hname("webhook-id"), hvalue(&msg_id)?)
-        .header(hname("webhook-timestamp"), hvalue(&timestamp.to_string())?)
-        .header(hname("webhook-signature"), hvalue(&signature)?)
-        .body(body)
-        .send()
-        .await;
+    let sent = if !sender.may_send_to(&endpoint.url, environment) {
+        Err(Blocked)
+    } else {
+        sender
+            .client(environment)
+            .post(&endpoint.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(hname("webhook-id"), hvalue(&msg_id)?)
+            .header(hname("webhook-timestamp"), hvalue(&timestamp.to_string())?)
+            .header(hname("webhook-signature"), hvalue(&signature)?)
+            .body(body)
+            .send()
+            .await
+            .map_err(NotSent::from)
+    };
     let (result, response_status, error) = match sent {
         Ok(resp) => {
             let status = resp.status().as_u16();
@@ -168,7 +206,7 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender) -> anyhow::Result<()> {
         Err(e) => (
             AttemptResult::Failed { retry_after: None },
             None,
-            Some(transport_error(&e)),
+            Some(e.reason()),
         ),
     };
 
@@ -250,6 +288,29 @@ fn hname(name: &'static str) -> HeaderName {
 
 fn hvalue(v: &str) -> anyhow::Result<HeaderValue> {
     Ok(HeaderValue::from_str(v)?)
+}
+
+/// Why a request was not answered.
+enum NotSent {
+    /// The URL names an address deliveries may not reach.
+    Blocked,
+    Transport(reqwest::Error),
+}
+use NotSent::Blocked;
+
+impl From<reqwest::Error> for NotSent {
+    fn from(e: reqwest::Error) -> Self {
+        NotSent::Transport(e)
+    }
+}
+
+impl NotSent {
+    fn reason(&self) -> String {
+        match self {
+            Blocked => "address not allowed".to_owned(),
+            NotSent::Transport(e) => transport_error(e),
+        }
+    }
 }
 
 /// A short reason for a failed request, without the URL (which may carry a partner's token).

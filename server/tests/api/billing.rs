@@ -297,6 +297,9 @@ both_engines! {
         assert_eq!(r.header("content-type"), "application/pdf");
         assert!(r.text.starts_with("%PDF-"));
         assert!(r.text.contains(number), "the PDF names the invoice");
+        for printed in ["(Plan)", "(Contract ends)", "(Meter reads)", "(Actual)"] {
+            assert!(r.text.contains(printed), "the PDF prints {printed}");
+        }
         let r = app.get("/v1/account/billing/invoices/INV-99999999/pdf", &token).await;
         assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"));
 

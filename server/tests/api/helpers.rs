@@ -186,6 +186,8 @@ impl TestApp {
         // Tests that need addresses add them (`add_addresses`); generating the default
         // directory for every test would slow the suite down.
         config.market.default_directory_size = 0;
+        // Test receivers listen on loopback.
+        config.webhooks.allow_private_targets = true;
         tweak(&mut config);
         let mut app = Self::start(engine, config, database, Clock::system()).await;
         let created = admin::create_app(

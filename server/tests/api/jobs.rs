@@ -103,22 +103,27 @@ impl Drop for Worker {
     }
 }
 
-/// Starts `switchboard serve --role worker` on `database_url`, listening on `port`.
-fn worker_process(database_url: &str, lease_seconds: u32, port: u16) -> Worker {
-    server_process("worker", database_url, lease_seconds, port)
+/// Starts `switchboard serve --role worker` on `database_url` (with the PII key `key`, which
+/// every instance shares), listening on `port`.
+fn worker_process(database_url: &str, key: &str, lease_seconds: u32, port: u16) -> Worker {
+    server_process("worker", database_url, key, lease_seconds, port)
 }
 
-fn server_process(role: &str, database_url: &str, lease_seconds: u32, port: u16) -> Worker {
+fn server_process(
+    role: &str,
+    database_url: &str,
+    key: &str,
+    lease_seconds: u32,
+    port: u16,
+) -> Worker {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--role", role])
         .env("DATABASE_URL", database_url)
-        .env(
-            "SWITCHBOARD_PII_KEY",
-            server::crypto::PiiKey::generate_base64(),
-        )
+        .env("SWITCHBOARD_PII_KEY", key)
         .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
         .env("SWITCHBOARD_JOBS__POLL_INTERVAL_MS", "20")
         .env("SWITCHBOARD_JOBS__LEASE_SECONDS", lease_seconds.to_string())
+        .env("SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS", "true")
         .env("RUST_LOG", "warn")
         .env_remove("REDIS_URL")
         .stdout(std::process::Stdio::null())
@@ -140,7 +145,8 @@ async fn worker_processes_share_one_postgres() {
     let receiver = Receiver::start().await;
     create_endpoint(&app, &receiver.url, &[]).await;
     let api_port = free_port();
-    let _api = server_process("api", &url, 2, api_port);
+    let key = app.config.pii_key.as_ref().unwrap().expose().to_owned();
+    let _api = server_process("api", &url, &key, 2, api_port);
     app.eventually("the API process listens", || async {
         app.client
             .get(format!("http://127.0.0.1:{api_port}/healthz"))
@@ -155,8 +161,8 @@ async fn worker_processes_share_one_postgres() {
 
     let port = free_port();
     let mut workers = vec![
-        worker_process(&url, 2, port),
-        worker_process(&url, 2, free_port()),
+        worker_process(&url, &key, 2, port),
+        worker_process(&url, &key, 2, free_port()),
     ];
     // A worker process serves its health, not the API.
     let base = format!("http://127.0.0.1:{port}");
@@ -220,7 +226,7 @@ async fn worker_processes_share_one_postgres() {
         w.kill();
     }
     receiver.set(Behavior::Ok);
-    let mut third = worker_process(&url, 2, free_port());
+    let mut third = worker_process(&url, &key, 2, free_port());
     app.eventually("the job taken over", || async { receiver.count() == 1003 })
         .await;
     assert_eq!(

@@ -111,7 +111,7 @@ both_engines! {
             assert_signed_on_public_base(&app, url);
             let r = open(url, BROWSER).await;
             assert_eq!(r.status, StatusCode::OK, "{kind}: {}", r.text);
-            assert!(r.header("content-type").starts_with("text/html"));
+            assert!(r.header("content-type").starts_with("application/pdf"));
             assert_refused(&tampered(url), "link_invalid").await;
         }
 

@@ -6,14 +6,20 @@
 #[macro_use]
 mod helpers;
 
+mod abuse;
 mod account_routes;
 mod accounts;
 mod auth;
+mod backup;
 mod billing;
 mod cli;
+mod concurrency;
 mod conflicts;
+mod contract_life;
 mod cors;
 mod credit;
+mod data_at_rest;
+mod emails;
 mod enrollment;
 mod errors;
 mod fake_processor;
@@ -24,12 +30,15 @@ mod jobs;
 mod links;
 mod live_payments;
 mod market;
+mod methods;
 mod openapi;
+mod openapi_answers;
 mod ops;
 mod pages;
 mod payments;
 mod rate_limits;
 mod receiver;
+mod recovery;
 mod renewal;
 mod sandbox;
 mod utility;

@@ -385,7 +385,7 @@ unlimited_on_both_engines! {
             for doc in ["efl", "tos", "yrac"] {
                 let d = app.send(reqwest::Method::GET, &path_of(&p["documents"][doc]), None, None, &[]).await;
                 assert_eq!(d.status, StatusCode::OK, "{doc}: {}", d.text);
-                assert!(d.header("content-type").starts_with("text/html"));
+                assert!(d.header("content-type").starts_with("application/pdf"));
             }
             let efl = app.send(reqwest::Method::GET, &path_of(&p["documents"]["efl"]), None, None, &[]).await;
             assert!(efl.text.contains(p["average_price_cents_per_kwh"]["kwh_1000"].as_str().unwrap()));

@@ -195,7 +195,12 @@ both_engines! {
         let queued: Vec<&Value> = data.iter().filter(|d| d["status"] == "queued").collect();
         assert_eq!(queued.len(), 3, "{}", docs.text);
         assert!(queued.iter().all(|d| d["effective_date"] == json!(start)));
-        assert_eq!(data.iter().filter(|d| d["status"] == "active").count(), 3);
+        let plan_documents = |status: &str| data.iter().filter(|d| d["status"] == status && d["kind"] != "renewal_notice").count();
+        assert_eq!(plan_documents("active"), 3);
+        // The 90- and 60-day expiration notices went out before the acceptance.
+        let notices: Vec<&Value> = data.iter().filter(|d| d["kind"] == "renewal_notice").collect();
+        assert_eq!(notices.len(), 2, "{}", docs.text);
+        assert!(notices.iter().all(|d| d["status"] == "active"));
         let me = app.get(&format!("/v1/account/locations/{location}"), &token).await;
         assert_eq!(me.body["contract_end"], json!(end), "the current contract is still in force");
 
@@ -227,7 +232,9 @@ both_engines! {
         let data = docs.body["data"].as_array().unwrap();
         assert_eq!(data.iter().filter(|d| d["status"] == "queued").count(), 0, "{}", docs.text);
         assert!(data.iter().filter(|d| d["status"] == "active").all(|d| d["effective_date"] == json!(start)));
-        assert_eq!(data.iter().filter(|d| d["status"] == "superseded").count(), 3);
+        let mut superseded: Vec<&str> = data.iter().filter(|d| d["status"] == "superseded").map(|d| d["kind"].as_str().unwrap()).collect();
+        superseded.sort_unstable();
+        assert_eq!(superseded, ["efl", "renewal_notice", "renewal_notice", "tos", "yrac"], "no notice after the acceptance");
 
         // The cycle that spans the switch bills each day at its own contract's energy rate.
         advance(&app, &token, 35).await;

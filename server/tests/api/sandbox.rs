@@ -55,11 +55,13 @@ async fn schedule_email(
                 contract_end: chrono::NaiveDate::from_ymd_opt(2027, 3, 31).unwrap(),
                 days_left: 30,
                 renewal_url: "https://renew.example/a?b=1".to_owned(),
+                month_to_month: None,
             },
             brand: &Brand {
                 display_name: "Sunny Homes".to_owned(),
                 primary_color: None,
                 support_email: Some("help@sunny.example".to_owned()),
+                ..Brand::default()
             },
             send_at,
             event_on_send: Some(Event::RenewalEmailSent {

@@ -1,0 +1,110 @@
+//! Documents as the customer was given them: the bytes of each plan document accepted with a
+//! contract (and of each expiration notice), with their SHA-256, written once and never
+//! changed.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{on_conn, on_tx, Conn, Result, Tx};
+use crate::domain::documents::DocumentKind;
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredDocumentRow {
+    pub uuid: Uuid,
+    pub account_uuid: Uuid,
+    /// The contract it was accepted with (EFL, TOS, YRAC, LOA).
+    pub contract_uuid: Option<Uuid>,
+    /// The expiration notice it is.
+    pub notice_uuid: Option<Uuid>,
+    /// The e-mail that carries it as an attachment.
+    pub email_uuid: Option<Uuid>,
+    pub kind: DocumentKind,
+    pub version: String,
+    pub content_type: String,
+    /// Lowercase hex.
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+    pub created_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "uuid, account_uuid, contract_uuid, notice_uuid, email_uuid, kind, \
+    version, content_type, sha256, bytes, created_at";
+
+pub async fn insert_document(tx: &mut Tx, d: &StoredDocumentRow) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO stored_documents ({COLUMNS}) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(d.uuid)
+        .bind(d.account_uuid)
+        .bind(d.contract_uuid)
+        .bind(d.notice_uuid)
+        .bind(d.email_uuid)
+        .bind(d.kind)
+        .bind(&d.version)
+        .bind(&d.content_type)
+        .bind(&d.sha256)
+        .bind(&d.bytes)
+        .bind(d.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// The document of `kind` stored with a contract.
+pub async fn document_of_contract(
+    conn: impl Into<Conn<'_>>,
+    contract_uuid: Uuid,
+    kind: DocumentKind,
+) -> Result<Option<StoredDocumentRow>> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM stored_documents WHERE contract_uuid = $1 AND kind = $2");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, StoredDocumentRow>(&sql)
+        .bind(contract_uuid)
+        .bind(kind)
+        .fetch_optional(c)
+        .await)
+}
+
+/// Whether a document of `kind` is stored with a contract (without reading its bytes).
+pub async fn contract_has_document(
+    conn: impl Into<Conn<'_>>,
+    contract_uuid: Uuid,
+    kind: DocumentKind,
+) -> Result<bool> {
+    let sql = "SELECT COUNT(*) FROM stored_documents WHERE contract_uuid = $1 AND kind = $2";
+    let count: i64 = on_conn!(conn.into(), c => sqlx::query_scalar(sql)
+        .bind(contract_uuid)
+        .bind(kind)
+        .fetch_one(c)
+        .await)?;
+    Ok(count > 0)
+}
+
+/// The stored document of an expiration notice.
+pub async fn document_of_notice(
+    conn: impl Into<Conn<'_>>,
+    notice_uuid: Uuid,
+) -> Result<Option<StoredDocumentRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM stored_documents WHERE notice_uuid = $1");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, StoredDocumentRow>(&sql)
+        .bind(notice_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// The documents an e-mail carries as attachments.
+pub async fn attachments_of_email(
+    conn: impl Into<Conn<'_>>,
+    email_uuid: Uuid,
+) -> Result<Vec<StoredDocumentRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM stored_documents WHERE email_uuid = $1 ORDER BY created_at, uuid"
+    );
+    on_conn!(conn.into(), c => sqlx::query_as::<_, StoredDocumentRow>(&sql)
+        .bind(email_uuid)
+        .fetch_all(c)
+        .await)
+}
