@@ -7,9 +7,11 @@
 
 pub mod accounts;
 pub mod apps;
+pub mod backup;
 pub mod billing;
 pub mod counters;
 pub mod credit;
+pub mod documents;
 pub mod emails;
 pub mod enrollment;
 pub mod events;
@@ -18,6 +20,7 @@ pub mod idempotency;
 pub mod jobs;
 pub mod market;
 pub mod payments;
+pub mod renewal;
 pub mod status;
 pub mod utility;
 pub mod webhooks;
@@ -182,7 +185,11 @@ impl Db {
 
     pub async fn begin(&self) -> Result<Tx> {
         Ok(match self {
-            Db::Sqlite(s) => Tx::Sqlite(s.writer.begin().await?),
+            // IMMEDIATE takes the write lock up front. A deferred transaction that reads first
+            // cannot become a writer once another process (the operator's CLI, a second server
+            // on the same file) has committed since its read: SQLite refuses at once instead of
+            // waiting out the busy timeout.
+            Db::Sqlite(s) => Tx::Sqlite(s.writer.begin_with("BEGIN IMMEDIATE").await?),
             Db::Postgres(p) => Tx::Postgres(p.begin().await?),
         })
     }
