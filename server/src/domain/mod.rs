@@ -108,6 +108,7 @@ pub mod pricing;
 pub mod renewal;
 pub mod status;
 pub mod tokens;
+pub mod users;
 pub mod usage;
 pub mod webhooks;
 
