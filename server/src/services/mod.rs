@@ -8,6 +8,7 @@ pub mod apps;
 pub mod audit;
 pub mod billing;
 pub mod credit;
+pub mod dashboard;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;

@@ -5,7 +5,9 @@
 //! every app (and what hangs off it) is looked up through `member_app`, which answers 404 for
 //! any app the member may not see. Changes go through the same `services` functions as the CLI.
 
+mod accounts;
 mod views;
+mod webhooks;
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -68,6 +70,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/apps/{app}/tokens", post(create_token))
         .route("/dashboard/apps/{app}/tokens/revoke", post(revoke_token))
         .route("/dashboard/audit", get(audit_page))
+        .merge(webhooks::routes())
+        .merge(accounts::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
@@ -78,17 +82,27 @@ pub fn router(state: &AppState) -> Router<AppState> {
 async fn page_headers(req: Request, next: Next) -> Response {
     let mut response = next.run(req).await;
     let h = response.headers_mut();
-    h.insert(
-        CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
-    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    let pdf = h
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/pdf"));
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if pdf {
+        // The browser's own PDF viewer shows these; a page policy would stop it.
+        return response;
+    }
+    // A page with a policy of its own (a sent e-mail, sandboxed) keeps it.
+    if !h.contains_key(CONTENT_SECURITY_POLICY) {
+        h.insert(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
+                 form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        );
+    }
+    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     response
 }
 
@@ -525,12 +539,14 @@ async fn render_app(
     error: Option<&str>,
 ) -> ApiResult<String> {
     let tokens = store::apps::app_tokens(&state.db, app.uuid).await?;
+    let endpoints = webhooks::endpoints(state, app.uuid).await?;
     let flow_url = format!("{}/flow/enrollment?app={}", state.config.public_url(), app.uuid);
     Ok(views::app(
         &dash.nav(),
         &views::AppPage {
             app,
             tokens: &tokens,
+            endpoints: &endpoints,
             flow_url: &flow_url,
             operator: dash.member().is_operator(),
             notice,

@@ -9,6 +9,7 @@ use crate::store::{
     apps::{AppRow, AppTokenRow},
     audit::AuditRow,
     users::OrganisationRow,
+    webhooks::EndpointRow,
 };
 
 /// Who is signed in, as the page header shows it.
@@ -19,7 +20,7 @@ pub struct Nav {
     pub csrf: String,
 }
 
-fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String {
+pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String {
     let title = format!("{title} · Switchboard dashboard");
     let header = nav.map(|nav| {
         let who = match &nav.organisation {
@@ -36,6 +37,7 @@ fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String {
                 <nav aria-label="Dashboard">
                     <ul>
                         <li><a href="/dashboard">"Apps"</a></li>
+                        <li><a href="/dashboard/accounts">"Accounts"</a></li>
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
                     </ul>
@@ -66,7 +68,7 @@ fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String {
     format!("<!DOCTYPE html>{html}")
 }
 
-fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoView {
+pub(super) fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoView {
     let notice = notice.map(|n| {
         let n = n.to_owned();
         view! { <p class="notice" role="status">{n}</p> }
@@ -78,12 +80,12 @@ fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoView {
     view! { {notice} {error} }
 }
 
-fn csrf_field(csrf: &str) -> impl IntoView {
+pub(super) fn csrf_field(csrf: &str) -> impl IntoView {
     let csrf = csrf.to_owned();
     view! { <input type="hidden" name="csrf" value=csrf/> }
 }
 
-fn time(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(super) fn time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
@@ -227,6 +229,7 @@ pub fn token_shown(nav: &Nav, app: Uuid, token: &str, new_app: bool) -> String {
 pub struct AppPage<'a> {
     pub app: &'a AppRow,
     pub tokens: &'a [AppTokenRow],
+    pub endpoints: &'a [EndpointRow],
     pub flow_url: &'a str,
     pub operator: bool,
     pub notice: Option<&'a str>,
@@ -289,6 +292,18 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             </section>
         }
     });
+    let endpoints = page
+        .endpoints
+        .iter()
+        .map(|e| {
+            let href = format!("{base}/webhooks/{}", e.uuid);
+            let url = e.url.clone();
+            let state = if e.disabled { "disabled" } else { "enabled" };
+            view! {
+                <li><a href=href>{url}</a> " · " {state}</li>
+            }
+        })
+        .collect_view();
     let title = a.display_name.clone();
     let meta = format!("{} app · slug {} · id {}", a.environment, a.slug, a.uuid);
     let flow_url = page.flow_url.to_owned();
@@ -363,6 +378,20 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <label for="renewals_url">"Renewal link (https)"</label>
                 <input id="renewals_url" name="renewals_url" type="url" value=a.renewals_url.clone()/>
                 <button type="submit">"Save renewal link"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Webhooks"</h2>
+            <ul class="plain">{endpoints}</ul>
+            <form method="post" action=format!("{base}/webhooks")>
+                {csrf_field(&nav.csrf)}
+                <label for="webhook_url">"Endpoint URL"</label>
+                <input id="webhook_url" name="url" type="url" required/>
+                <label for="webhook_events">"Event types (comma-separated; blank: every event)"</label>
+                <input id="webhook_events" name="event_types" type="text"/>
+                <label for="webhook_description">"Description"</label>
+                <input id="webhook_description" name="description" type="text"/>
+                <button type="submit">"Add endpoint"</button>
             </form>
         </section>
         {keys_form}
