@@ -466,4 +466,74 @@ both_engines! {
         let r = browser.sign_in(&first.email, first.password.expose()).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     }
+
+    async fn a_webhook_endpoint_is_added_tested_and_its_deliveries_listed(app) {
+        let receiver = crate::receiver::Receiver::start().await;
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url), ("event_types", "")]).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let secret = r.shown_token();
+        assert!(secret.starts_with("whsec_"), "{secret}");
+        let listed = browser.get(&page).await;
+        assert!(listed.text.contains(&receiver.url));
+        assert!(!listed.text.contains(&secret), "the secret is shown once");
+        let at = listed.text.find(&format!("{page}/webhooks/")).unwrap() + page.len() + "/webhooks/".len();
+        let endpoint = format!("{page}/webhooks/{}", &listed.text[at..at + 36]);
+
+        let r = browser.submit(&endpoint, &format!("{endpoint}/test"), &[]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        app.eventually("the test event is delivered", || async { receiver.count() > 0 }).await;
+        app.eventually("the delivery is logged", || async {
+            browser.get(&endpoint).await.text.contains("webhook.test")
+        })
+        .await;
+
+        let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true")]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert!(browser.get(&endpoint).await.text.contains("disabled"));
+
+        let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
+        assert_eq!(stranger.get(&endpoint).await.status, StatusCode::NOT_FOUND);
+        let r = stranger.submit("/dashboard", &format!("{endpoint}/test"), &[]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+        let r = stranger.submit("/dashboard", &format!("{page}/webhooks"), &[("url", "https://evil.example/hook")]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn accounts_are_found_within_the_members_apps_only(app) {
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (_, token) = create_sandbox_app(&browser, "Acme Energy").await;
+        let r = app
+            .post("/v1/app/accounts", &token, &serde_json::json!({"email": "zoe@example.com", "first_name": "Zoe", "last_name": "Quinn"}))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let account = r.body["uuid"].as_str().unwrap().to_owned();
+        let number = r.body["account_number"].as_str().unwrap().to_owned();
+        let status = r.body["status"].as_str().unwrap().to_owned();
+        // An account of the platform's own app, which a partner must never find.
+        app.create_simple_account("zoe.other@example.com").await;
+
+        for q in ["zoe@example.com", "Zoe Quinn", "quinn", &number] {
+            let r = browser.get(&format!("/dashboard/accounts?q={}", q.replace(' ', "+"))).await;
+            assert_eq!(r.status, StatusCode::OK);
+            assert!(r.text.contains(&format!("/dashboard/accounts/{account}")), "{q}");
+            assert!(!r.text.contains("zoe.other@example.com"), "{q}: another organisation's account");
+        }
+        let page = browser.get(&format!("/dashboard/accounts/{account}")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.text.contains("Zoe Quinn"));
+        assert!(page.text.contains(&number));
+        assert!(page.text.contains(&status), "its status and history are shown");
+
+        let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
+        assert_eq!(stranger.get(&format!("/dashboard/accounts/{account}")).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(stranger.get(&format!("/dashboard/accounts/{account}/invoices/000000001")).await.status, StatusCode::NOT_FOUND);
+        let r = stranger.get("/dashboard/accounts?q=zoe%40example.com").await;
+        assert!(!r.text.contains(&account));
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let r = operator.get("/dashboard/accounts?q=zoe").await;
+        assert!(r.text.contains(&account) && r.text.contains("zoe.other@example.com"), "the operator finds every app's");
+    }
 }
