@@ -8,7 +8,7 @@ use argon2::{
 use rand::{distributions::Alphanumeric, Rng};
 use uuid::Uuid;
 
-use super::{text_enum, FieldError};
+use super::FieldError;
 
 text_enum! {
     /// What a dashboard user may do: an operator runs the platform (every app, live apps, the

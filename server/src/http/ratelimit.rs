@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn failed_authentications_are_limited_per_address_and_minute() {
-        let f = FailedAuths::default();
+        let f: FailedAuths = FailedAuths::default();
         let (a, b) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
         let start = Instant::now();
         for i in 0..5 {

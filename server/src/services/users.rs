@@ -114,7 +114,7 @@ pub async fn ensure_first_operator(
     if store::users::count_users(db).await? > 0 {
         return Ok(None);
     }
-    create_user(
+    match create_user(
         db,
         clock,
         &Actor::System,
@@ -123,7 +123,12 @@ pub async fn ensure_first_operator(
         None,
     )
     .await
-    .map(Some)
+    {
+        Ok(created) => Ok(Some(created)),
+        // Another instance starting at the same time made it first.
+        Err(Error::Refused(UserRefused::EmailTaken)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The user whose e-mail and password these are. Unknown e-mails take as long as wrong

@@ -3,7 +3,10 @@
 //! Everything goes through `services::webhooks`, the functions behind the API's own endpoints,
 //! scoped to an app the member may see.
 
-use app::api::{CreateWebhookEndpointIn, Environment, Patch, UpdateWebhookEndpointIn};
+use app::api::{
+    background::{CreateWebhookEndpointIn, UpdateWebhookEndpointIn},
+    Environment, Patch,
+};
 use axum::{
     extract::{Path, Query, State},
     http::StatusCode,
