@@ -108,8 +108,8 @@ pub mod pricing;
 pub mod renewal;
 pub mod status;
 pub mod tokens;
-pub mod users;
 pub mod usage;
+pub mod users;
 pub mod webhooks;
 
 /// Why a request field was refused.

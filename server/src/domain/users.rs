@@ -136,7 +136,10 @@ mod tests {
         assert!(Password::new(&"x".repeat(11)).is_err());
         assert!(Password::new(&"x".repeat(12)).is_ok());
         assert!(Password::new(&"x".repeat(201)).is_err());
-        assert_eq!(format!("{:?}", Password::new("a long secret!").unwrap()), "Password(..)");
+        assert_eq!(
+            format!("{:?}", Password::new("a long secret!").unwrap()),
+            "Password(..)"
+        );
     }
 
     #[test]

@@ -401,12 +401,12 @@ pub fn renewal_url(core: &Core, app: &AppRow, account: &AccountRow, location: Uu
         .clone()
         .or_else(|| app.renewals_url.clone())
         .unwrap_or_else(|| {
-        format!(
-            "{}{}",
-            core.config.public_url(),
-            hosted_renewal_path(&app.slug, location)
-        )
-    })
+            format!(
+                "{}{}",
+                core.config.public_url(),
+                hosted_renewal_path(&app.slug, location)
+            )
+        })
 }
 
 /// One expiration notice falls due, in `tx`. Unless the contract was renewed or ended, its

@@ -73,19 +73,24 @@ pub async fn create_user(
     let now = clock.now();
     let uuid = Uuid::new_v4();
     let mut tx = db.begin().await?;
-    if store::users::user_by_email(&mut tx, &email).await?.is_some() {
+    if store::users::user_by_email(&mut tx, &email)
+        .await?
+        .is_some()
+    {
         return Err(Error::Refused(UserRefused::EmailTaken));
     }
     let organisation_uuid = match &organisation {
         None => None,
-        Some(name) => Some(match store::users::organisation_by_name(&mut tx, name).await? {
-            Some(o) => o.uuid,
-            None => {
-                let o = Uuid::new_v4();
-                store::users::insert_organisation(&mut tx, o, name, now).await?;
-                o
-            }
-        }),
+        Some(name) => Some(
+            match store::users::organisation_by_name(&mut tx, name).await? {
+                Some(o) => o.uuid,
+                None => {
+                    let o = Uuid::new_v4();
+                    store::users::insert_organisation(&mut tx, o, name, now).await?;
+                    o
+                }
+            },
+        ),
     };
     store::users::insert_user(&mut tx, uuid, &email, &hash, role, organisation_uuid, now).await?;
     audit::record(
@@ -138,8 +143,7 @@ pub async fn sign_in(db: &Db, email: &str, password: &str) -> anyhow::Result<Opt
     let user = store::users::user_by_email(db, &email).await?;
     let hash = user.as_ref().map(|u| u.password_hash.clone());
     let typed = password.to_owned();
-    let ok =
-        tokio::task::spawn_blocking(move || verify_password(&typed, hash.as_deref())).await?;
+    let ok = tokio::task::spawn_blocking(move || verify_password(&typed, hash.as_deref())).await?;
     Ok(user.filter(|_| ok))
 }
 

@@ -421,7 +421,10 @@ pub async fn search_accounts(
 ) -> Result<Vec<AccountRow>> {
     let pattern = format!(
         "%{}%",
-        contains.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+        contains
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
     );
     let sql = format!(
         "SELECT {SELECT_COLUMNS} FROM accounts WHERE app_uuid IN \

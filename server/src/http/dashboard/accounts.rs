@@ -157,7 +157,11 @@ fn account_view(dash: &Dash, o: &AccountOverview) -> String {
             let href = format!("{base}/invoices/{}", i.number);
             let number = i.number.clone();
             let period = format!("{} – {}", i.billing_period_start, i.billing_period_end);
-            let total = format!("${}.{:02}", i.total_cents / 100, (i.total_cents % 100).abs());
+            let total = format!(
+                "${}.{:02}",
+                i.total_cents / 100,
+                (i.total_cents % 100).abs()
+            );
             let status = i.status.to_string();
             view! {
                 <tr>

@@ -59,7 +59,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/", get(home))
         .route("/dashboard/sign-in", get(sign_in_page).post(sign_in))
         .route("/dashboard/sign-out", post(sign_out))
-        .route("/dashboard/password", get(password_page).post(change_password))
+        .route(
+            "/dashboard/password",
+            get(password_page).post(change_password),
+        )
         .route("/dashboard/apps", post(create_app))
         .route("/dashboard/apps/{app}", get(app_page))
         .route("/dashboard/apps/{app}/branding", post(set_branding))
@@ -330,7 +333,11 @@ async fn sign_in(
         let csrf = websession::csrf_token(&session).await?;
         return Ok(html(
             StatusCode::UNAUTHORIZED,
-            views::sign_in(&csrf, &email, Some("The e-mail or the password is not right.")),
+            views::sign_in(
+                &csrf,
+                &email,
+                Some("The e-mail or the password is not right."),
+            ),
         ));
     };
     websession::signed_in(&session).await?;
@@ -413,11 +420,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
     })
 }
 
-async fn home(
-    State(state): State<AppState>,
-    dash: Dash,
-    Query(done): Query<Done>,
-) -> PageResult {
+async fn home(State(state): State<AppState>, dash: Dash, Query(done): Query<Done>) -> PageResult {
     let page = apps_list(&state, &dash, done_message(done.done.as_deref()), None).await?;
     Ok(html(StatusCode::OK, page))
 }
@@ -441,7 +444,13 @@ async fn apps_list(
     } else {
         Vec::new()
     };
-    Ok(views::apps(&dash.nav(), &apps, &organisations, notice, error))
+    Ok(views::apps(
+        &dash.nav(),
+        &apps,
+        &organisations,
+        notice,
+        error,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -527,7 +536,14 @@ async fn app_page(
     Query(done): Query<Done>,
 ) -> PageResult {
     let app = member_app(&state, &dash, app).await?;
-    let page = render_app(&state, &dash, &app, done_message(done.done.as_deref()), None).await?;
+    let page = render_app(
+        &state,
+        &dash,
+        &app,
+        done_message(done.done.as_deref()),
+        None,
+    )
+    .await?;
     Ok(html(StatusCode::OK, page))
 }
 
@@ -540,7 +556,11 @@ async fn render_app(
 ) -> ApiResult<String> {
     let tokens = store::apps::app_tokens(&state.db, app.uuid).await?;
     let endpoints = webhooks::endpoints(state, app.uuid).await?;
-    let flow_url = format!("{}/flow/enrollment?app={}", state.config.public_url(), app.uuid);
+    let flow_url = format!(
+        "{}/flow/enrollment?app={}",
+        state.config.public_url(),
+        app.uuid
+    );
     Ok(views::app(
         &dash.nav(),
         &views::AppPage {
@@ -566,7 +586,10 @@ async fn after_change<T>(
     match result {
         Ok(_) => {
             app_changed(state);
-            Ok(see_other(&format!("/dashboard/apps/{}?done={done}", app.uuid)))
+            Ok(see_other(&format!(
+                "/dashboard/apps/{}?done={done}",
+                app.uuid
+            )))
         }
         Err(e) => {
             let why = refusal(e)?;
@@ -676,8 +699,7 @@ async fn set_support(
         url: &form.url,
     };
     let result =
-        services::apps::set_support(&state.db, &state.clock, &dash.actor(), app.uuid, &input)
-            .await;
+        services::apps::set_support(&state.db, &state.clock, &dash.actor(), app.uuid, &input).await;
     after_change(&state, &dash, &app, result, "support").await
 }
 

@@ -17,9 +17,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{
-    html, member_app, see_other, views, CsrfForm, Dash, Done, PageError, PageResult,
-};
+use super::{html, member_app, see_other, views, CsrfForm, Dash, Done, PageError, PageResult};
 use crate::{
     http::{error::ApiError, AppState},
     services::{self, audit, webhooks::WebhookRefused},
@@ -33,10 +31,22 @@ use crate::{
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/dashboard/apps/{app}/webhooks", post(create_endpoint))
-        .route("/dashboard/apps/{app}/webhooks/{endpoint}", get(endpoint_page))
-        .route("/dashboard/apps/{app}/webhooks/{endpoint}/enabled", post(set_enabled))
-        .route("/dashboard/apps/{app}/webhooks/{endpoint}/test", post(send_test))
-        .route("/dashboard/apps/{app}/webhooks/{endpoint}/redeliver", post(redeliver))
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}",
+            get(endpoint_page),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/enabled",
+            post(set_enabled),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/test",
+            post(send_test),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/redeliver",
+            post(redeliver),
+        )
 }
 
 /// The app's endpoints for its page (at most 50, newest first).
@@ -74,9 +84,23 @@ fn page_error(e: services::Error<WebhookRefused>) -> PageError {
 
 /// Records a webhook change made in the dashboard (after it committed: the webhook use cases
 /// are the API's own and keep their transactions).
-async fn record(state: &AppState, dash: &Dash, action: &str, target: String, detail: serde_json::Value) -> Result<(), ApiError> {
+async fn record(
+    state: &AppState,
+    dash: &Dash,
+    action: &str,
+    target: String,
+    detail: serde_json::Value,
+) -> Result<(), ApiError> {
     let mut tx = state.db.begin().await?;
-    audit::record(&mut tx, &dash.actor(), action, &target, detail, state.clock.now()).await?;
+    audit::record(
+        &mut tx,
+        &dash.actor(),
+        action,
+        &target,
+        detail,
+        state.clock.now(),
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -123,7 +147,10 @@ async fn create_endpoint(
                 serde_json::json!({"endpoint": endpoint.uuid, "url": endpoint.url}),
             )
             .await?;
-            Ok(html(StatusCode::CREATED, secret_shown(&dash.nav(), &app, &endpoint)))
+            Ok(html(
+                StatusCode::CREATED,
+                secret_shown(&dash.nav(), &app, &endpoint),
+            ))
         }
         Err(e) => {
             let (status, why) = refusal(e)?;
