@@ -25,6 +25,7 @@ pub mod renewal;
 pub mod status;
 pub mod users;
 pub mod utility;
+pub mod web_sessions;
 pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};
