@@ -600,8 +600,19 @@ async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
     let addr = config.addr;
     let state = crate::build_state(config, clock.clone()).await?;
     if role != Role::Worker && store::apps::count_apps(&state.db).await? == 0 {
-        let created =
-            admin::create_app(&state.db, &clock, "My sandbox app", Environment::Sandbox).await?;
+        let created = services::apps::create_app(
+            &state.db,
+            &clock,
+            &Actor::System,
+            "My sandbox app",
+            Environment::Sandbox,
+            None,
+        )
+        .await
+        .map_err(|e| match e {
+            services::Error::Refused(why) => anyhow::anyhow!(why),
+            services::Error::Failed(e) => e,
+        })?;
         println!("Welcome to Switchboard. A sandbox app was created for you:");
         println!("  app:   {}", created.uuid);
         println!(

@@ -490,14 +490,22 @@ both_engines! {
         })
         .await;
 
+        let r = browser.submit(&endpoint, &format!("{endpoint}/rotate"), &[]).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let rotated = r.shown_token();
+        assert!(rotated.starts_with("whsec_") && rotated != secret, "a new secret, shown once");
+        assert!(!browser.get(&endpoint).await.text.contains(&rotated));
+
         let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert!(browser.get(&endpoint).await.text.contains("disabled"));
 
         let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
         assert_eq!(stranger.get(&endpoint).await.status, StatusCode::NOT_FOUND);
-        let r = stranger.submit("/dashboard", &format!("{endpoint}/test"), &[]).await;
-        assert_eq!(r.status, StatusCode::NOT_FOUND);
+        for form in ["test", "rotate", "enabled"] {
+            let r = stranger.submit("/dashboard", &format!("{endpoint}/{form}"), &[]).await;
+            assert_eq!(r.status, StatusCode::NOT_FOUND, "{form}");
+        }
         let r = stranger.submit("/dashboard", &format!("{page}/webhooks"), &[("url", "https://evil.example/hook")]).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND);
     }

@@ -44,6 +44,10 @@ pub fn routes() -> Router<AppState> {
             post(send_test),
         )
         .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/rotate",
+            post(rotate_secret),
+        )
+        .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/redeliver",
             post(redeliver),
         )
@@ -161,12 +165,16 @@ async fn create_endpoint(
 }
 
 fn secret_shown(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow) -> String {
+    secret_page(nav, app, endpoint, "Webhook endpoint added")
+}
+
+fn secret_page(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow, heading: &str) -> String {
     let href = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
     let secret = endpoint.secret.clone();
     let url = endpoint.url.clone();
     let body = view! {
         <section class="card">
-            <h1>"Webhook endpoint added"</h1>
+            <h1>{heading.to_owned()}</h1>
             <p>"Deliveries to " <code>{url}</code> " are signed with this secret. It is shown only now: copy it and keep it secret."</p>
             <label for="token">"Signing secret"</label>
             <input id="token" class="secret" type="text" readonly value=secret/>
@@ -174,7 +182,7 @@ fn secret_shown(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow) -> Strin
         </section>
     }
     .into_any();
-    views::document("Webhook endpoint added", Some(nav), body)
+    views::document(heading, Some(nav), body)
 }
 
 async fn endpoint_of(
@@ -298,6 +306,11 @@ fn endpoint_view(
                 {views::csrf_field(&nav.csrf)}
                 <button type="submit">"Send a test event"</button>
             </form>
+            " "
+            <form method="post" action=format!("{base}/rotate") class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <button type="submit">"Rotate the signing secret"</button>
+            </form>
         </section>
         <h2>"Deliveries"</h2>
         {empty}
@@ -411,4 +424,31 @@ async fn redeliver(
         "/dashboard/apps/{}/webhooks/{}?done=redeliver",
         app.uuid, endpoint.uuid
     )))
+}
+
+/// A new signing secret, shown once; the old one keeps signing beside it for a while.
+async fn rotate_secret(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let rotated = services::webhooks::rotate_secret(&state, app.uuid, endpoint.uuid)
+        .await
+        .map_err(page_error)?;
+    record(
+        &state,
+        &dash,
+        "webhook_endpoint.secret_rotated",
+        format!("app:{}", app.uuid),
+        serde_json::json!({"endpoint": endpoint.uuid}),
+    )
+    .await?;
+    Ok(html(
+        StatusCode::CREATED,
+        secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
+    ))
 }
