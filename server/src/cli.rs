@@ -1,5 +1,6 @@
 //! The command line: `serve` (the default), `migrate`,
 //! `apps create|set-payment-keys|set-branding|set-origins`, `tokens create|revoke`,
+//! `users create`,
 //! `market generate|import|submissions`, `backup --to FILE`.
 
 use std::{net::SocketAddr, path::PathBuf};
@@ -12,7 +13,8 @@ use crate::{
     admin,
     clock::Clock,
     config::{Config, LogFormat, Secret},
-    domain::{apps::Origin, enrollment::UtilityRecord},
+    domain::{apps::Origin, enrollment::UtilityRecord, users::Role as UserRole},
+    services::{self, audit::Actor},
     store::{self, Db},
 };
 
@@ -45,6 +47,11 @@ pub enum Command {
     Tokens {
         #[command(subcommand)]
         command: TokensCommand,
+    },
+    /// Manage the people who sign in to the dashboard
+    Users {
+        #[command(subcommand)]
+        command: UsersCommand,
     },
     /// Fill the service-address directory; record the utility's answers to live enrollments
     Market {
@@ -255,6 +262,37 @@ pub enum TokensCommand {
     Revoke { prefix: String },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// Create a dashboard user and print a one-time password (shown only then)
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// The partner member's organisation (created when new); operators have none
+        #[arg(long)]
+        organisation: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RoleArg {
+    /// Runs the platform: every app, live apps, the audit log
+    Operator,
+    /// Runs the apps of one organisation
+    Partner,
+}
+
+impl From<RoleArg> for UserRole {
+    fn from(r: RoleArg) -> Self {
+        match r {
+            RoleArg::Operator => UserRole::Operator,
+            RoleArg::Partner => UserRole::Partner,
+        }
+    }
+}
+
 fn origin_arg(raw: &str) -> Result<Origin, String> {
     Origin::parse(raw)
 }
@@ -385,6 +423,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             db.close().await;
             Ok(())
         }
+        Command::Users {
+            command:
+                UsersCommand::Create {
+                    email,
+                    role,
+                    organisation,
+                },
+        } => {
+            let db = connect(&config).await?;
+            let created = services::users::create_user(
+                &db,
+                &clock,
+                &Actor::Cli,
+                &email,
+                role.into(),
+                organisation.as_deref(),
+            )
+            .await;
+            db.close().await;
+            let created = created.map_err(|e| match e {
+                services::Error::Refused(why) => anyhow::anyhow!(why),
+                services::Error::Failed(e) => e,
+            })?;
+            println!("Created dashboard user {}.", created.email);
+            print_sign_in(&config, &created);
+            Ok(())
+        }
         Command::Tokens { command } => {
             let db = connect(&config).await?;
             match command {
@@ -510,6 +575,17 @@ async fn backup(config: &Config, to: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where and with what a new dashboard user signs in: printed once to the terminal, never
+/// logged.
+fn print_sign_in(config: &Config, created: &services::users::CreatedUser) {
+    println!("  sign in: {}/dashboard/sign-in", config.public_url());
+    println!("  e-mail:   {}", created.email);
+    println!(
+        "  password: {}  (shown only now; change it after signing in)",
+        created.password.expose()
+    );
+}
+
 async fn connect(config: &Config) -> anyhow::Result<Db> {
     let db = Db::connect(
         config.database_url.expose(),
@@ -524,8 +600,19 @@ async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
     let addr = config.addr;
     let state = crate::build_state(config, clock.clone()).await?;
     if role != Role::Worker && store::apps::count_apps(&state.db).await? == 0 {
-        let created =
-            admin::create_app(&state.db, &clock, "My sandbox app", Environment::Sandbox).await?;
+        let created = services::apps::create_app(
+            &state.db,
+            &clock,
+            &Actor::System,
+            "My sandbox app",
+            Environment::Sandbox,
+            None,
+        )
+        .await
+        .map_err(|e| match e {
+            services::Error::Refused(why) => anyhow::anyhow!(why),
+            services::Error::Failed(e) => e,
+        })?;
         println!("Welcome to Switchboard. A sandbox app was created for you:");
         println!("  app:   {}", created.uuid);
         println!(
@@ -536,6 +623,18 @@ async fn serve(config: Config, clock: Clock, role: Role) -> anyhow::Result<()> {
             "Try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/app",
             created.token
         );
+    }
+    if role != Role::Worker {
+        let created = services::users::ensure_first_operator(&state.db, &clock)
+            .await
+            .map_err(|e| match e {
+                services::Error::Refused(why) => anyhow::anyhow!(why),
+                services::Error::Failed(e) => e,
+            })?;
+        if let Some(created) = created {
+            println!("The dashboard's first operator was created:");
+            print_sign_in(&state.config, &created);
+        }
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, ?role, "listening");

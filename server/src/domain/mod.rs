@@ -109,6 +109,7 @@ pub mod renewal;
 pub mod status;
 pub mod tokens;
 pub mod usage;
+pub mod users;
 pub mod webhooks;
 
 /// Why a request field was refused.

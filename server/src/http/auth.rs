@@ -121,6 +121,13 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             let app = store::apps::app_by_token_hash(&state.db, hash)
                 .await?
                 .ok_or_else(invalid_token)?;
+            // Only lookups that miss the cache get here, so this writes at most once per token
+            // and cache lifetime; the request does not wait for it.
+            tokio::spawn(crate::services::apps::note_token_use(
+                state.db.clone(),
+                hash.to_owned(),
+                state.clock.now(),
+            ));
             Ok(Principal::App(AppPrincipal { app: Arc::new(app) }))
         }
         TokenKind::Account => {

@@ -8,6 +8,7 @@ pub mod apps;
 pub mod auth;
 pub mod billing;
 pub mod cache;
+pub mod dashboard;
 pub mod enrollment;
 pub mod error;
 pub mod events;
@@ -167,7 +168,8 @@ pub fn router(state: AppState) -> Router {
         .merge(market::documents_router())
         .merge(enrollment::hosted_router())
         .merge(billing::public_router())
-        .merge(pages::router(&state));
+        .merge(pages::router(&state))
+        .merge(dashboard::router(&state));
     if state.config.bench_routes {
         router = router.route("/bench/bare", get(ops::bare));
     }

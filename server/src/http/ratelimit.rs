@@ -70,6 +70,9 @@ pub struct RateLimiter {
     backend: Arc<Backend>,
     /// Failed authentications per client address.
     pub failed_auths: Arc<FailedAuths>,
+    /// Failed dashboard sign-ins per e-mail and per client address (`email:...`, `ip:...`),
+    /// over a sliding quarter of an hour.
+    pub sign_in_failures: Arc<FailedAuths<String>>,
 }
 
 enum Backend {
@@ -104,6 +107,7 @@ impl RateLimiter {
         RateLimiter {
             backend: Arc::new(Backend::Disabled),
             failed_auths: Arc::default(),
+            sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
         }
     }
 
@@ -111,6 +115,7 @@ impl RateLimiter {
         RateLimiter {
             backend: Arc::new(Backend::Local(LocalWindows::default())),
             failed_auths: Arc::default(),
+            sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
         }
     }
 
@@ -145,6 +150,7 @@ impl RateLimiter {
         Ok(RateLimiter {
             backend: Arc::new(Backend::Redis(windows)),
             failed_auths: Arc::default(),
+            sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
         })
     }
 
@@ -186,46 +192,65 @@ impl RateLimiter {
 
 /// The window of failed authentications.
 const FAILED_AUTH_WINDOW: Duration = Duration::from_secs(60);
+/// The window of failed dashboard sign-ins.
+pub const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
 
-/// Failed authentications of the last minute, per client address. An address that used up its
-/// failures is refused before its token is even looked at, until the oldest failure slides
-/// out of the window, so that guessing tokens gains nothing from speed.
-#[derive(Default)]
-pub struct FailedAuths {
-    windows: Mutex<HashMap<std::net::IpAddr, VecDeque<Instant>>>,
+/// Failed authentications of the last window (a minute unless said otherwise), per key (a
+/// client address unless said otherwise). A key that used up its failures is refused before
+/// its credentials are even looked at, until the oldest failure slides out of the window, so
+/// that guessing gains nothing from speed.
+pub struct FailedAuths<K = std::net::IpAddr> {
+    windows: Mutex<HashMap<K, VecDeque<Instant>>>,
     calls: AtomicU64,
+    window: Duration,
 }
 
-impl FailedAuths {
-    /// How long `ip` must wait when it failed `limit` times in the last minute.
-    pub fn refused(&self, ip: std::net::IpAddr, limit: u32, now: Instant) -> Option<Duration> {
+impl<K> Default for FailedAuths<K> {
+    fn default() -> Self {
+        Self::with_window(FAILED_AUTH_WINDOW)
+    }
+}
+
+impl<K> FailedAuths<K> {
+    pub fn with_window(window: Duration) -> Self {
+        FailedAuths {
+            windows: Mutex::new(HashMap::new()),
+            calls: AtomicU64::new(0),
+            window,
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq> FailedAuths<K> {
+    /// How long `key` must wait when it failed `limit` times in the window.
+    pub fn refused(&self, key: K, limit: u32, now: Instant) -> Option<Duration> {
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        let window = windows.get_mut(&ip)?;
+        let window = windows.get_mut(&key)?;
         while window
             .front()
-            .is_some_and(|t| now.duration_since(*t) >= FAILED_AUTH_WINDOW)
+            .is_some_and(|t| now.duration_since(*t) >= self.window)
         {
             window.pop_front();
         }
         let used = u32::try_from(window.len()).unwrap_or(u32::MAX);
         (used >= limit).then(|| {
-            window.front().map_or(FAILED_AUTH_WINDOW, |t| {
-                FAILED_AUTH_WINDOW.saturating_sub(now.duration_since(*t))
+            window.front().map_or(self.window, |t| {
+                self.window.saturating_sub(now.duration_since(*t))
             })
         })
     }
 
-    /// Counts one failed authentication of `ip`.
-    pub fn failed(&self, ip: std::net::IpAddr, now: Instant) {
+    /// Counts one failed authentication of `key`.
+    pub fn failed(&self, key: K, now: Instant) {
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         // Forget quiet addresses now and then so the map stays as small as the active set.
         if self.calls.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
             windows.retain(|_, w| {
                 w.back()
-                    .is_some_and(|t| now.duration_since(*t) < FAILED_AUTH_WINDOW)
+                    .is_some_and(|t| now.duration_since(*t) < self.window)
             });
         }
-        windows.entry(ip).or_default().push_back(now);
+        windows.entry(key).or_default().push_back(now);
     }
 }
 
@@ -449,7 +474,7 @@ mod tests {
 
     #[test]
     fn failed_authentications_are_limited_per_address_and_minute() {
-        let f = FailedAuths::default();
+        let f: FailedAuths = FailedAuths::default();
         let (a, b) = ([10, 0, 0, 1].into(), [10, 0, 0, 2].into());
         let start = Instant::now();
         for i in 0..5 {

@@ -4,8 +4,11 @@
 //! `http::error` renders and a job records.
 
 pub mod accounts;
+pub mod apps;
+pub mod audit;
 pub mod billing;
 pub mod credit;
+pub mod dashboard;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;
@@ -16,6 +19,7 @@ pub mod renewal;
 pub mod sandbox;
 pub mod status;
 pub mod usage;
+pub mod users;
 pub mod webhooks;
 
 /// A use case's failure: refused for a reason of its own (`R`, rendered by `http::error`, and

@@ -393,15 +393,20 @@ async fn contract_at_end(
 }
 
 /// Where a notice sends the customer to renew: the account's `renewals_url` when the partner
-/// set one, else this service's hosted renewal page for the location.
+/// set one, else the app's default renewal link (set in the dashboard), else this service's
+/// hosted renewal page for the location.
 pub fn renewal_url(core: &Core, app: &AppRow, account: &AccountRow, location: Uuid) -> String {
-    account.renewals_url.clone().unwrap_or_else(|| {
-        format!(
-            "{}{}",
-            core.config.public_url(),
-            hosted_renewal_path(&app.slug, location)
-        )
-    })
+    account
+        .renewals_url
+        .clone()
+        .or_else(|| app.renewals_url.clone())
+        .unwrap_or_else(|| {
+            format!(
+                "{}{}",
+                core.config.public_url(),
+                hosted_renewal_path(&app.slug, location)
+            )
+        })
 }
 
 /// One expiration notice falls due, in `tx`. Unless the contract was renewed or ended, its

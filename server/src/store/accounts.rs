@@ -408,3 +408,38 @@ impl AccountRow {
         Ok(())
     }
 }
+
+/// Accounts of the apps an organisation owns (every app's when `organisation` is `None`) whose
+/// e-mail, account number or ESI ID is `exact`, or whose e-mail or full name contains
+/// `contains` (lower-case); newest first, at most `limit`.
+pub async fn search_accounts(
+    db: &Db,
+    organisation: Option<Uuid>,
+    exact: &str,
+    contains: &str,
+    limit: i64,
+) -> Result<Vec<AccountRow>> {
+    let pattern = format!(
+        "%{}%",
+        contains
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    let sql = format!(
+        "SELECT {SELECT_COLUMNS} FROM accounts WHERE app_uuid IN \
+         (SELECT uuid FROM apps WHERE $1 IS NULL OR organisation_uuid = $1) \
+         AND (email = $2 OR account_number = $2 \
+           OR EXISTS (SELECT 1 FROM locations l WHERE l.account_uuid = accounts.uuid AND l.esi_id = $2) \
+           OR email LIKE $3 ESCAPE '\\' \
+           OR LOWER(first_name || ' ' || last_name) LIKE $3 ESCAPE '\\') \
+         ORDER BY created_at DESC, uuid DESC LIMIT $4"
+    );
+    on_db!(db, c => sqlx::query_as::<_, AccountRow>(&sql)
+        .bind(organisation)
+        .bind(exact)
+        .bind(&pattern)
+        .bind(limit)
+        .fetch_all(c)
+        .await)
+}

@@ -23,6 +23,10 @@ pub struct AppRow {
     pub allowed_origins: String,
     pub payment_publishable_key: String,
     pub created_at: DateTime<Utc>,
+    /// The organisation that owns the app (none: the platform's own, run by operators).
+    pub organisation_uuid: Option<Uuid>,
+    /// Where renewal notices send customers whose account has no link of its own.
+    pub renewals_url: Option<String>,
 }
 
 pub struct NewApp<'a> {
@@ -32,15 +36,18 @@ pub struct NewApp<'a> {
     pub environment: &'a str,
     pub payment_publishable_key: &'a str,
     pub created_at: DateTime<Utc>,
+    pub organisation_uuid: Option<Uuid>,
 }
 
 const APP_COLUMNS: &str = "a.uuid, a.name, a.slug, a.environment, a.display_name, a.logo_url, \
     a.primary_color, a.support_name, a.support_phone, a.support_email, a.support_hours, \
-    a.support_url, a.allowed_origins, a.payment_publishable_key, a.created_at";
+    a.support_url, a.allowed_origins, a.payment_publishable_key, a.created_at, a.organisation_uuid, \
+    a.renewals_url";
 
 pub async fn insert_app(tx: &mut Tx, app: &NewApp<'_>) -> Result<()> {
     let sql = "INSERT INTO apps (uuid, name, slug, environment, display_name, \
-        payment_publishable_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        payment_publishable_key, created_at, organisation_uuid) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
     on_tx!(tx, c => sqlx::query(sql)
         .bind(app.uuid)
         .bind(app.name)
@@ -49,6 +56,7 @@ pub async fn insert_app(tx: &mut Tx, app: &NewApp<'_>) -> Result<()> {
         .bind(app.name)
         .bind(app.payment_publishable_key)
         .bind(app.created_at)
+        .bind(app.organisation_uuid)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
@@ -151,4 +159,83 @@ pub async fn revoke_app_token(tx: &mut Tx, prefix: &str, now: DateTime<Utc>) -> 
     let done = on_tx!(tx, c => sqlx::query(sql).bind(now).bind(prefix).execute(c).await
         .map(|r| r.rows_affected()))?;
     Ok(done > 0)
+}
+
+/// The apps an organisation owns (every app when `organisation` is `None`), newest first.
+pub async fn apps_of(db: &Db, organisation: Option<Uuid>) -> Result<Vec<AppRow>> {
+    let sql = format!(
+        "SELECT {APP_COLUMNS} FROM apps a \
+         WHERE ($1 IS NULL OR a.organisation_uuid = $1) ORDER BY a.created_at DESC, a.uuid"
+    );
+    on_db!(db, c => sqlx::query_as::<_, AppRow>(&sql).bind(organisation).fetch_all(c).await)
+}
+
+/// An AppToken as the dashboard lists it (never its hash).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AppTokenRow {
+    pub prefix: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// An app's tokens, newest first.
+pub async fn app_tokens(db: &Db, app_uuid: Uuid) -> Result<Vec<AppTokenRow>> {
+    let sql = "SELECT prefix, created_at, last_used_at, revoked_at FROM app_tokens \
+        WHERE app_uuid = $1 ORDER BY created_at DESC, prefix";
+    on_db!(db, c => sqlx::query_as::<_, AppTokenRow>(sql).bind(app_uuid).fetch_all(c).await)
+}
+
+/// The app a token (by display prefix) belongs to.
+pub async fn app_of_token_prefix(db: &Db, prefix: &str) -> Result<Option<Uuid>> {
+    let sql = "SELECT app_uuid FROM app_tokens WHERE prefix = $1";
+    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(prefix).fetch_optional(c).await)
+}
+
+/// Notes that a token was just used, unless that was noted less than a minute ago.
+pub async fn touch_app_token(tx: &mut Tx, token_hash: &str, now: DateTime<Utc>) -> Result<()> {
+    let sql = "UPDATE app_tokens SET last_used_at = $1 WHERE token_hash = $2 \
+        AND (last_used_at IS NULL OR last_used_at < $3)";
+    let recent = now - chrono::Duration::minutes(1);
+    on_tx!(tx, c => sqlx::query(sql).bind(now).bind(token_hash).bind(recent).execute(c).await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// The partner's support contacts that `support-info` serves.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SupportContacts {
+    pub name: Option<String>,
+    pub phone: Option<String>,
+    pub email: Option<String>,
+    pub hours: Option<String>,
+    pub url: Option<String>,
+}
+
+/// Replaces the app's support contacts; false when there is no such app.
+pub async fn update_support(tx: &mut Tx, app_uuid: Uuid, s: &SupportContacts) -> Result<bool> {
+    let sql = "UPDATE apps SET support_name = $1, support_phone = $2, support_email = $3, \
+        support_hours = $4, support_url = $5 WHERE uuid = $6";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(s.name.as_deref())
+        .bind(s.phone.as_deref())
+        .bind(s.email.as_deref())
+        .bind(s.hours.as_deref())
+        .bind(s.url.as_deref())
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// Sets (or clears) the app's default renewal link.
+pub async fn update_renewals_url(tx: &mut Tx, app_uuid: Uuid, url: Option<&str>) -> Result<bool> {
+    let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET renewals_url = $1 WHERE uuid = $2")
+        .bind(url)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
 }

@@ -7,6 +7,7 @@
 
 pub mod accounts;
 pub mod apps;
+pub mod audit;
 pub mod backup;
 pub mod billing;
 pub mod counters;
@@ -22,6 +23,7 @@ pub mod market;
 pub mod payments;
 pub mod renewal;
 pub mod status;
+pub mod users;
 pub mod utility;
 pub mod web_sessions;
 pub mod webhooks;

@@ -18,6 +18,7 @@ mod conflicts;
 mod contract_life;
 mod cors;
 mod credit;
+mod dashboard;
 mod data_at_rest;
 mod emails;
 mod enrollment;

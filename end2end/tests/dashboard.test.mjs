@@ -1,0 +1,134 @@
+// The dashboard in Chromium: a partner member made with the CLI signs in, creates a sandbox
+// app, makes a key and revokes it (the API then refuses it), registers an allowed origin (the
+// flow page's frame-ancestors follows); a forged form is refused; repeated wrong passwords are
+// throttled. Screenshots at 360 and 1280 px.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { artifacts, baseUrl, collectErrors, launchBrowser, root, serverBin, waitForServer } from "../lib/harness.mjs";
+
+let browser;
+// E-mails unique to this run, so that the test may run again on the same database.
+const run = Date.now().toString(36);
+const partnerEmail = `partner-${run}@acme.example`;
+const throttledEmail = `throttled-${run}@acme.example`;
+
+/// A dashboard user made with the server's CLI; returns the one-time password it prints.
+function createUser(email, role, organisation) {
+  const args = ["users", "create", "--email", email, "--role", role];
+  if (organisation) args.push("--organisation", organisation);
+  const out = execFileSync(serverBin, args, { cwd: root, encoding: "utf8" });
+  const line = out.split("\n").find((l) => l.trim().startsWith("password:"));
+  assert.ok(line, `no password printed: ${out}`);
+  return line.trim().split(/\s+/)[1];
+}
+
+async function signIn(page, email, password) {
+  await page.goto(`${baseUrl}/dashboard/sign-in`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+async function shots(page, name) {
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: path.join(artifacts, `dashboard-${name}-${width}.png`), fullPage: true });
+  }
+}
+
+async function apiStatus(token) {
+  const r = await fetch(`${baseUrl}/v1/app`, { headers: { authorization: `Bearer ${token}` } });
+  return r.status;
+}
+
+before(async () => {
+  await waitForServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+test("a partner signs in, creates a sandbox app, manages keys and origins", async () => {
+  const password = createUser(partnerEmail, "partner", "Acme");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+
+  await page.goto(`${baseUrl}/dashboard`);
+  assert.match(page.url(), /\/dashboard\/sign-in$/, "signed out, the dashboard asks to sign in");
+  await shots(page, "sign-in");
+  await signIn(page, partnerEmail, password);
+  await page.getByRole("heading", { name: "Apps" }).waitFor();
+
+  await page.getByLabel("Name").fill("Acme Energy");
+  await page.getByLabel("Environment").selectOption("sandbox");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.getByRole("heading", { name: "Your app was created" }).waitFor();
+  const first = await page.locator("#token").inputValue();
+  assert.match(first, /^swb_sandbox_/);
+  assert.equal(await apiStatus(first), 200, "the new app's key works");
+  await page.getByRole("link", { name: "Continue to the app" }).click();
+  await page.getByRole("heading", { name: "Acme Energy" }).waitFor();
+  const appUuid = page.url().split("/").pop();
+
+  await page.getByRole("button", { name: "Create a key" }).click();
+  await page.getByRole("heading", { name: "A new key was created" }).waitFor();
+  const second = await page.locator("#token").inputValue();
+  assert.equal(await apiStatus(second), 200);
+  await page.getByRole("link", { name: "Continue to the app" }).click();
+  const prefix = second.slice(0, "swb_sandbox_".length + 8);
+  await page.getByRole("button", { name: `Revoke ${prefix}` }).click();
+  await page.getByText("The key was revoked.").waitFor();
+  assert.equal(await apiStatus(second), 401, "a revoked key is refused");
+  assert.equal(await apiStatus(first), 200, "the other key still works");
+
+  const flow = `${baseUrl}/flow/enrollment?app=${appUuid}`;
+  const before = (await fetch(flow)).headers.get("content-security-policy");
+  assert.equal(before, "frame-ancestors *");
+  await page.getByLabel("Origins").fill("https://partner.example");
+  await page.getByRole("button", { name: "Save origins" }).click();
+  await page.getByText("The allowed origins were saved.").waitFor();
+  const afterCsp = (await fetch(flow)).headers.get("content-security-policy");
+  assert.equal(afterCsp, "frame-ancestors 'self' https://partner.example");
+  await shots(page, "app");
+
+  // A form whose CSRF token is not the session's is refused and changes nothing.
+  await page.evaluate(() => {
+    for (const input of document.querySelectorAll("input[name=csrf]")) input.value = "forged";
+  });
+  const [refused] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/origins") && r.request().method() === "POST"),
+    page.getByLabel("Origins").fill("https://evil.example").then(() =>
+      page.getByRole("button", { name: "Save origins" }).click()),
+  ]);
+  assert.equal(refused.status(), 403);
+  assert.equal((await fetch(flow)).headers.get("content-security-policy"), afterCsp, "unchanged");
+
+  await page.goto(`${baseUrl}/dashboard`);
+  await shots(page, "apps");
+  // The refused form's 403 is logged as a failed load, as is a missing favicon; anything else
+  // (a CSP violation, a script error) is not expected.
+  const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+  assert.deepEqual(unexpected, [], "no console errors (a CSP violation would show here)");
+  await context.close();
+});
+
+test("repeated wrong passwords are throttled", async () => {
+  const password = createUser(throttledEmail, "partner", "Acme");
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  for (let i = 0; i < 5; i++) {
+    await signIn(page, throttledEmail, "wrong password!");
+    await page.getByText("The e-mail or the password is not right.").waitFor();
+  }
+  await signIn(page, throttledEmail, password);
+  await page.getByText("Too many failed sign-ins").waitFor();
+  await page.goto(`${baseUrl}/dashboard`);
+  assert.match(page.url(), /\/dashboard\/sign-in$/, "still signed out");
+  await context.close();
+});

@@ -1,0 +1,299 @@
+//! Customers' accounts in the dashboard: the search (e-mail, name, account number, ESI ID)
+//! within the apps the member may see, and an account's page with its status and history,
+//! locations and contracts, invoices (their PDFs), e-mails sent (rendered) and events. Any
+//! account of an app the member may not see is a 404.
+
+use axum::{
+    extract::{Path, Query, State},
+    http::{
+        header::{CONTENT_DISPOSITION, CONTENT_SECURITY_POLICY, CONTENT_TYPE},
+        StatusCode,
+    },
+    response::IntoResponse,
+    routing::get,
+    Router,
+};
+use leptos::prelude::*;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{html, views, Dash, PageResult};
+use crate::{
+    http::{error::ApiError, AppState},
+    services::{self, dashboard::AccountOverview},
+    store::{self, accounts::AccountRow},
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/accounts", get(search))
+        .route("/dashboard/accounts/{account}", get(account_page))
+        .route(
+            "/dashboard/accounts/{account}/invoices/{number}",
+            get(invoice_pdf),
+        )
+        .route("/dashboard/accounts/{account}/emails/{email}", get(email))
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    #[serde(default)]
+    q: String,
+}
+
+async fn search(
+    State(state): State<AppState>,
+    dash: Dash,
+    Query(query): Query<SearchQuery>,
+) -> PageResult {
+    let found = services::dashboard::search_accounts(&state.db, dash.member(), &query.q).await?;
+    Ok(html(StatusCode::OK, search_view(&dash, &query.q, &found)))
+}
+
+fn search_view(dash: &Dash, q: &str, found: &[AccountRow]) -> String {
+    let nav = dash.nav();
+    let rows = found
+        .iter()
+        .map(|a| {
+            let href = format!("/dashboard/accounts/{}", a.uuid);
+            let name = format!("{} {}", a.first_name, a.last_name);
+            let number = a.account_number.clone();
+            let email = a.email.clone();
+            let status = a.status.clone();
+            view! {
+                <tr>
+                    <td><a href=href>{number}</a></td>
+                    <td>{name}</td>
+                    <td>{email}</td>
+                    <td>{status}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let summary = (!q.trim().is_empty()).then(|| {
+        let text = format!("{} account(s) found.", found.len());
+        view! { <p role="status">{text}</p> }
+    });
+    let q = q.to_owned();
+    let body = view! {
+        <h1>"Accounts"</h1>
+        <form method="get" action="/dashboard/accounts" class="card">
+            <label for="q">"E-mail, name, account number or ESI ID"</label>
+            <input id="q" name="q" type="search" value=q/>
+            <button type="submit">"Search"</button>
+        </form>
+        {summary}
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th scope="col">"Account"</th><th scope="col">"Name"</th>
+                    <th scope="col">"E-mail"</th><th scope="col">"Status"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any();
+    views::document("Accounts", Some(&nav), body)
+}
+
+async fn overview(state: &AppState, dash: &Dash, uuid: Uuid) -> Result<AccountOverview, ApiError> {
+    services::dashboard::account_overview(&state.db, dash.member(), uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))
+}
+
+async fn account_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(account): Path<Uuid>,
+) -> PageResult {
+    let o = overview(&state, &dash, account).await?;
+    Ok(html(StatusCode::OK, account_view(&dash, &o)))
+}
+
+fn account_view(dash: &Dash, o: &AccountOverview) -> String {
+    let nav = dash.nav();
+    let a = &o.account;
+    let base = format!("/dashboard/accounts/{}", a.uuid);
+    let history = o
+        .history
+        .iter()
+        .map(|h| {
+            let when = views::time(h.changed_at);
+            let status = h.status.clone();
+            let reason = h.status_reason.clone();
+            view! { <tr><td>{when}</td><td>{status}</td><td>{reason}</td></tr> }
+        })
+        .collect_view();
+    let locations = o
+        .locations
+        .iter()
+        .map(|l| {
+            let esi = l.esi_id.clone();
+            let place = format!("{}, {} {}", l.city, l.state, l.postal_code);
+            let status = l.status.to_string();
+            let start = l
+                .service_start_date
+                .map_or_else(|| "-".to_owned(), |d| d.to_string());
+            view! { <tr><td>{esi}</td><td>{place}</td><td>{status}</td><td>{start}</td></tr> }
+        })
+        .collect_view();
+    let contracts = o
+        .contracts
+        .iter()
+        .map(|c| {
+            let plan = c.plan_name.clone();
+            let start = c.start_date.to_string();
+            let end = c.end_date.map_or_else(|| "-".to_owned(), |d| d.to_string());
+            let status = c.status.to_string();
+            view! { <tr><td>{plan}</td><td>{start}</td><td>{end}</td><td>{status}</td></tr> }
+        })
+        .collect_view();
+    let invoices = o
+        .invoices
+        .iter()
+        .map(|i| {
+            let href = format!("{base}/invoices/{}", i.number);
+            let number = i.number.clone();
+            let period = format!("{} – {}", i.billing_period_start, i.billing_period_end);
+            let total = format!(
+                "${}.{:02}",
+                i.total_cents / 100,
+                (i.total_cents % 100).abs()
+            );
+            let status = i.status.to_string();
+            view! {
+                <tr>
+                    <td><a href=href>{number}" (PDF)"</a></td>
+                    <td>{period}</td><td>{total}</td><td>{status}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let emails = o
+        .emails
+        .iter()
+        .map(|e| {
+            let href = format!("{base}/emails/{}", e.uuid);
+            let when = views::time(e.created_at);
+            let subject = e.subject.clone();
+            let to = e.to_address.clone();
+            let status = e.status.to_string();
+            view! {
+                <tr><td>{when}</td><td><a href=href>{subject}</a></td><td>{to}</td><td>{status}</td></tr>
+            }
+        })
+        .collect_view();
+    let events = o
+        .events
+        .iter()
+        .rev()
+        .map(|e| {
+            let when = views::time(e.created_at);
+            let kind = e.kind.clone();
+            view! { <tr><td>{when}</td><td><code>{kind}</code></td></tr> }
+        })
+        .collect_view();
+    let title = format!("{} {}", a.first_name, a.last_name);
+    let meta = format!(
+        "Account {} · {} · app {} ({})",
+        a.account_number, a.email, o.app.display_name, o.app.environment
+    );
+    let status = format!("{} ({})", a.status, a.status_reason);
+    let body = view! {
+        <p><a href="/dashboard/accounts">"← Accounts"</a></p>
+        <h1>{title}</h1>
+        <p class="muted">{meta}</p>
+        <section class="card">
+            <h2>"Status"</h2>
+            <p>{status}</p>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Changed"</th><th scope="col">"Status"</th><th scope="col">"Reason"</th></tr></thead>
+                <tbody>{history}</tbody>
+            </table></div>
+        </section>
+        <section class="card">
+            <h2>"Locations"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"ESI ID"</th><th scope="col">"Place"</th><th scope="col">"Status"</th><th scope="col">"Service start"</th></tr></thead>
+                <tbody>{locations}</tbody>
+            </table></div>
+            <h2>"Contracts"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Plan"</th><th scope="col">"Start"</th><th scope="col">"End"</th><th scope="col">"Status"</th></tr></thead>
+                <tbody>{contracts}</tbody>
+            </table></div>
+        </section>
+        <section class="card">
+            <h2>"Invoices"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th></tr></thead>
+                <tbody>{invoices}</tbody>
+            </table></div>
+        </section>
+        <section class="card">
+            <h2>"E-mails sent"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Written"</th><th scope="col">"Subject"</th><th scope="col">"To"</th><th scope="col">"Status"</th></tr></thead>
+                <tbody>{emails}</tbody>
+            </table></div>
+        </section>
+        <section class="card">
+            <h2>"Events"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"When"</th><th scope="col">"Event"</th></tr></thead>
+                <tbody>{events}</tbody>
+            </table></div>
+        </section>
+    }
+    .into_any();
+    views::document(&format!("Account {}", a.account_number), Some(&nav), body)
+}
+
+async fn invoice_pdf(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, number)): Path<(Uuid, String)>,
+) -> PageResult {
+    let o = overview(&state, &dash, account).await?;
+    let pdf = services::invoices::invoice_pdf(&state, &o.app, o.account.uuid, &number)
+        .await
+        .map_err(ApiError::from)?;
+    Ok((
+        [
+            (CONTENT_TYPE, "application/pdf".to_owned()),
+            (
+                CONTENT_DISPOSITION,
+                format!("inline; filename=\"invoice-{}.pdf\"", pdf.number),
+            ),
+        ],
+        pdf.bytes,
+    )
+        .into_response())
+}
+
+/// An e-mail as it was sent, in a sandbox that runs nothing and loads nothing from elsewhere.
+async fn email(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, email)): Path<(Uuid, Uuid)>,
+) -> PageResult {
+    let o = overview(&state, &dash, account).await?;
+    let row = store::emails::email_by_uuid(&state.db, email)
+        .await?
+        .filter(|e| e.account_uuid == Some(o.account.uuid))
+        .ok_or_else(|| ApiError::not_found("e-mail"))?;
+    Ok((
+        [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                CONTENT_SECURITY_POLICY,
+                "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; \
+                 frame-ancestors 'none'",
+            ),
+        ],
+        row.html_body,
+    )
+        .into_response())
+}

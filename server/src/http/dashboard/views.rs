@@ -1,0 +1,438 @@
+//! The dashboard's pages, rendered on the server to HTML strings with Leptos' `view!` (which
+//! escapes every value). Plain forms, labelled inputs, no script: they work without
+//! JavaScript and with the keyboard alone.
+
+use leptos::prelude::*;
+use uuid::Uuid;
+
+use crate::store::{
+    apps::{AppRow, AppTokenRow},
+    audit::AuditRow,
+    users::OrganisationRow,
+    webhooks::EndpointRow,
+};
+
+/// Who is signed in, as the page header shows it.
+pub struct Nav {
+    pub email: String,
+    pub organisation: Option<String>,
+    pub operator: bool,
+    pub csrf: String,
+}
+
+pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String {
+    let title = format!("{title} · Switchboard dashboard");
+    let header = nav.map(|nav| {
+        let who = match &nav.organisation {
+            Some(org) => format!("{} ({org})", nav.email),
+            None => format!("{} (operator)", nav.email),
+        };
+        let csrf = nav.csrf.clone();
+        let audit = nav
+            .operator
+            .then(|| view! { <li><a href="/dashboard/audit">"Audit log"</a></li> });
+        view! {
+            <header class="top">
+                <a class="brand" href="/dashboard">"Switchboard"</a>
+                <nav aria-label="Dashboard">
+                    <ul>
+                        <li><a href="/dashboard">"Apps"</a></li>
+                        <li><a href="/dashboard/accounts">"Accounts"</a></li>
+                        {audit}
+                        <li><a href="/dashboard/password">"Password"</a></li>
+                    </ul>
+                </nav>
+                <form class="sign-out" method="post" action="/dashboard/sign-out">
+                    <span class="who">{who}</span>
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <button type="submit">"Sign out"</button>
+                </form>
+            </header>
+        }
+    });
+    let html = view! {
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <title>{title}</title>
+                <link rel="stylesheet" href="/dashboard/assets/dashboard.css"/>
+            </head>
+            <body>
+                {header}
+                <main id="main">{body}</main>
+            </body>
+        </html>
+    }
+    .to_html();
+    format!("<!DOCTYPE html>{html}")
+}
+
+pub(super) fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoView {
+    let notice = notice.map(|n| {
+        let n = n.to_owned();
+        view! { <p class="notice" role="status">{n}</p> }
+    });
+    let error = error.map(|e| {
+        let e = e.to_owned();
+        view! { <p class="error" role="alert">{e}</p> }
+    });
+    view! { {notice} {error} }
+}
+
+pub(super) fn csrf_field(csrf: &str) -> impl IntoView {
+    let csrf = csrf.to_owned();
+    view! { <input type="hidden" name="csrf" value=csrf/> }
+}
+
+pub(super) fn time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+pub fn sign_in(csrf: &str, email: &str, error: Option<&str>) -> String {
+    let email = email.to_owned();
+    let body = view! {
+        <section class="card narrow">
+            <h1>"Sign in"</h1>
+            {messages(None, error)}
+            <form method="post" action="/dashboard/sign-in">
+                {csrf_field(csrf)}
+                <label for="email">"E-mail"</label>
+                <input id="email" name="email" type="email" autocomplete="username" required value=email/>
+                <label for="password">"Password"</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required/>
+                <button type="submit">"Sign in"</button>
+            </form>
+        </section>
+    }
+    .into_any();
+    document("Sign in", None, body)
+}
+
+pub fn password(nav: &Nav, error: Option<&str>) -> String {
+    let body = view! {
+        <section class="card narrow">
+            <h1>"Change your password"</h1>
+            {messages(None, error)}
+            <form method="post" action="/dashboard/password">
+                {csrf_field(&nav.csrf)}
+                <label for="current">"Current password"</label>
+                <input id="current" name="current" type="password" autocomplete="current-password" required/>
+                <label for="new">"New password (at least 12 characters)"</label>
+                <input id="new" name="new" type="password" autocomplete="new-password" minlength="12" required/>
+                <button type="submit">"Change password"</button>
+            </form>
+        </section>
+    }
+    .into_any();
+    document("Password", Some(nav), body)
+}
+
+pub fn apps(
+    nav: &Nav,
+    apps: &[AppRow],
+    organisations: &[OrganisationRow],
+    notice: Option<&str>,
+    error: Option<&str>,
+) -> String {
+    let rows = apps
+        .iter()
+        .map(|a| {
+            let href = format!("/dashboard/apps/{}", a.uuid);
+            let name = a.display_name.clone();
+            let env = a.environment.clone();
+            let created = time(a.created_at);
+            view! {
+                <tr>
+                    <td><a href=href>{name}</a></td>
+                    <td>{env}</td>
+                    <td>{created}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = apps
+        .is_empty()
+        .then(|| view! { <p>"No apps yet: create a sandbox app below."</p> });
+    let operator = nav.operator;
+    let live_option = operator.then(|| view! { <option value="live">"Live"</option> });
+    let owner = operator.then(|| {
+        let options = organisations
+            .iter()
+            .map(|o| {
+                let value = o.uuid.to_string();
+                let name = o.name.clone();
+                view! { <option value=value>{name}</option> }
+            })
+            .collect_view();
+        view! {
+            <label for="organisation">"Organisation"</label>
+            <select id="organisation" name="organisation">
+                <option value="">"None (the platform's own)"</option>
+                {options}
+            </select>
+        }
+    });
+    let body = view! {
+        <h1>"Apps"</h1>
+        {messages(notice, error)}
+        {empty}
+        <div class="table-wrap">
+            <table>
+                <thead><tr><th scope="col">"App"</th><th scope="col">"Environment"</th><th scope="col">"Created"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+        <section class="card">
+            <h2>"Create an app"</h2>
+            <form method="post" action="/dashboard/apps">
+                {csrf_field(&nav.csrf)}
+                <label for="name">"Name"</label>
+                <input id="name" name="name" type="text" maxlength="100" required/>
+                <label for="environment">"Environment"</label>
+                <select id="environment" name="environment">
+                    <option value="sandbox">"Sandbox"</option>
+                    {live_option}
+                </select>
+                {owner}
+                <button type="submit">"Create app"</button>
+            </form>
+        </section>
+    }
+    .into_any();
+    document("Apps", Some(nav), body)
+}
+
+/// A new AppToken, shown this once.
+pub fn token_shown(nav: &Nav, app: Uuid, token: &str, new_app: bool) -> String {
+    let token = token.to_owned();
+    let href = format!("/dashboard/apps/{app}");
+    let heading = if new_app {
+        "Your app was created"
+    } else {
+        "A new key was created"
+    };
+    let body = view! {
+        <section class="card">
+            <h1>{heading}</h1>
+            <p>"This is the app's new API key (AppToken). It is shown only now: copy it and keep it secret."</p>
+            <label for="token">"API key"</label>
+            <input id="token" class="secret" type="text" readonly value=token/>
+            <p><a href=href>"Continue to the app"</a></p>
+        </section>
+    }
+    .into_any();
+    document(heading, Some(nav), body)
+}
+
+/// What the app page shows.
+pub struct AppPage<'a> {
+    pub app: &'a AppRow,
+    pub tokens: &'a [AppTokenRow],
+    pub endpoints: &'a [EndpointRow],
+    pub flow_url: &'a str,
+    pub operator: bool,
+    pub notice: Option<&'a str>,
+    pub error: Option<&'a str>,
+}
+
+pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
+    let a = page.app;
+    let base = format!("/dashboard/apps/{}", a.uuid);
+    let origins: Vec<String> = serde_json::from_str(&a.allowed_origins).unwrap_or_default();
+    let tokens = page
+        .tokens
+        .iter()
+        .map(|t| {
+            let prefix = t.prefix.clone();
+            let created = time(t.created_at);
+            let used = t.last_used_at.map_or_else(|| "never".to_owned(), time);
+            let state = match t.revoked_at {
+                Some(at) => format!("revoked {}", time(at)),
+                None => "active".to_owned(),
+            };
+            let revoke = t.revoked_at.is_none().then(|| {
+                let action = format!("{base}/tokens/revoke");
+                let label = format!("Revoke {prefix}");
+                let value = prefix.clone();
+                view! {
+                    <form method="post" action=action class="inline">
+                        {csrf_field(&nav.csrf)}
+                        <input type="hidden" name="prefix" value=value/>
+                        <button type="submit" class="danger" aria-label=label>"Revoke"</button>
+                    </form>
+                }
+            });
+            view! {
+                <tr>
+                    <td><code>{prefix}"…"</code></td>
+                    <td>{created}</td>
+                    <td>{used}</td>
+                    <td>{state}</td>
+                    <td>{revoke}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let keys_form = (page.operator && a.environment == "live").then(|| {
+        let action = format!("{base}/payment-keys");
+        let current = a.payment_publishable_key.clone();
+        view! {
+            <section class="card">
+                <h2>"Payment keys"</h2>
+                <p>"The card processor's keys of this live app. The secret key is stored sealed and never shown again."</p>
+                <form method="post" action=action>
+                    {csrf_field(&nav.csrf)}
+                    <label for="publishable_key">"Publishable key"</label>
+                    <input id="publishable_key" name="publishable_key" type="text" value=current required/>
+                    <label for="secret_key">"Secret key"</label>
+                    <input id="secret_key" name="secret_key" type="password" autocomplete="off" required/>
+                    <button type="submit">"Save keys"</button>
+                </form>
+            </section>
+        }
+    });
+    let endpoints = page
+        .endpoints
+        .iter()
+        .map(|e| {
+            let href = format!("{base}/webhooks/{}", e.uuid);
+            let url = e.url.clone();
+            let state = if e.disabled { "disabled" } else { "enabled" };
+            view! {
+                <li><a href=href>{url}</a> " · " {state}</li>
+            }
+        })
+        .collect_view();
+    let title = a.display_name.clone();
+    let meta = format!("{} app · slug {} · id {}", a.environment, a.slug, a.uuid);
+    let flow_url = page.flow_url.to_owned();
+    let body = view! {
+        <h1>{title}</h1>
+        <p class="muted">{meta}</p>
+        {messages(page.notice, page.error)}
+        <section class="card">
+            <h2>"API keys"</h2>
+            <div class="table-wrap">
+                <table>
+                    <thead><tr>
+                        <th scope="col">"Key"</th><th scope="col">"Created"</th>
+                        <th scope="col">"Last used"</th><th scope="col">"State"</th><th scope="col"><span class="sr-only">"Actions"</span></th>
+                    </tr></thead>
+                    <tbody>{tokens}</tbody>
+                </table>
+            </div>
+            <form method="post" action=format!("{base}/tokens")>
+                {csrf_field(&nav.csrf)}
+                <button type="submit">"Create a key"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Brand"</h2>
+            <form method="post" action=format!("{base}/branding")>
+                {csrf_field(&nav.csrf)}
+                <label for="display_name">"Display name"</label>
+                <input id="display_name" name="display_name" type="text" maxlength="100" required value=a.display_name.clone()/>
+                <label for="primary_color">"Colour (e.g. #1b4d3e)"</label>
+                <input id="primary_color" name="primary_color" type="text" value=a.primary_color.clone()/>
+                <label for="logo_url">"Logo URL (https)"</label>
+                <input id="logo_url" name="logo_url" type="url" value=a.logo_url.clone()/>
+                <button type="submit">"Save brand"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Allowed origins"</h2>
+            <p>"The sites that may embed this app's flows (e.g. https://partner.example), one per line. "
+               "They set the flow pages' frame-ancestors and where flows post their close message."</p>
+            <p class="muted">"Flow page: " <code>{flow_url}</code></p>
+            <form method="post" action=format!("{base}/origins")>
+                {csrf_field(&nav.csrf)}
+                <label for="origins">"Origins"</label>
+                <textarea id="origins" name="origins" rows="4">{origins.join("\n")}</textarea>
+                <button type="submit">"Save origins"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Support contacts"</h2>
+            <p>"What customers are told to contact for anything but outages (support-info)."</p>
+            <form method="post" action=format!("{base}/support")>
+                {csrf_field(&nav.csrf)}
+                <label for="support_name">"Name"</label>
+                <input id="support_name" name="name" type="text" value=a.support_name.clone()/>
+                <label for="support_phone">"Phone"</label>
+                <input id="support_phone" name="phone" type="tel" value=a.support_phone.clone()/>
+                <label for="support_email">"E-mail"</label>
+                <input id="support_email" name="email" type="email" value=a.support_email.clone()/>
+                <label for="support_hours">"Hours"</label>
+                <input id="support_hours" name="hours" type="text" value=a.support_hours.clone()/>
+                <label for="support_url">"Web page (https)"</label>
+                <input id="support_url" name="url" type="url" value=a.support_url.clone()/>
+                <button type="submit">"Save support contacts"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Renewal link"</h2>
+            <p>"Where renewal notices send customers whose account has no link of its own (blank: our hosted renewal page)."</p>
+            <form method="post" action=format!("{base}/renewal")>
+                {csrf_field(&nav.csrf)}
+                <label for="renewals_url">"Renewal link (https)"</label>
+                <input id="renewals_url" name="renewals_url" type="url" value=a.renewals_url.clone()/>
+                <button type="submit">"Save renewal link"</button>
+            </form>
+        </section>
+        <section class="card">
+            <h2>"Webhooks"</h2>
+            <ul class="plain">{endpoints}</ul>
+            <form method="post" action=format!("{base}/webhooks")>
+                {csrf_field(&nav.csrf)}
+                <label for="webhook_url">"Endpoint URL"</label>
+                <input id="webhook_url" name="url" type="url" required/>
+                <label for="webhook_events">"Event types (comma-separated; blank: every event)"</label>
+                <input id="webhook_events" name="event_types" type="text"/>
+                <label for="webhook_description">"Description"</label>
+                <input id="webhook_description" name="description" type="text"/>
+                <button type="submit">"Add endpoint"</button>
+            </form>
+        </section>
+        {keys_form}
+    }
+    .into_any();
+    document(&a.display_name, Some(nav), body)
+}
+
+pub fn audit(nav: &Nav, entries: &[AuditRow]) -> String {
+    let rows = entries
+        .iter()
+        .map(|e| {
+            let when = time(e.created_at);
+            let who = e.actor.clone();
+            let action = e.action.clone();
+            let target = e.target.clone();
+            let detail = e.detail.clone();
+            view! {
+                <tr>
+                    <td>{when}</td>
+                    <td>{who}</td>
+                    <td>{action}</td>
+                    <td><code>{target}</code></td>
+                    <td><code class="detail">{detail}</code></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let body = view! {
+        <h1>"Audit log"</h1>
+        <p>"Changes made in the dashboard or with the CLI, newest first (secrets are never recorded)."</p>
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"What"</th>
+                    <th scope="col">"Target"</th><th scope="col">"Detail"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any();
+    document("Audit log", Some(nav), body)
+}

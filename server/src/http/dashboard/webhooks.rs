@@ -1,0 +1,454 @@
+//! An app's webhook endpoints in the dashboard: adding one (its signing secret shown once),
+//! enabling and disabling, sending a test event, the delivery log and redelivering one event.
+//! Everything goes through `services::webhooks`, the functions behind the API's own endpoints,
+//! scoped to an app the member may see.
+
+use app::api::{
+    background::{CreateWebhookEndpointIn, UpdateWebhookEndpointIn},
+    Environment, Patch,
+};
+use axum::{
+    extract::{Path, Query, State},
+    http::StatusCode,
+    routing::{get, post},
+    Form, Router,
+};
+use leptos::prelude::*;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{html, member_app, see_other, views, CsrfForm, Dash, Done, PageError, PageResult};
+use crate::{
+    http::{error::ApiError, AppState},
+    services::{self, audit, webhooks::WebhookRefused},
+    store::{
+        self,
+        apps::AppRow,
+        webhooks::{DeliveryRow, EndpointRow},
+    },
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard/apps/{app}/webhooks", post(create_endpoint))
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}",
+            get(endpoint_page),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/enabled",
+            post(set_enabled),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/test",
+            post(send_test),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/rotate",
+            post(rotate_secret),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/redeliver",
+            post(redeliver),
+        )
+}
+
+/// The app's endpoints for its page (at most 50, newest first).
+pub async fn endpoints(state: &AppState, app: Uuid) -> Result<Vec<EndpointRow>, ApiError> {
+    let mut rows = store::webhooks::endpoints_of_app(&state.db, app, 50, 0).await?;
+    rows.truncate(50);
+    Ok(rows)
+}
+
+fn environment(app: &AppRow) -> Environment {
+    Environment::parse(&app.environment).unwrap_or(Environment::Live)
+}
+
+/// A refusal as the page says it; a failure is a 500.
+fn refusal(e: services::Error<WebhookRefused>) -> Result<(StatusCode, String), PageError> {
+    match e {
+        services::Error::Refused(WebhookRefused::EndpointNotFound) => {
+            Err(ApiError::not_found("webhook endpoint").into())
+        }
+        services::Error::Refused(why) => {
+            let e: ApiError = why.into();
+            Ok((
+                StatusCode::UNPROCESSABLE_ENTITY,
+                e.body(String::new()).error.message,
+            ))
+        }
+        services::Error::Failed(e) => Err(ApiError::internal(e).into()),
+    }
+}
+
+/// A refusal as the API says it, shown as a page.
+fn page_error(e: services::Error<WebhookRefused>) -> PageError {
+    PageError::from(ApiError::from(e))
+}
+
+/// Records a webhook change made in the dashboard (after it committed: the webhook use cases
+/// are the API's own and keep their transactions).
+async fn record(
+    state: &AppState,
+    dash: &Dash,
+    action: &str,
+    target: String,
+    detail: serde_json::Value,
+) -> Result<(), ApiError> {
+    let mut tx = state.db.begin().await?;
+    audit::record(
+        &mut tx,
+        &dash.actor(),
+        action,
+        &target,
+        detail,
+        state.clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct EndpointForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    url: String,
+    /// Event types separated by commas or spaces (blank: every event).
+    #[serde(default)]
+    event_types: String,
+    #[serde(default)]
+    description: String,
+}
+
+async fn create_endpoint(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(app): Path<Uuid>,
+    Form(form): Form<EndpointForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let input = CreateWebhookEndpointIn {
+        url: form.url.trim().to_owned(),
+        event_types: form
+            .event_types
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        description: Some(form.description.trim().to_owned()).filter(|d| !d.is_empty()),
+        disabled: false,
+    };
+    match services::webhooks::create_endpoint(&state, app.uuid, environment(&app), input).await {
+        Ok(endpoint) => {
+            record(
+                &state,
+                &dash,
+                "webhook_endpoint.created",
+                format!("app:{}", app.uuid),
+                serde_json::json!({"endpoint": endpoint.uuid, "url": endpoint.url}),
+            )
+            .await?;
+            Ok(html(
+                StatusCode::CREATED,
+                secret_shown(&dash.nav(), &app, &endpoint),
+            ))
+        }
+        Err(e) => {
+            let (status, why) = refusal(e)?;
+            let page = super::render_app(&state, &dash, &app, None, Some(&why)).await?;
+            Ok(html(status, page))
+        }
+    }
+}
+
+fn secret_shown(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow) -> String {
+    secret_page(nav, app, endpoint, "Webhook endpoint added")
+}
+
+fn secret_page(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow, heading: &str) -> String {
+    let href = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let secret = endpoint.secret.clone();
+    let url = endpoint.url.clone();
+    let body = view! {
+        <section class="card">
+            <h1>{heading.to_owned()}</h1>
+            <p>"Deliveries to " <code>{url}</code> " are signed with this secret. It is shown only now: copy it and keep it secret."</p>
+            <label for="token">"Signing secret"</label>
+            <input id="token" class="secret" type="text" readonly value=secret/>
+            <p><a href=href>"Continue to the endpoint"</a></p>
+        </section>
+    }
+    .into_any();
+    views::document(heading, Some(nav), body)
+}
+
+async fn endpoint_of(
+    state: &AppState,
+    app: &AppRow,
+    endpoint: Uuid,
+) -> Result<EndpointRow, ApiError> {
+    store::webhooks::endpoint_of_app(&state.db, app.uuid, endpoint)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))
+}
+
+fn done_message(done: Option<&str>) -> Option<&'static str> {
+    Some(match done? {
+        "enabled" => "The endpoint is enabled.",
+        "disabled" => "The endpoint is disabled.",
+        "test" => "A test event was sent; its delivery shows below once attempted.",
+        "redeliver" => "The event will be delivered again.",
+        _ => return None,
+    })
+}
+
+async fn endpoint_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Query(done): Query<Done>,
+) -> PageResult {
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let deliveries =
+        store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, 100, 0).await?;
+    Ok(html(
+        StatusCode::OK,
+        endpoint_view(
+            &dash,
+            &app,
+            &endpoint,
+            &deliveries,
+            done_message(done.done.as_deref()),
+        ),
+    ))
+}
+
+fn endpoint_view(
+    dash: &Dash,
+    app: &AppRow,
+    endpoint: &EndpointRow,
+    deliveries: &[DeliveryRow],
+    notice: Option<&str>,
+) -> String {
+    let nav = dash.nav();
+    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let types = endpoint.event_type_list();
+    let types = if types.is_empty() {
+        "every event".to_owned()
+    } else {
+        types.join(", ")
+    };
+    let state = match (&endpoint.disabled, &endpoint.disabled_reason) {
+        (true, Some(why)) => format!("disabled ({why})"),
+        (true, None) => "disabled".to_owned(),
+        (false, _) => "enabled".to_owned(),
+    };
+    let (toggle_value, toggle_label) = if endpoint.disabled {
+        ("false", "Enable")
+    } else {
+        ("true", "Disable")
+    };
+    let rows = deliveries
+        .iter()
+        .map(|d| {
+            let when = views::time(d.attempted_at);
+            let kind = d.event_type.clone();
+            let status = d.status.to_string();
+            let code = d
+                .response_status
+                .map_or_else(|| "-".to_owned(), |c| c.to_string());
+            let error = d.error.clone().unwrap_or_default();
+            let event = d.event_uuid.to_string();
+            let attempt = d.attempt.to_string();
+            view! {
+                <tr>
+                    <td>{when}</td>
+                    <td>{kind}</td>
+                    <td>{attempt}</td>
+                    <td>{status}</td>
+                    <td>{code}</td>
+                    <td>{error}</td>
+                    <td>
+                        <form method="post" action=format!("{base}/redeliver") class="inline">
+                            {views::csrf_field(&nav.csrf)}
+                            <input type="hidden" name="event" value=event/>
+                            <button type="submit">"Redeliver"</button>
+                        </form>
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = deliveries
+        .is_empty()
+        .then(|| view! { <p>"No deliveries yet."</p> });
+    let back = format!("/dashboard/apps/{}", app.uuid);
+    let url = endpoint.url.clone();
+    let body = view! {
+        <p><a href=back>"← Back to the app"</a></p>
+        <h1>"Webhook endpoint"</h1>
+        {views::messages(notice, None)}
+        <section class="card">
+            <p><code>{url}</code></p>
+            <p>"Events: " {types}</p>
+            <p>"State: " {state}</p>
+            <form method="post" action=format!("{base}/enabled") class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <input type="hidden" name="disabled" value=toggle_value/>
+                <button type="submit">{toggle_label}</button>
+            </form>
+            " "
+            <form method="post" action=format!("{base}/test") class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <button type="submit">"Send a test event"</button>
+            </form>
+            " "
+            <form method="post" action=format!("{base}/rotate") class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <button type="submit">"Rotate the signing secret"</button>
+            </form>
+        </section>
+        <h2>"Deliveries"</h2>
+        {empty}
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th scope="col">"Attempted"</th><th scope="col">"Event"</th><th scope="col">"Attempt"</th>
+                    <th scope="col">"Status"</th><th scope="col">"Response"</th><th scope="col">"Error"</th>
+                    <th scope="col"><span class="sr-only">"Actions"</span></th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any();
+    views::document("Webhook endpoint", Some(&nav), body)
+}
+
+#[derive(Deserialize)]
+struct EnabledForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    disabled: String,
+}
+
+async fn set_enabled(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<EnabledForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let disabled = form.disabled == "true";
+    let input = UpdateWebhookEndpointIn {
+        disabled: Patch::Value(disabled),
+        ..UpdateWebhookEndpointIn::default()
+    };
+    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    match services::webhooks::update_endpoint(
+        &state,
+        app.uuid,
+        environment(&app),
+        endpoint.uuid,
+        input,
+    )
+    .await
+    {
+        Ok(_) => {
+            record(
+                &state,
+                &dash,
+                if disabled {
+                    "webhook_endpoint.disabled"
+                } else {
+                    "webhook_endpoint.enabled"
+                },
+                format!("app:{}", app.uuid),
+                serde_json::json!({"endpoint": endpoint.uuid}),
+            )
+            .await?;
+            let done = if disabled { "disabled" } else { "enabled" };
+            Ok(see_other(&format!("{base}?done={done}")))
+        }
+        Err(e) => Err(page_error(e)),
+    }
+}
+
+async fn send_test(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    services::webhooks::send_test(&state, app.uuid, endpoint.uuid)
+        .await
+        .map_err(page_error)?;
+    Ok(see_other(&format!(
+        "/dashboard/apps/{}/webhooks/{}?done=test",
+        app.uuid, endpoint.uuid
+    )))
+}
+
+#[derive(Deserialize)]
+struct RedeliverForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    event: String,
+}
+
+async fn redeliver(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<RedeliverForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let event = Uuid::parse_str(form.event.trim()).map_err(|_| ApiError::not_found("event"))?;
+    services::webhooks::redeliver_event(&state, app.uuid, event, Some(endpoint.uuid))
+        .await
+        .map_err(page_error)?;
+    Ok(see_other(&format!(
+        "/dashboard/apps/{}/webhooks/{}?done=redeliver",
+        app.uuid, endpoint.uuid
+    )))
+}
+
+/// A new signing secret, shown once; the old one keeps signing beside it for a while.
+async fn rotate_secret(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let rotated = services::webhooks::rotate_secret(&state, app.uuid, endpoint.uuid)
+        .await
+        .map_err(page_error)?;
+    record(
+        &state,
+        &dash,
+        "webhook_endpoint.secret_rotated",
+        format!("app:{}", app.uuid),
+        serde_json::json!({"endpoint": endpoint.uuid}),
+    )
+    .await?;
+    Ok(html(
+        StatusCode::CREATED,
+        secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
+    ))
+}

@@ -1,0 +1,483 @@
+//! Apps as the dashboard and the CLI change them, through the same functions: creating an app
+//! (with its default plan groups and first AppToken), issuing and revoking AppTokens, a live
+//! app's keys for the card processor, its brand, the origins that may embed its flows, its
+//! support contacts and its default renewal link. Every change is written to the audit log in
+//! its own transaction, never with a secret.
+
+use app::api::Environment;
+use rand::{distributions::Alphanumeric, Rng};
+use uuid::Uuid;
+
+use super::{
+    audit::{self, Actor},
+    Error,
+};
+use crate::{
+    clock::Clock,
+    crypto::PiiKey,
+    domain::{
+        account::{parse_email, parse_renewals_url, parse_us_phone},
+        apps::{allowed_origins, brand_color, check_payment_keys, slug, Origin},
+        pricing, tokens, FieldError,
+    },
+    store::{
+        self,
+        apps::{AppRow, NewApp, SupportContacts},
+        market::PlanGroupRow,
+        Db,
+    },
+};
+
+/// Why an app was not changed. Nothing is written; the message never repeats a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum AppRefused {
+    #[error("{}", .0.message)]
+    Field(FieldError),
+    #[error("no such app")]
+    AppNotFound,
+    #[error("no active token with prefix {0}")]
+    TokenNotFound(String),
+    #[error("{0}")]
+    PaymentKeys(&'static str),
+    #[error("sandbox apps use the built-in test processor; keys are for live apps")]
+    KeysForSandbox,
+    #[error("{0}")]
+    Origins(String),
+}
+
+impl From<FieldError> for Error<AppRefused> {
+    fn from(e: FieldError) -> Self {
+        Error::Refused(AppRefused::Field(e))
+    }
+}
+
+fn refused<T>(why: AppRefused) -> Result<T, Error<AppRefused>> {
+    Err(Error::Refused(why))
+}
+
+/// A new app and its first AppToken (the plain token exists only here).
+pub struct CreatedApp {
+    pub uuid: Uuid,
+    pub slug: String,
+    pub token: String,
+}
+
+/// An app's name: 1 to 100 characters, trimmed.
+fn app_name(param: &str, raw: &str) -> Result<String, FieldError> {
+    let name = raw.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(FieldError::invalid(
+            param,
+            format!("{param} must have 1 to 100 characters"),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// Creates an app owned by `organisation` (none: the platform's own) with its default plan
+/// groups and a first AppToken.
+pub async fn create_app(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    name: &str,
+    environment: Environment,
+    organisation: Option<Uuid>,
+) -> Result<CreatedApp, Error<AppRefused>> {
+    let name = app_name("name", name)?;
+    let suffix: String = rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(6)
+        .map(|b| char::from(b).to_ascii_lowercase())
+        .collect();
+    let uuid = Uuid::new_v4();
+    let slug = slug(&name, &suffix);
+    let key = tokens::issue_publishable_key(environment);
+    let token = tokens::issue_app_token(environment);
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    store::apps::insert_app(
+        &mut tx,
+        &NewApp {
+            uuid,
+            name: &name,
+            slug: &slug,
+            environment: environment.as_str(),
+            payment_publishable_key: &key,
+            created_at: now,
+            organisation_uuid: organisation,
+        },
+    )
+    .await?;
+    store::apps::insert_app_token(&mut tx, uuid, &token.prefix, &token.hash, now).await?;
+    // Every app starts with plans it can offer at once.
+    for (position, group) in pricing::default_groups().into_iter().enumerate() {
+        let row = PlanGroupRow {
+            uuid: Uuid::new_v4(),
+            app_uuid: uuid,
+            name: group.name,
+            plan_type: group.plan_type.as_str().to_owned(),
+            term_months: i64::from(group.term_months),
+            base_charge_cents_per_month: group.base_charge_cents_per_month,
+            energy_margin_cents_per_kwh: group.energy_margin_cents_per_kwh.to_string(),
+            partner_commission_cents_per_month: group.partner_commission_cents_per_month,
+            solar_buyback_cents_per_kwh: group.solar_buyback_cents_per_kwh.to_string(),
+            early_termination_fee_cents: group.early_termination_fee_cents,
+            renewable_percent: i64::from(group.renewable_percent),
+            tos_version: group.tos_version,
+            is_month_to_month_default: group.is_month_to_month_default,
+            position: i64::try_from(position).unwrap_or(i64::MAX),
+            created_at: now,
+        };
+        store::market::insert_plan_group(&mut tx, &row).await?;
+    }
+    audit::record(
+        &mut tx,
+        actor,
+        "app.created",
+        &format!("app:{uuid}"),
+        serde_json::json!({
+            "name": name,
+            "environment": environment.as_str(),
+            "organisation": organisation,
+            "token_prefix": token.prefix,
+        }),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(CreatedApp {
+        uuid,
+        slug,
+        token: token.plain,
+    })
+}
+
+async fn existing_app(db: &Db, app_uuid: Uuid) -> Result<AppRow, Error<AppRefused>> {
+    match store::apps::app_by_uuid(db, app_uuid).await? {
+        Some(app) => Ok(app),
+        None => refused(AppRefused::AppNotFound),
+    }
+}
+
+/// Issues another AppToken for an existing app; the plain token is returned once.
+pub async fn create_token(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+) -> Result<String, Error<AppRefused>> {
+    let app = existing_app(db, app_uuid).await?;
+    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let token = tokens::issue_app_token(environment);
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    store::apps::insert_app_token(&mut tx, app_uuid, &token.prefix, &token.hash, now).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "token.created",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({"token_prefix": token.prefix}),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(token.plain)
+}
+
+/// Revokes the AppToken whose display prefix (or whole value) is given; with `app`, only a
+/// token of that app.
+pub async fn revoke_token(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app: Option<Uuid>,
+    prefix_or_token: &str,
+) -> Result<(), Error<AppRefused>> {
+    let prefix = display_prefix(prefix_or_token.trim());
+    let owner = store::apps::app_of_token_prefix(db, &prefix).await?;
+    if owner.is_none() || (app.is_some() && owner != app) {
+        return refused(AppRefused::TokenNotFound(prefix));
+    }
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    if !store::apps::revoke_app_token(&mut tx, &prefix, now).await? {
+        return refused(AppRefused::TokenNotFound(prefix));
+    }
+    audit::record(
+        &mut tx,
+        actor,
+        "token.revoked",
+        &format!("app:{}", owner.unwrap_or_default()),
+        serde_json::json!({"token_prefix": prefix}),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The stored display prefix of a token: its kind and the first 8 characters of its secret.
+fn display_prefix(value: &str) -> String {
+    for kind in [tokens::SANDBOX_PREFIX, tokens::LIVE_PREFIX] {
+        if let Some(secret) = value.strip_prefix(kind) {
+            return format!("{kind}{}", secret.chars().take(8).collect::<String>());
+        }
+    }
+    value.to_owned()
+}
+
+/// Sets a live app's keys for the real card processor: the publishable key replaces
+/// `payment_publishable_key`, the secret key is stored sealed with `pii`. Neither refusals nor
+/// the audit log ever repeat the secret key.
+pub async fn set_payment_keys(
+    db: &Db,
+    clock: &Clock,
+    pii: &PiiKey,
+    actor: &Actor,
+    app_uuid: Uuid,
+    publishable_key: &str,
+    secret_key: &str,
+) -> Result<(), Error<AppRefused>> {
+    let (publishable_key, secret_key) = (publishable_key.trim(), secret_key.trim());
+    if let Err(why) = check_payment_keys(publishable_key, secret_key) {
+        return refused(AppRefused::PaymentKeys(why));
+    }
+    let app = existing_app(db, app_uuid).await?;
+    if app.environment != Environment::Live.as_str() {
+        return refused(AppRefused::KeysForSandbox);
+    }
+    let sealed = pii.seal(secret_key.as_bytes());
+    let mut tx = db.begin().await?;
+    store::payments::set_app_payment_keys(&mut tx, app_uuid, publishable_key, &sealed).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.payment_keys_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({"before": app.payment_publishable_key, "after": publishable_key}),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What may be set of an app's brand; `None` leaves a field as it is.
+#[derive(Debug, Default)]
+pub struct BrandingChange<'a> {
+    pub display_name: Option<&'a str>,
+    pub primary_color: Option<&'a str>,
+    pub logo_url: Option<&'a str>,
+}
+
+/// Sets an app's display name, colour (`#rgb`/`#rrggbb`) and logo (an https URL).
+pub async fn set_branding(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    change: &BrandingChange<'_>,
+) -> Result<(), Error<AppRefused>> {
+    let name = change
+        .display_name
+        .map(|n| app_name("display_name", n))
+        .transpose()?;
+    let color = change
+        .primary_color
+        .map(|c| {
+            brand_color(c.trim()).map(str::to_owned).ok_or_else(|| {
+                FieldError::invalid("primary_color", "primary_color must look like #1b4d3e")
+            })
+        })
+        .transpose()?;
+    let logo = change
+        .logo_url
+        .map(|logo| {
+            let url = url::Url::parse(logo.trim())
+                .map_err(|_| FieldError::invalid("logo_url", "logo_url must be a URL"))?;
+            let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1"));
+            if url.scheme() == "https" || (url.scheme() == "http" && local) {
+                Ok(url.to_string())
+            } else {
+                Err(FieldError::invalid(
+                    "logo_url",
+                    "logo_url must be an https URL",
+                ))
+            }
+        })
+        .transpose()?;
+    let before = existing_app(db, app_uuid).await?;
+    let mut tx = db.begin().await?;
+    store::apps::update_branding(
+        &mut tx,
+        app_uuid,
+        name.as_deref(),
+        color.as_deref(),
+        logo.as_deref(),
+    )
+    .await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.branding_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({
+            "before": {"display_name": before.display_name, "primary_color": before.primary_color, "logo_url": before.logo_url},
+            "after": {"display_name": name, "primary_color": color, "logo_url": logo},
+        }),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Replaces the origins that may frame the app's flows and receive their close message (none:
+/// a sandbox app may then be framed anywhere, a live app nowhere else).
+pub async fn set_allowed_origins(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    origins: Vec<Origin>,
+) -> Result<Vec<Origin>, Error<AppRefused>> {
+    let origins = allowed_origins(origins).map_err(|e| Error::Refused(AppRefused::Origins(e)))?;
+    let stored: Vec<String> = origins.iter().map(|o| o.as_str().to_owned()).collect();
+    let before = existing_app(db, app_uuid).await?;
+    let mut tx = db.begin().await?;
+    store::apps::update_allowed_origins(&mut tx, app_uuid, &stored).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.origins_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({
+            "before": serde_json::from_str::<serde_json::Value>(&before.allowed_origins).unwrap_or_default(),
+            "after": stored,
+        }),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(origins)
+}
+
+/// Origins from a text with one per line (or separated by spaces or commas).
+pub fn parse_origins(text: &str) -> Result<Vec<Origin>, AppRefused> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|s| !s.is_empty())
+        .map(Origin::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(AppRefused::Origins)
+}
+
+/// The support contacts as typed (blank fields are cleared).
+#[derive(Debug, Default)]
+pub struct SupportInput<'a> {
+    pub name: &'a str,
+    pub phone: &'a str,
+    pub email: &'a str,
+    pub hours: &'a str,
+    pub url: &'a str,
+}
+
+fn optional_text(param: &str, raw: &str, max: usize) -> Result<Option<String>, FieldError> {
+    let value = raw.trim();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    if value.chars().count() > max || value.chars().any(char::is_control) {
+        return Err(FieldError::invalid(
+            param,
+            format!("{param} must be at most {max} characters of text"),
+        ));
+    }
+    Ok(Some(value.to_owned()))
+}
+
+/// Replaces the partner's support contacts that `support-info` serves beside the utility's.
+pub async fn set_support(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    input: &SupportInput<'_>,
+) -> Result<SupportContacts, Error<AppRefused>> {
+    let app = existing_app(db, app_uuid).await?;
+    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let blank = |s: &str| s.trim().is_empty();
+    let contacts = SupportContacts {
+        name: optional_text("support_name", input.name, 100)?,
+        phone: (!blank(input.phone))
+            .then(|| parse_us_phone("support_phone", input.phone))
+            .transpose()?,
+        email: (!blank(input.email))
+            .then(|| parse_email("support_email", input.email))
+            .transpose()?,
+        hours: optional_text("support_hours", input.hours, 200)?,
+        url: (!blank(input.url))
+            .then(|| parse_renewals_url("support_url", input.url, environment))
+            .transpose()?,
+    };
+    let mut tx = db.begin().await?;
+    store::apps::update_support(&mut tx, app_uuid, &contacts).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.support_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({
+            "before": {"name": app.support_name, "phone": app.support_phone, "email": app.support_email, "hours": app.support_hours, "url": app.support_url},
+            "after": contacts,
+        }),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(contacts)
+}
+
+/// Sets (or, blank, clears) where renewal notices send customers whose account has no link of
+/// its own.
+pub async fn set_renewals_url(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    raw: &str,
+) -> Result<Option<String>, Error<AppRefused>> {
+    let app = existing_app(db, app_uuid).await?;
+    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let url = (!raw.trim().is_empty())
+        .then(|| parse_renewals_url("renewals_url", raw, environment))
+        .transpose()?;
+    let mut tx = db.begin().await?;
+    store::apps::update_renewals_url(&mut tx, app_uuid, url.as_deref()).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.renewals_url_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({"before": app.renewals_url, "after": url}),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(url)
+}
+
+/// Notes that the AppToken with this hash was just used (for the dashboard's "last used"),
+/// at most once a minute; a failure is only logged, never the caller's.
+pub async fn note_token_use(db: Db, token_hash: String, now: chrono::DateTime<chrono::Utc>) {
+    let result = async {
+        let mut tx = db.begin().await?;
+        store::apps::touch_app_token(&mut tx, &token_hash, now).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "could not note an AppToken's last use");
+    }
+}
