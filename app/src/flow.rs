@@ -1,6 +1,7 @@
 //! The embedded flows (`/flow/<scope>`). A flow link (`/flow/login?token=...`) lands here with
-//! the flow session's token in the URL fragment: the page takes it into memory, removes it from
-//! the address bar, and calls the v1 API with it. Server-rendered with the partner's brand, then
+//! the flow session's token in the URL fragment: the page takes it, removes it from the address
+//! bar, keeps it in its window's name (so that a reload of the frame resumes), and calls the v1
+//! API with it. Server-rendered with the partner's brand, then
 //! hydrated. When the user leaves, the page tells its host (`service-flow-close`).
 //!
 //! Each scope's flow is its own island, compiled into its own WASM bundle: a browser build
@@ -94,38 +95,36 @@ pub const CLOSE_MESSAGE_TYPE: &str = "service-flow-close";
 mod browser {
     use wasm_bindgen::{JsCast, JsValue};
 
-    /// The tab's own storage of the flow session (none where the browser refuses storage to
-    /// a frame), under a key of the flow's scope.
-    fn storage(scope: &str) -> Option<(web_sys::Storage, String)> {
-        let storage = web_sys::window()?.session_storage().ok()??;
-        Some((storage, format!("switchboard-flow:{scope}")))
+    /// The name of the frame's window (or the tab's) keeps the flow session while the flow is
+    /// open: a reload of the frame keeps it, only this origin's pages can read it, and unlike
+    /// session storage a browser that blocks third-party storage does not refuse it to a frame.
+    fn kept(scope: &str) -> String {
+        format!("switchboard-flow:{scope}:")
     }
 
     /// Takes the flow session token out of the URL fragment (and out of the history), and
-    /// keeps it in the tab's session storage so that a reload of the frame resumes the flow;
-    /// without a fragment, the token kept there.
+    /// keeps it in the window's name so that a reload of the frame resumes the flow; without a
+    /// fragment, the token kept there for this scope.
     pub fn take_session(scope: &str) -> Option<String> {
         let window = web_sys::window()?;
         let location = window.location();
         let hash = location.hash().ok()?;
         let Some(token) = hash.strip_prefix("#session=") else {
-            let (storage, key) = storage(scope)?;
-            return storage.get_item(&key).ok()?;
+            let name = window.name().ok()?;
+            return name.strip_prefix(&kept(scope)).map(str::to_owned);
         };
         let url = format!("{}{}", location.pathname().ok()?, location.search().ok()?);
         if let Ok(history) = window.history() {
             let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
         }
-        if let Some((storage, key)) = storage(scope) {
-            let _ = storage.set_item(&key, token);
-        }
+        let _ = window.set_name(&format!("{}{token}", kept(scope)));
         Some(token.to_owned())
     }
 
     /// Forgets the kept session: the flow closed, or its session ended.
-    pub fn forget_session(scope: &str) {
-        if let Some((storage, key)) = storage(scope) {
-            let _ = storage.remove_item(&key);
+    pub fn forget_session() {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_name("");
         }
     }
 
@@ -134,7 +133,7 @@ mod browser {
     /// when there is one. The message goes to each registered origin in turn: the browser
     /// delivers it only where the parent's origin matches.
     pub fn post_close(reason: &str, scope: &str, next: Option<&str>, origins: &[String]) {
-        forget_session(scope);
+        forget_session();
         let Some(window) = web_sys::window() else {
             return;
         };

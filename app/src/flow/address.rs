@@ -175,7 +175,7 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
                                 }
                             }
                         />
-                        <p class="visually-hidden" role="status" data-testid="address-status">
+                        <p class="hint" role="status" data-testid="address-status">
                             {move || {
                                 if search.pending.get() {
                                     return Some("Searching for addresses…".to_owned());
@@ -189,9 +189,6 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
                                     })
                             }}
                         </p>
-                        <Show when=move || search.pending.get()>
-                            <p class="muted" aria-hidden="true">"Searching…"</p>
-                        </Show>
                         <ErrorNotice task=search retry=move |_| run_search(query.get_untracked())/>
                         <ul class="choices" id="address-results" role="listbox" aria-label="Addresses found" data-testid="address-results">
                             {move || {

@@ -102,11 +102,14 @@ fn Review(flow: Flow) -> impl IntoView {
         view! {
             <div>
                 <dt>{label}</dt>
-                <dd data-testid=testid>{value}</dd>
-                <button type="button" class="link" on:click=move |_| flow.step.set(step)>
-                    "Change"
-                    <span class="visually-hidden">" " {label.to_ascii_lowercase()}</span>
-                </button>
+                <dd>
+                    <span data-testid=testid>{value}</span>
+                    " "
+                    <button type="button" class="link" on:click=move |_| flow.step.set(step)>
+                        "Change"
+                        <span class="visually-hidden">" " {label.to_ascii_lowercase()}</span>
+                    </button>
+                </dd>
             </div>
         }
     };

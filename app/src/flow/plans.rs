@@ -35,14 +35,16 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
                     <Show when=move || load.pending.get()>
                         <p class="muted" role="status">"Finding plans for your home…"</p>
                     </Show>
+                    // A plain list (no keyed diffing): the plans are read once per visit.
                     <div class="plans" data-testid="plans">
-                        <For
-                            each=move || plans.get().unwrap_or_default()
-                            key=|p| p.plan_uuid.clone()
-                            let:plan
-                        >
-                            <PlanCard plan chosen/>
-                        </For>
+                        {move || {
+                            plans
+                                .get()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|plan| view! { <PlanCard plan chosen/> })
+                                .collect_view()
+                        }}
                     </div>
                     <Show when=move || plans.with(|p| p.as_ref().is_some_and(Vec::is_empty))>
                         <p>"No plans are offered for this home right now."</p>

@@ -130,11 +130,9 @@ impl Task {
             self.pending.set(false);
             match answer {
                 Ok(value) => done(value),
-                Err(e) => {
-                    // The API's own words stay for developers, in the console.
-                    leptos::logging::warn!("{}: {}", e.code, e.message);
-                    self.error.set(Some(explain(e)));
-                }
+                // The API's own words stay for developers: the response, and the error's
+                // `data-code` in the page.
+                Err(e) => self.error.set(Some(explain(e))),
             }
         });
     }
