@@ -65,7 +65,13 @@ export function hostPage(link, title) {
 export async function shot(page, name) {
   const frame = page.frames().find((f) => f !== page.mainFrame() && f.url().startsWith(baseUrl)) ?? page.mainFrame();
   await assertAccessible(frame, name);
+  // A frame from another site is painted only within the viewport: the page grows to show
+  // all of the flow, then returns to its size.
+  const size = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (height > size.height) await page.setViewportSize({ width: size.width, height });
   await page.screenshot({ path: path.join(artifacts, name), fullPage: true });
+  if (height > size.height) await page.setViewportSize(size);
 }
 
 /// Asserts that the flow told its host its height (`service-flow-resize`), and that the host's

@@ -83,7 +83,13 @@ async function hostPage(link, width) {
 async function shot(page, name) {
   const frame = page.frames().find((f) => f !== page.mainFrame() && f.url().startsWith(baseUrl)) ?? page.mainFrame();
   await assertAccessible(frame, name);
+  // A frame from another site is painted only within the viewport: the page grows to show
+  // all of the flow, then returns to its size.
+  const size = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (height > size.height) await page.setViewportSize({ width: size.width, height });
   await page.screenshot({ path: path.join(artifacts, name), fullPage: true });
+  if (height > size.height) await page.setViewportSize(size);
 }
 
 async function step(flow, name) {
@@ -439,9 +445,10 @@ test("an expired price, a network failure and a declined card can all be fixed i
     const now = await api("GET", `/v1/app/accounts/${account.uuid}`, app.token);
     assert.equal(now.enrollment.has_payment_method, true);
     assert.equal(now.enrollment.has_accepted_plan, true);
-    // Only the expired price (409), the declined card (402) and the dropped request may show.
+    // Only the too young customer (400), the expired price (409), the declined card (402) and
+    // the dropped request may show.
     assert.deepEqual(
-      appErrors(errors).filter((e) => !/status of 40[29]|ERR_INTERNET_DISCONNECTED/.test(e)),
+      appErrors(errors).filter((e) => !/status of 40[029]|ERR_INTERNET_DISCONNECTED/.test(e)),
       [],
     );
     await assertNoSetCookie(setCookies);
@@ -596,7 +603,8 @@ test("a customer finds the meter by its ESI ID and sends bills to another addres
     const billing = await api("GET", "/v1/account/billing/address", token);
     assert.equal(billing.same_as_service_address, false);
     assert.equal(billing.postal_code, "78701");
-    assert.deepEqual(appErrors(errors), []);
+    // Only the unknown ESI ID (404) and the missing street (400) may show.
+    assert.deepEqual(appErrors(errors).filter((e) => !/status of 40[04]/.test(e)), []);
     await assertNoSetCookie(setCookies);
   } finally {
     await context.close();
