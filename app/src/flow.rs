@@ -271,7 +271,9 @@ pub fn FlowShell() -> impl IntoView {
 /// and costs the bundle nothing.
 fn head(name: &str, branding: Option<&FlowBranding>) -> impl IntoView {
     use leptos_meta::{Link, Title};
-    let origins = branding.map(|b| b.post_message_origins.clone()).unwrap_or_default();
+    let origins = branding
+        .map(|b| b.post_message_origins.clone())
+        .unwrap_or_default();
     let script = format!(
         "(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}}).observe(document.body)}})()",
         serde_json::to_string(&origins).unwrap_or_else(|_| "[]".to_owned())

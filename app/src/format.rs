@@ -376,7 +376,10 @@ mod tests {
         let orange = readable_on_white("#f26b1d");
         assert_ne!(orange, "#f26b1d");
         assert!(contrast_on_white(&orange) >= 5.0, "{orange}");
-        assert!(contrast_on_white(&orange) < 5.5, "no darker than needed: {orange}");
+        assert!(
+            contrast_on_white(&orange) < 5.5,
+            "no darker than needed: {orange}"
+        );
         assert!(contrast_on_white(&readable_on_white("#ff0")) >= 5.0);
         assert!(contrast_on_white(&readable_on_white("#ffffff")) >= 5.0);
         assert_eq!(readable_on_white("nonsense"), "#1d2327");

@@ -96,7 +96,10 @@ mod tests {
         assert_eq!(group_card_number("42424"), "4242 4");
         assert_eq!(group_card_number("4242 42"), "4242 42");
         assert_eq!(group_card_number("378282246310005"), "3782 822463 10005");
-        assert_eq!(group_card_number("4242-4242-4242-4242-9999"), "4242 4242 4242 4242 999");
+        assert_eq!(
+            group_card_number("4242-4242-4242-4242-9999"),
+            "4242 4242 4242 4242 999"
+        );
         assert_eq!(group_card_number(""), "");
     }
 

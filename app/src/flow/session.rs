@@ -201,7 +201,9 @@ pub fn ErrorNotice(task: Task, #[prop(into)] retry: Callback<()>) -> impl IntoVi
         if let Some(Some(field)) = previous {
             let _ = field.remove_attribute("aria-describedby");
         }
-        let param = task.error.with(|e| e.as_ref().and_then(|e| e.param.clone()))?;
+        let param = task
+            .error
+            .with(|e| e.as_ref().and_then(|e| e.param.clone()))?;
         let field = document()
             .query_selector(&format!("[name=\"{param}\"]"))
             .ok()??;
@@ -379,9 +381,20 @@ mod tests {
     #[test]
     fn api_words_never_reach_the_customer() {
         let cases = [
-            about("parameter_invalid", "date_of_birth", "the customer must be at least 18 years old"),
-            about("parameter_missing", "address.address_1", "address.address_1 is required"),
-            ClientError::new("esi_id_not_found", "No meter with this ESI ID is in the directory"),
+            about(
+                "parameter_invalid",
+                "date_of_birth",
+                "the customer must be at least 18 years old",
+            ),
+            about(
+                "parameter_missing",
+                "address.address_1",
+                "address.address_1 is required",
+            ),
+            ClientError::new(
+                "esi_id_not_found",
+                "No meter with this ESI ID is in the directory",
+            ),
             ClientError::network("TypeError: Failed to fetch"),
             ClientError::new("internal_error", "internal error"),
             ClientError::new("token_expired", "the token has expired"),
@@ -408,7 +421,11 @@ mod tests {
         let offline = explain(ClientError::network("TypeError: Failed to fetch"));
         assert!(offline.is_network());
         assert!(offline.message.contains("try again"));
-        let own = explain(about("invalid_input", "ssn", "A Social Security number has 9 digits."));
+        let own = explain(about(
+            "invalid_input",
+            "ssn",
+            "A Social Security number has 9 digits.",
+        ));
         assert_eq!(own.message, "A Social Security number has 9 digits.");
     }
 }

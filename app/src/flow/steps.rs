@@ -60,9 +60,7 @@ impl Step {
     pub fn previous(self) -> Option<Step> {
         match self {
             Step::Review => Some(Step::Billing),
-            _ => Self::FORMS
-                .get(self.number()?.checked_sub(2)?)
-                .copied(),
+            _ => Self::FORMS.get(self.number()?.checked_sub(2)?).copied(),
         }
     }
 
