@@ -670,6 +670,7 @@ test("a customer whose service runs sees it active when the enrollment flow open
       await step(flow, "done");
       const done = flow.locator("[data-testid=done]");
       assert.equal(await done.getAttribute("data-active"), "true");
+      assert.equal(await flow.locator("h2").innerText(), "Your service");
       const text = await done.innerText();
       assert.match(text, /Your electricity service is active, Ana\./);
       assert.match(text, /has supplied .+ since [A-Z][a-z]+ \d{1,2}, \d{4}/);

@@ -40,7 +40,16 @@ pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
                         .map(|n| format!("Step {n} of {}", Step::FORMS.len()))
                 }}
             </p>
-            <h2 node_ref=heading tabindex="-1">{move || flow.step.get().title()}</h2>
+            <h2 node_ref=heading tabindex="-1">
+                {move || {
+                    // A customer whose service runs is past "enrollment received".
+                    let step = flow.step.get();
+                    let active = flow
+                        .account
+                        .with(|a| a.as_ref().is_some_and(|a| a.enrollment.is_service_active));
+                    if step == Step::Done && active { "Your service" } else { step.title() }
+                }}
+            </h2>
             {move || match flow.step.get() {
                 Step::Address => view! { <AddressStep flow/> }.into_any(),
                 Step::Plan => view! { <PlanStep flow/> }.into_any(),
