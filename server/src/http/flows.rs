@@ -1,7 +1,7 @@
 //! Flow links: `flow-login` hands the partner a single-use link (10 minutes); opening it
 //! (`/flow/login?token=...`) spends the token and opens a flow session whose bearer token the
-//! page keeps in memory (no cookie, so flows work in cross-site iframes where third-party
-//! cookies are blocked). The session may call only its scope's endpoints.
+//! page keeps in its window's name (no cookie, no storage, so flows work in cross-site iframes
+//! where third-party cookies and storage are blocked). The session may call only its scope's endpoints.
 
 use app::api::{ErrorEnvelope, FlowLoginIn, FlowLoginOut, Timestamp};
 use axum::{
