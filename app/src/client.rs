@@ -47,11 +47,11 @@ impl ClientError {
         }
     }
 
-    pub fn network(e: impl std::fmt::Display) -> Self {
-        ClientError::new(
-            NETWORK_ERROR,
-            format!("We could not reach the server ({e}). Check your connection and try again."),
-        )
+    /// The server could not be reached, or answered what the flow cannot read. (The browser
+    /// reports the failed request itself; the flow says it in the customer's words, see
+    /// `flow::session::explain`.)
+    pub fn network(_cause: impl std::fmt::Display) -> Self {
+        ClientError::new(NETWORK_ERROR, "The server could not be reached.")
     }
 
     pub fn is_network(&self) -> bool {
@@ -81,15 +81,10 @@ struct WireError {
 
 impl From<WireError> for ClientError {
     fn from(e: WireError) -> Self {
-        // A consumer cannot request a new token: tell them what to do instead.
-        let message = if e.code.starts_with("token_") {
-            "This session has ended. Close this window and start again from your app.".to_owned()
-        } else {
-            e.message
-        };
+        // The API's message, for developers: the flows show their own words.
         ClientError {
             code: e.code,
-            message,
+            message: e.message,
             param: e.param,
             missing: e.missing,
             decline_code: e.decline_code,

@@ -1,6 +1,7 @@
 //! The embedded flows (`/flow/<scope>`). A flow link (`/flow/login?token=...`) lands here with
-//! the flow session's token in the URL fragment: the page takes it into memory, removes it from
-//! the address bar, and calls the v1 API with it. Server-rendered with the partner's brand, then
+//! the flow session's token in the URL fragment: the page takes it, removes it from the address
+//! bar, keeps it in its window's name (so that a reload of the frame resumes), and calls the v1
+//! API with it. Server-rendered with the partner's brand, then
 //! hydrated. When the user leaves, the page tells its host (`service-flow-close`).
 //!
 //! Each scope's flow is its own island, compiled into its own WASM bundle: a browser build
@@ -65,6 +66,8 @@ pub struct FlowBranding {
     /// Where `service-flow-close` messages go (the partner's registered origins, or `*` for a
     /// sandbox app with none); empty when no host may be told.
     pub post_message_origins: Vec<String>,
+    /// The licensed provider's name (`provider.name`), which the credit consent names.
+    pub provider: String,
 }
 
 /// The server side of the flow pages, provided as Leptos context by the server crate so that
@@ -92,17 +95,37 @@ pub const CLOSE_MESSAGE_TYPE: &str = "service-flow-close";
 mod browser {
     use wasm_bindgen::{JsCast, JsValue};
 
-    /// Takes the flow session token out of the URL fragment (and out of the history).
-    pub fn take_session_from_fragment() -> Option<String> {
+    /// The name of the frame's window (or the tab's) keeps the flow session while the flow is
+    /// open: a reload of the frame keeps it, only this origin's pages can read it, and unlike
+    /// session storage a browser that blocks third-party storage does not refuse it to a frame.
+    fn kept(scope: &str) -> String {
+        format!("switchboard-flow:{scope}:")
+    }
+
+    /// Takes the flow session token out of the URL fragment (and out of the history), and
+    /// keeps it in the window's name so that a reload of the frame resumes the flow; without a
+    /// fragment, the token kept there for this scope.
+    pub fn take_session(scope: &str) -> Option<String> {
         let window = web_sys::window()?;
         let location = window.location();
         let hash = location.hash().ok()?;
-        let token = hash.strip_prefix("#session=")?.to_owned();
+        let Some(token) = hash.strip_prefix("#session=") else {
+            let name = window.name().ok()?;
+            return name.strip_prefix(&kept(scope)).map(str::to_owned);
+        };
         let url = format!("{}{}", location.pathname().ok()?, location.search().ok()?);
         if let Ok(history) = window.history() {
             let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
         }
-        Some(token)
+        let _ = window.set_name(&format!("{}{token}", kept(scope)));
+        Some(token.to_owned())
+    }
+
+    /// Forgets the kept session: the flow closed, or its session ended.
+    pub fn forget_session() {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_name("");
+        }
     }
 
     /// Posts `{type: "service-flow-close", reason, scope}` (and `next`, the flow to open
@@ -110,6 +133,7 @@ mod browser {
     /// when there is one. The message goes to each registered origin in turn: the browser
     /// delivers it only where the parent's origin matches.
     pub fn post_close(reason: &str, scope: &str, next: Option<&str>, origins: &[String]) {
+        forget_session();
         let Some(window) = web_sys::window() else {
             return;
         };
@@ -164,6 +188,7 @@ pub struct Chrome {
     /// Where `service-flow-close` goes (see `FlowBranding::post_message_origins`).
     origins: Vec<String>,
     style: Option<String>,
+    provider: String,
 }
 
 /// The server side of a flow page: the partner's brand, then the scope's flow as an island
@@ -191,21 +216,27 @@ pub fn FlowShell() -> impl IntoView {
                 branding
                     .get()
                     .map(|b| {
+                        let name = b
+                            .as_ref()
+                            .map(|b| b.display_name.clone())
+                            .unwrap_or_else(|| "Switchboard".to_owned());
+                        let page_head = head(&name, b.as_ref());
                         let chrome = Chrome {
-                            name: b
-                                .as_ref()
-                                .map(|b| b.display_name.clone())
-                                .unwrap_or_else(|| "Switchboard".to_owned()),
+                            name,
+                            provider: b.as_ref().map(|b| b.provider.clone()).unwrap_or_default(),
                             logo: b.as_ref().and_then(|b| b.logo_url.clone()),
                             origins: b
                                 .as_ref()
                                 .map(|b| b.post_message_origins.clone())
                                 .unwrap_or_default(),
-                            style: b
-                                .and_then(|b| b.primary_color)
-                                .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}")),
+                            style: b.and_then(|b| b.primary_color).map(|(c, text)| {
+                                format!(
+                                    "--brand:{c};--brand-contrast:{text};--brand-text:{}",
+                                    crate::format::readable_on_white(&c)
+                                )
+                            }),
                         };
-                        match scope().as_str() {
+                        let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
                             "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp chrome/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
@@ -225,12 +256,40 @@ pub fn FlowShell() -> impl IntoView {
                                 }
                                     .into_any()
                             }
-                        }
+                        };
+                        view! { {page_head} {flow} }.into_any()
                     })
             }}
         </Suspense>
     }
 }
+
+/// The page's title and icon in the partner's brand, and the script that tells the host how
+/// tall the page is (`service-flow-resize`, with `height` in CSS pixels, each time it changes),
+/// so that the host sizes its frame to the flow: one scroll on a phone, not two. The script is
+/// part of the page rather than of a flow's bundle: it reports the loading state's height too,
+/// and costs the bundle nothing.
+fn head(name: &str, branding: Option<&FlowBranding>) -> impl IntoView {
+    use leptos_meta::{Link, Title};
+    let origins = branding
+        .map(|b| b.post_message_origins.clone())
+        .unwrap_or_default();
+    let script = format!(
+        "(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}}).observe(document.body)}})()",
+        serde_json::to_string(&origins).unwrap_or_else(|_| "[]".to_owned())
+    );
+    let icon = branding
+        .and_then(|b| b.logo_url.clone())
+        .unwrap_or_else(|| "/favicon.svg".to_owned());
+    view! {
+        <Title text=name.to_owned()/>
+        <Link rel="icon" href=icon/>
+        <script inner_html=script></script>
+    }
+}
+
+/// The message a flow sends its host each time its height changes.
+pub const RESIZE_MESSAGE_TYPE: &str = "service-flow-resize";
 
 /// Starts fetching a flow's bundle while the page is read (`shell`'s loader then finds it in
 /// the cache); `styles`: the account flows' own stylesheet too.
@@ -291,18 +350,23 @@ fn Frame(
         logo,
         origins,
         style,
+        provider,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
     let next = StoredValue::new(None::<&'static str>);
+    let origins = StoredValue::new(origins);
+    let tell_host = move |reason: &'static str| {
+        #[cfg(feature = "hydrate")]
+        origins.with_value(|o| browser::post_close(reason, scope, next.get_value(), o));
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (reason, origins, next);
+    };
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
-        #[cfg(feature = "hydrate")]
-        browser::post_close(reason, scope, next.get_value(), &origins);
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (reason, &origins, next);
+        tell_host(reason);
     });
-    let flow = Flow::new(close, next);
+    let flow = Flow::new(close, next, (name.clone(), provider));
     let first = Task::new();
     let load = move || {
         phase.set(Phase::Starting);
@@ -320,7 +384,7 @@ fn Frame(
     Effect::new(move |_| {
         hydrated.set(true);
         #[cfg(feature = "hydrate")]
-        match browser::take_session_from_fragment() {
+        match browser::take_session(scope) {
             Some(token) => {
                 flow.start(ApiClient::new(token));
                 load();
@@ -332,9 +396,16 @@ fn Frame(
     });
     Effect::new(move |_| {
         if let Some(e) = first.error.get() {
+            // A session that has ended cannot come back: the host hears it and may open a new
+            // flow link.
+            if e.code.starts_with("token_") {
+                tell_host("expired");
+            }
             phase.set(Phase::Failed(e));
         }
     });
+    let has_logo = logo.is_some();
+    let header_name = name.clone();
 
     view! {
         <main
@@ -346,7 +417,8 @@ fn Frame(
         >
             <header class="flow-header">
                 {logo.map(|src| view! { <img class="logo" src=src alt=""/> })}
-                <span class="brand" data-testid="app-name">{name}</span>
+                // With a logo, the name is for screen readers only: one line at 360 px.
+                <span class=if has_logo { "brand visually-hidden" } else { "brand" } data-testid="app-name">{header_name}</span>
                 <button
                     type="button"
                     class="link close"
@@ -375,16 +447,26 @@ fn Frame(
                         }
                             .into_any()
                     }
+                    Phase::Failed(e) if e.code.starts_with("token_") => {
+                        view! {
+                            <div data-testid="expired">
+                                <h2>"This page has expired"</h2>
+                                <p>
+                                    "For your security, this page works for a limited time. Nothing you finished is lost: close it and open it again from "
+                                    {name.clone()}
+                                    " to carry on where you left off."
+                                </p>
+                            </div>
+                        }
+                            .into_any()
+                    }
                     Phase::Failed(e) => {
-                        let expired = e.code.starts_with("token_");
                         view! {
                             <div class="notice error" role="alert" data-testid="flow-error">
                                 <p>{e.message}</p>
-                                <Show when=move || !expired>
-                                    <button type="button" class="secondary" on:click=move |_| load()>
-                                        "Try again"
-                                    </button>
-                                </Show>
+                                <button type="button" class="secondary" on:click=move |_| load()>
+                                    "Try again"
+                                </button>
                             </div>
                         }
                             .into_any()

@@ -199,6 +199,46 @@ pub fn phone(e164: &str) -> String {
     }
 }
 
+/// A brand colour (`#rgb` or `#rrggbb`) as a colour for text and links: the colour itself when
+/// it reads at 5:1 on white, else the same hue darkened until it does (WCAG AA asks 4.5:1; the
+/// margin keeps it readable on the pale panels the flows also use). (Called
+/// where pages are rendered, on the server: no browser bundle holds it.)
+pub fn readable_on_white(hex: &str) -> String {
+    let digits = hex.trim_start_matches('#');
+    let full: String = match digits.len() {
+        3 => digits.chars().flat_map(|c| [c, c]).collect(),
+        _ => digits.to_owned(),
+    };
+    let channel = |i: usize| {
+        full.get(i..i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .map(f64::from)
+    };
+    let (Some(r), Some(g), Some(b)) = (channel(0), channel(2), channel(4)) else {
+        return "#1d2327".to_owned();
+    };
+    let linear = |c: f64| {
+        let c = c / 255.0;
+        if c <= 0.039_28 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let mut scale = 1.0;
+    loop {
+        let [r, g, b] = [r * scale, g * scale, b * scale];
+        let luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+        // Contrast with white: (1 + 0.05) / (L + 0.05).
+        if 1.05 / (luminance + 0.05) >= 5.0 || scale <= 0.0 {
+            // Channels are within 0..=255 here: the casts are exact after rounding.
+            let [r, g, b] = [r, g, b].map(|c| c.round() as u8);
+            return format!("#{r:02x}{g:02x}{b:02x}");
+        }
+        scale -= 0.02;
+    }
+}
+
 /// Text safe in HTML content and in attribute values quoted either way.
 pub fn html_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -325,6 +365,36 @@ mod tests {
     fn us_phones_are_grouped() {
         assert_eq!(phone("+15125550123"), "(512) 555-0123");
         assert_eq!(phone("+445555"), "+445555");
+    }
+
+    #[test]
+    fn brand_colours_are_darkened_until_text_reads_on_white() {
+        // Dark enough already: kept.
+        assert_eq!(readable_on_white("#1b4d3e"), "#1b4d3e");
+        assert_eq!(readable_on_white("#7a2e8e"), "#7a2e8e");
+        // The orange of 3.5:1 on white: darkened to at least 5:1.
+        let orange = readable_on_white("#f26b1d");
+        assert_ne!(orange, "#f26b1d");
+        assert!(contrast_on_white(&orange) >= 5.0, "{orange}");
+        assert!(
+            contrast_on_white(&orange) < 5.5,
+            "no darker than needed: {orange}"
+        );
+        assert!(contrast_on_white(&readable_on_white("#ff0")) >= 5.0);
+        assert!(contrast_on_white(&readable_on_white("#ffffff")) >= 5.0);
+        assert_eq!(readable_on_white("nonsense"), "#1d2327");
+    }
+
+    fn contrast_on_white(hex: &str) -> f64 {
+        let c = |i: usize| {
+            let v = f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0;
+            if v <= 0.039_28 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        1.05 / (0.2126 * c(1) + 0.7152 * c(3) + 0.0722 * c(5) + 0.05)
     }
 
     #[test]

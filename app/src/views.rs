@@ -26,7 +26,6 @@ pub struct Account {
 /// Of `api::AccountApp`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct AccountApp {
-    pub name: String,
     pub payment_public_key: String,
 }
 

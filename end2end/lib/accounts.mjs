@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { api, artifacts, baseUrl, collectErrors, collectSetCookies, serveHostPage } from "./harness.mjs";
+import { assertAccessible } from "./axe.mjs";
 
 /// A sandbox customer of `app` whose service is active: a test card on file, a year of usage,
 /// bills (the newest usually open). Returns {uuid, token, account}.
@@ -41,7 +42,8 @@ export async function flowLink(app, accountUuid, scope) {
 }
 
 /// The partner's page (another site than the service) framing `link`; it keeps every message
-/// it receives in `window.__messages`.
+/// it receives in `window.__messages`, and sizes the frame to the flow's height as the README's
+/// host snippet does.
 export function hostPage(link, title) {
   return serveHostPage(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Partner app</title>
@@ -49,13 +51,48 @@ export function hostPage(link, title) {
 <style>body { margin: 0; } iframe { border: 0; width: 100%; height: 100vh; display: block; }</style>
 <script>
   window.__messages = [];
-  window.addEventListener("message", (e) => window.__messages.push({ origin: e.origin, data: e.data }));
+  window.addEventListener("message", (e) => {
+    window.__messages.push({ origin: e.origin, data: e.data });
+    if (e.data && e.data.type === "service-flow-resize") document.getElementById("flow").style.height = e.data.height + "px";
+  });
 </script></head>
 <body><iframe id="flow" title="${title}" src="${link}"></iframe></body></html>`);
 }
 
+/// Keeps a screenshot of the page, after axe-core found no WCAG A/AA violation in the flow's
+/// frame (or the page itself when the flow is opened directly): every screen a test shows is
+/// checked.
 export async function shot(page, name) {
+  const frame = page.frames().find((f) => f !== page.mainFrame() && f.url().startsWith(baseUrl)) ?? page.mainFrame();
+  await assertAccessible(frame, name);
+  // A frame from another site is painted only within the viewport: the page grows to show
+  // all of the flow, then returns to its size.
+  const size = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (height > size.height) await page.setViewportSize({ width: size.width, height });
   await page.screenshot({ path: path.join(artifacts, name), fullPage: true });
+  if (height > size.height) await page.setViewportSize(size);
+}
+
+/// Asserts that the flow told its host its height (`service-flow-resize`), and that the host's
+/// frame, sized by it, now shows the whole flow without a scroll of its own.
+export async function assertResized(page) {
+  await page.waitForFunction(
+    () => window.__messages.some((m) => m.data && m.data.type === "service-flow-resize" && m.data.height > 0),
+    null,
+    { timeout: 5_000 },
+  );
+  const frame = page.frames().find((f) => f !== page.mainFrame() && f.url().startsWith(baseUrl));
+  await page.waitForFunction(
+    async () => {
+      const last = window.__messages.filter((m) => m.data && m.data.type === "service-flow-resize").pop();
+      return Math.abs(document.getElementById("flow").getBoundingClientRect().height - last.data.height) < 2;
+    },
+    null,
+    { timeout: 5_000 },
+  );
+  const [content, viewport] = await frame.evaluate(() => [Math.ceil(document.body.getBoundingClientRect().height), window.innerHeight]);
+  assert.ok(Math.abs(content - viewport) <= 2, `the frame fits the flow: content ${content}, frame ${viewport}`);
 }
 
 /// The flow's messages to its host so far.
@@ -120,5 +157,6 @@ export async function openFlow(browser, app, accountUuid, scope, title, width, {
   await page.goto(host.url);
   const flow = page.frameLocator("#flow");
   await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+  await assertResized(page);
   return { host, context, page, flow, errors, setCookies, wasm };
 }

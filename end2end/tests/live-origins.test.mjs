@@ -75,8 +75,9 @@ test("a live app's registered origin frames its flow and hears it close", async 
     assert.equal(await flow.locator("[data-testid=app-name]").textContent(), "Live Partner");
 
     await flow.getByRole("button", { name: "Close" }).click();
-    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 5_000 });
-    const [message] = await page.evaluate(() => window.__messages);
+    // The flow also tells its host its height (service-flow-resize): the close message is the one.
+    await page.waitForFunction(() => window.__messages.some((m) => m.data?.type === "service-flow-close"), null, { timeout: 5_000 });
+    const [message] = await page.evaluate(() => window.__messages.filter((m) => m.data?.type === "service-flow-close"));
     assert.deepEqual(message.data, { type: "service-flow-close", reason: "exited", scope: "enrollment" });
     assert.equal(message.origin, new URL(baseUrl).origin);
 

@@ -54,9 +54,13 @@ test("the card on file is replaced by a new card, and the flow completes", async
     assert.match(onFile, /Expires \d\d\/20\d\d/);
     await shot(page, "payment-method-1280-1-on-file.png");
 
-    await flow.getByLabel("Card number").fill("5555 5555 5555 4444");
-    await flow.getByLabel("Expiry (MM/YY)").fill("11/33");
-    await flow.getByLabel("CVC").fill("321");
+    // The number is grouped as typed and its network shown; the expiry takes the MM / YY shape.
+    await flow.getByLabel("Card number").pressSequentially("5555555555554444", { delay: 10 });
+    assert.equal(await flow.getByLabel("Card number").inputValue(), "5555 5555 5555 4444");
+    assert.equal(await flow.locator("[data-testid=card-network]").innerText(), "Mastercard");
+    await flow.getByLabel("Expiry (MM / YY)").pressSequentially("1133", { delay: 10 });
+    assert.equal(await flow.getByLabel("Expiry (MM / YY)").inputValue(), "11 / 33");
+    await flow.getByLabel("Security code").fill("321");
     await flow.getByRole("button", { name: "Save new card" }).click();
     await flow.locator("[data-testid=done]").waitFor({ timeout: 15_000 });
     assert.match(await flow.locator("[data-testid=done]").innerText(), /Mastercard ending in 4444 now pays your bills/);
@@ -88,13 +92,16 @@ test("a declined card is reported at the card number and fixed by keyboard at 36
     // The sandbox lists its test cards; the declining one fills the form.
     await flow.locator("[data-testid=test-cards] summary").click();
     await flow.getByRole("button", { name: "4000 0000 0000 0002" }).click();
-    await flow.getByLabel("CVC").press("Enter");
+    await flow.getByLabel("Security code").press("Enter");
     const error = flow.locator("[data-testid=step-error]");
     await error.waitFor({ timeout: 15_000 });
     assert.equal(await error.getAttribute("role"), "alert");
     assert.equal(await error.getAttribute("data-code"), "card_declined");
     assert.match(await error.innerText(), /declined/);
     assert.equal(await flow.getByLabel("Card number").getAttribute("aria-invalid"), "true");
+    // The card number has the focus, and the message describes it.
+    assert.equal(await flow.getByLabel("Card number").evaluate((el) => el === document.activeElement), true);
+    assert.equal(await flow.getByLabel("Card number").getAttribute("aria-describedby"), "step-error");
     await shot(page, "payment-method-360-2-declined.png");
 
     // Fixed in place: another number, submitted from the keyboard.
@@ -103,6 +110,9 @@ test("a declined card is reported at the card number and fixed by keyboard at 36
     const outline = await number.evaluate((el) => getComputedStyle(el).outlineStyle);
     assert.notEqual(outline, "none", "the focused field shows its focus");
     await number.fill("4242 4242 4242 4242");
+    // A new card number clears the decline, which was about the old one.
+    await error.waitFor({ state: "detached" });
+    assert.equal(await number.getAttribute("aria-invalid"), "false");
     await number.press("Enter");
     await flow.locator("[data-testid=done]").waitFor({ timeout: 15_000 });
     await shot(page, "payment-method-360-3-saved.png");

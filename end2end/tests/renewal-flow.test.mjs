@@ -76,6 +76,9 @@ test("inside the window: renewal plans, acceptance with terms, and the renewal q
   try {
     await flow.locator("[data-testid=plan]").first().waitFor({ timeout: 15_000 });
     const plan = flow.locator("[data-testid=plan]").first();
+    // The card leads with the average price (to a tenth of a cent); the details open on demand.
+    assert.match(await plan.locator(".price strong").innerText(), /^\d+\.\d¢$/);
+    await plan.locator("summary").click();
     assert.match(await plan.locator("table.averages").innerText(), /500 kWh[\s\S]*1,000 kWh[\s\S]*2,000 kWh/);
     const efl = await plan.getByRole("link", { name: "Electricity Facts Label" }).getAttribute("href");
     assert.equal((await fetch(new URL(efl, baseUrl))).status, 200);

@@ -23,6 +23,8 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let esi_id = RwSignal::new(String::new());
     let search = Task::new();
+    // The result the arrow keys are on (the combobox's active option).
+    let active = RwSignal::new(None::<usize>);
     // Each keystroke supersedes the searches before it; late answers are dropped.
     let generation = StoredValue::new(0u64);
 
@@ -37,6 +39,7 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
             async move |c| c.address_search(&text).await,
             move |list| {
                 if current(this) {
+                    active.set(None);
                     results.set(Some(list));
                 }
             },
@@ -131,46 +134,87 @@ pub fn AddressStep(flow: Flow) -> impl IntoView {
                     <div class="stack">
                         <label for="address-query">"Service address"</label>
                         <p class="hint" id="address-hint">"Start typing your street address, then choose it from the list."</p>
+                        // A combobox: arrow keys move through the results, Enter chooses,
+                        // Escape closes the list; focus stays in the field.
                         <input
                             id="address-query"
                             name="address"
-                            type="search"
+                            type="text"
+                            role="combobox"
+                            aria-autocomplete="list"
+                            aria-expanded=move || results.with(|r| r.as_ref().is_some_and(|r| !r.is_empty())).to_string()
+                            aria-activedescendant=move || active.get().map(|i| format!("address-option-{i}"))
                             autocomplete="street-address"
                             aria-describedby="address-hint"
                             aria-controls="address-results"
                             prop:value=move || query.get()
                             on:input=move |ev| on_type(event_target_value(&ev))
+                            on:keydown=move |ev| {
+                                let count = results.with(|r| r.as_ref().map_or(0, Vec::len));
+                                let now = active.get_untracked();
+                                match ev.key().as_str() {
+                                    "ArrowDown" if count > 0 => {
+                                        ev.prevent_default();
+                                        active.set(Some(now.map_or(0, |i| (i + 1) % count)));
+                                    }
+                                    "ArrowUp" if count > 0 => {
+                                        ev.prevent_default();
+                                        active.set(Some(now.map_or(count - 1, |i| (i + count - 1) % count)));
+                                    }
+                                    "Enter" => {
+                                        ev.prevent_default();
+                                        if let Some(i) = now {
+                                            found.set(results.with_untracked(|r| r.as_ref().and_then(|r| r.get(i).cloned())));
+                                        }
+                                    }
+                                    "Escape" => {
+                                        results.set(None);
+                                        active.set(None);
+                                    }
+                                    _ => {}
+                                }
+                            }
                         />
-                        <p class="visually-hidden" role="status" aria-live="polite">
+                        <p class="hint" role="status" data-testid="address-status">
                             {move || {
+                                if search.pending.get() {
+                                    return Some("Searching for addresses…".to_owned());
+                                }
                                 results
                                     .get()
                                     .map(|r| match r.len() {
                                         0 => "No addresses found".to_owned(),
                                         1 => "1 address found".to_owned(),
-                                        n => format!("{n} addresses found"),
+                                        n => format!("{n} addresses found. Use the arrow keys to choose one."),
                                     })
                             }}
                         </p>
                         <ErrorNotice task=search retry=move |_| run_search(query.get_untracked())/>
-                        <ul class="choices" id="address-results" data-testid="address-results">
-                            <For
-                                each=move || results.get().unwrap_or_default()
-                                key=|a| a.esi_id.clone()
-                                let:address
-                            >
-                                <li>
-                                    <button type="button" class="choice" on:click={
-                                        let a = address.clone();
-                                        move |_| found.set(Some(a.clone()))
-                                    }>
-                                        <strong>{street_line(&address)}</strong>
-                                        <span class="muted">
-                                            {format!("{}, {} {}", address.city, address.state, address.postal_code)}
-                                        </span>
-                                    </button>
-                                </li>
-                            </For>
+                        <ul class="choices" id="address-results" role="listbox" aria-label="Addresses found" data-testid="address-results">
+                            {move || {
+                                results
+                                    .get()
+                                    .unwrap_or_default()
+                                    .into_iter()
+                                    .enumerate()
+                                    .map(|(i, address)| {
+                                        let line = street_line(&address);
+                                        let place = format!("{}, {} {}", address.city, address.state, address.postal_code);
+                                        view! {
+                                            <li
+                                                role="option"
+                                                class="choice"
+                                                id=format!("address-option-{i}")
+                                                aria-selected=move || (active.get() == Some(i)).to_string()
+                                                on:click=move |_| found.set(Some(address.clone()))
+                                            >
+                                                <strong>{line}</strong>
+                                                <span class="muted">{place}</span>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                            }}
                         </ul>
                         <Show when=move || results.with(|r| r.as_ref().is_some_and(Vec::is_empty))>
                             <p class="muted">"We could not find that address. Check the spelling, or search by ESI ID."</p>

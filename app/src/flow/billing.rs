@@ -8,7 +8,7 @@ use leptos::{html, prelude::*};
 
 use super::{
     chart::{kwh, milli, Bar, BarChart},
-    session::{explain_decline, focus_when_shown, ErrorNotice, Flow, Submit, Task},
+    session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
 use crate::{
     format::{card_brand, dollars, long_date, month_day, short_date},
@@ -342,7 +342,7 @@ fn PayNow(b: Billing, number: String, total: i64, paid: RwSignal<bool>) -> impl 
         let n = number.get_value();
         b.flow.call(
             task,
-            async move |c| c.pay_invoice(&n).await.map_err(explain_decline),
+            async move |c| c.pay_invoice(&n).await,
             move |_| {
                 paid.set(true);
                 b.flow.done.set(true);

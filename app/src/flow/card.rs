@@ -6,8 +6,8 @@
 use leptos::prelude::*;
 
 use super::{
-    input::{digits, parse_expiry},
-    session::{explain_decline, ErrorNotice, Flow, Submit, Task},
+    input::{card_network, digits, group_card_number, parse_expiry, shape_expiry},
+    session::{ErrorNotice, Flow, Submit, Task},
 };
 use crate::client::{ApiClient, CardInput};
 
@@ -46,9 +46,21 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
             .unwrap_or_default(),
     );
     let task = Task::new();
+    // A declined or mistyped card's message goes as soon as the card changes.
+    task.clear_when("number", move || {
+        number.track();
+        true
+    });
+    task.clear_when("exp_month", move || {
+        expiry.track();
+        true
+    });
     let save = move || {
         let Some((exp_month, exp_year)) = parse_expiry(&expiry.get_untracked()) else {
-            task.fail("Enter the expiry date as MM/YY.", Some("exp_month"));
+            task.fail(
+                "Enter the expiry date printed on your card, as MM / YY.",
+                Some("exp_month"),
+            );
             return;
         };
         let card = CardInput {
@@ -63,9 +75,7 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
             async move |c| {
                 // A fresh session per attempt: its secret is good for one card only.
                 let session = c.payment_session().await?;
-                let id = ApiClient::create_card(&session, &card)
-                    .await
-                    .map_err(explain_decline)?;
+                let id = ApiClient::create_card(&session, &card).await?;
                 let method = c.attach_payment_method(&id).await?;
                 let account = if reread {
                     Some(c.account().await?)
@@ -106,7 +116,7 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
                                 <li>
                                     <button type="button" class="link" on:click=move |_| {
                                         number.set(n.to_owned());
-                                        expiry.set("12/34".to_owned());
+                                        expiry.set("12 / 34".to_owned());
                                         cvc.set("123".to_owned());
                                     }>
                                         <code>{n}</code>
@@ -119,16 +129,23 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
                 </details>
             </Show>
             <label for="card-number">"Card number"</label>
-            <input id="card-number" name="cardnumber" inputmode="numeric" autocomplete="cc-number"
-                aria-invalid=move || card_error().to_string() bind:value=number/>
+            <p class="hint" id="card-network" data-testid="card-network" aria-live="polite">
+                {move || card_network(&digits(&number.get()))}
+            </p>
+            <input id="card-number" name="number" inputmode="numeric" autocomplete="cc-number"
+                aria-invalid=move || card_error().to_string()
+                prop:value=move || number.get()
+                on:input=move |ev| number.set(group_card_number(&event_target_value(&ev)))/>
             <div class="row">
                 <div class="stack">
-                    <label for="card-expiry">"Expiry (MM/YY)"</label>
-                    <input id="card-expiry" name="exp-date" inputmode="numeric" autocomplete="cc-exp"
-                        placeholder="MM/YY" aria-invalid=task.about("exp_month") bind:value=expiry/>
+                    <label for="card-expiry">"Expiry (MM / YY)"</label>
+                    <input id="card-expiry" name="exp_month" inputmode="numeric" autocomplete="cc-exp"
+                        placeholder="MM / YY" aria-invalid=task.about("exp_month")
+                        prop:value=move || expiry.get()
+                        on:input=move |ev| expiry.set(shape_expiry(&event_target_value(&ev)))/>
                 </div>
                 <div class="stack">
-                    <label for="card-cvc">"CVC"</label>
+                    <label for="card-cvc">"Security code"</label>
                     <input id="card-cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc"
                         aria-invalid=task.about("cvc") bind:value=cvc/>
                 </div>

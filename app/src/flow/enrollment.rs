@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     api::enrollment::BillingAddressOut,
-    format::{card_brand, long_date, phone},
+    format::{average, card_brand, dollars, long_date, phone},
 };
 
 #[component]
@@ -40,7 +40,16 @@ pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
                         .map(|n| format!("Step {n} of {}", Step::FORMS.len()))
                 }}
             </p>
-            <h2 node_ref=heading tabindex="-1">{move || flow.step.get().title()}</h2>
+            <h2 node_ref=heading tabindex="-1">
+                {move || {
+                    // A customer whose service runs is past "enrollment received".
+                    let step = flow.step.get();
+                    let active = flow
+                        .account
+                        .with(|a| a.as_ref().is_some_and(|a| a.enrollment.is_service_active));
+                    if step == Step::Done && active { "Your service" } else { step.title() }
+                }}
+            </h2>
             {move || match flow.step.get() {
                 Step::Address => view! { <AddressStep flow/> }.into_any(),
                 Step::Plan => view! { <PlanStep flow/> }.into_any(),
@@ -50,6 +59,20 @@ pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
                 Step::Billing => view! { <BillingStep flow/> }.into_any(),
                 Step::Review => view! { <Review flow/> }.into_any(),
                 Step::Done => view! { <Done flow/> }.into_any(),
+            }}
+            {move || {
+                flow.step
+                    .get()
+                    .previous()
+                    // The plan step has its own Back: to the list from a chosen plan.
+                    .filter(|_| flow.step.get() != Step::Plan)
+                    .map(|back| {
+                        view! {
+                            <button type="button" class="link back" data-testid="back" on:click=move |_| flow.step.set(back)>
+                                "Back"
+                            </button>
+                        }
+                    })
             }}
         </section>
     }
@@ -83,12 +106,20 @@ fn Review(flow: Flow) -> impl IntoView {
         }
     });
     let account = move || flow.account.get();
-    let change = move |step: Step| {
+    // One row of the review: what it is, what the customer chose, and a way back to change it.
+    let row = move |label: &'static str, value: String, step: Step, testid: &'static str| {
         view! {
-            <button type="button" class="link" on:click=move |_| flow.step.set(step)>
-                "Change"
-                <span class="visually-hidden">" " {step.title().to_ascii_lowercase()}</span>
-            </button>
+            <div>
+                <dt>{label}</dt>
+                <dd>
+                    <span data-testid=testid>{value}</span>
+                    " "
+                    <button type="button" class="link" on:click=move |_| flow.step.set(step)>
+                        "Change"
+                        <span class="visually-hidden">" " {label.to_ascii_lowercase()}</span>
+                    </button>
+                </dd>
+            </div>
         }
     };
     view! {
@@ -97,90 +128,77 @@ fn Review(flow: Flow) -> impl IntoView {
             account()
                 .map(|a| {
                     let location = a.locations.first().cloned();
+                    let home = location
+                        .as_ref()
+                        .map(|l| {
+                            format!(
+                                "{}{}, {}, {} {} (ESI ID {})",
+                                l.address_1,
+                                l.address_2.as_deref().map(|u| format!(" {u}")).unwrap_or_default(),
+                                l.city,
+                                l.state,
+                                l.postal_code,
+                                l.esi_id,
+                            )
+                        })
+                        .unwrap_or_default();
+                    // The plan's prices are known when it was chosen in this session.
+                    let plan = flow
+                        .plan
+                        .get()
+                        .map(|p| {
+                            let fee = match p.rates.early_termination_fee_cents {
+                                0 => "no cancellation fee".to_owned(),
+                                fee => format!("{} cancellation fee", dollars(fee)),
+                            };
+                            format!(
+                                "{}: {} per kWh at 1,000 kWh a month, {fee}",
+                                p.name,
+                                average(&p.average_price_cents_per_kwh.kwh_1000),
+                            )
+                        })
+                        .or_else(|| location.as_ref().and_then(|l| l.plan_name.clone()))
+                        .unwrap_or_default();
+                    let start = location
+                        .as_ref()
+                        .and_then(|l| l.service_start_date.as_deref().or(l.contract_start.as_deref()).map(long_date))
+                        .unwrap_or_default();
+                    let about = [
+                        Some(format!("{} {}", a.first_name, a.last_name)),
+                        Some(a.email.clone()),
+                        a.phone.as_deref().map(phone),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                    let card = flow
+                        .card
+                        .get()
+                        .map(|c| format!("{} ending in {}", card_brand(&c.card_brand), c.card_last4))
+                        .unwrap_or_else(|| "Card on file".to_owned());
+                    let bills = billing
+                        .get()
+                        .map(|b| {
+                            if b.same_as_service_address {
+                                "Same as your home".to_owned()
+                            } else {
+                                [b.address_1, b.address_2, b.city, b.state, b.postal_code]
+                                    .into_iter()
+                                    .flatten()
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
+                        })
+                        .unwrap_or_default();
                     view! {
                         <dl class="review" data-testid="review">
-                            <div>
-                                <dt>"Home"</dt>
-                                <dd>
-                                    {location
-                                        .as_ref()
-                                        .map(|l| {
-                                            format!(
-                                                "{}{}, {}, {} {} (ESI ID {})",
-                                                l.address_1,
-                                                l.address_2.as_deref().map(|u| format!(" {u}")).unwrap_or_default(),
-                                                l.city,
-                                                l.state,
-                                                l.postal_code,
-                                                l.esi_id,
-                                            )
-                                        })}
-                                </dd>
-                            </div>
-                            <div>
-                                <dt>"Plan"</dt>
-                                <dd data-testid="review-plan">
-                                    {location
-                                        .as_ref()
-                                        .map(|l| {
-                                            let start = l
-                                                .service_start_date
-                                                .as_deref()
-                                                .or(l.contract_start.as_deref())
-                                                .map(|d| format!(", starting {}", long_date(d)))
-                                                .unwrap_or_default();
-                                            format!("{}{start}", l.plan_name.clone().unwrap_or_default())
-                                        })}
-                                </dd>
-                            </div>
-                            <div>
-                                <dt>"About you"</dt>
-                                <dd>
-                                    {format!("{} {}", a.first_name, a.last_name)}
-                                    <br/>
-                                    {a.email.clone()}
-                                    <br/>
-                                    {a.phone.as_deref().map(phone)}
-                                </dd>
-                                {change(Step::Identity)}
-                            </div>
-                            <div>
-                                <dt>"Credit check"</dt>
-                                <dd>"Submitted; it runs once you confirm."</dd>
-                            </div>
-                            <div>
-                                <dt>"Payment"</dt>
-                                <dd data-testid="review-card">
-                                    {move || {
-                                        flow.card
-                                            .get()
-                                            .map(|c| format!("{} ending in {}", card_brand(&c.card_brand), c.card_last4))
-                                            .unwrap_or_else(|| "Card on file".to_owned())
-                                    }}
-                                </dd>
-                                {change(Step::Payment)}
-                            </div>
-                            <div>
-                                <dt>"Billing address"</dt>
-                                <dd>
-                                    {move || {
-                                        billing
-                                            .get()
-                                            .map(|b| {
-                                                if b.same_as_service_address {
-                                                    "Same as your home".to_owned()
-                                                } else {
-                                                    [b.address_1, b.address_2, b.city, b.state, b.postal_code]
-                                                        .into_iter()
-                                                        .flatten()
-                                                        .collect::<Vec<_>>()
-                                                        .join(", ")
-                                                }
-                                            })
-                                    }}
-                                </dd>
-                                {change(Step::Billing)}
-                            </div>
+                            {row("Home", home, Step::Address, "review-home")}
+                            {row("Plan", plan, Step::Plan, "review-plan")}
+                            {row("Start date", start, Step::Plan, "review-start")}
+                            {row("About you", about, Step::Identity, "review-you")}
+                            {row("Payment", card, Step::Payment, "review-card")}
+                            {row("Billing address", bills, Step::Billing, "review-billing")}
                         </dl>
                     }
                 })
@@ -208,36 +226,60 @@ fn Review(flow: Flow) -> impl IntoView {
     }
 }
 
+/// The end of enrollment, as things stand: service active (a customer who comes back), or
+/// the switch under way with the start date asked for.
 #[component]
 fn Done(flow: Flow) -> impl IntoView {
     // Finalized (here, or before the flow opened): closing the flow is completing it.
     flow.done.set(true);
     let account = flow.account.get_untracked();
-    let name = account
+    let (name, email, active) = account
         .as_ref()
-        .map(|a| a.first_name.clone())
+        .map(|a| {
+            (
+                a.first_name.clone(),
+                a.email.clone(),
+                a.enrollment.is_service_active,
+            )
+        })
         .unwrap_or_default();
-    let email = account
+    let location = account.as_ref().and_then(|a| a.locations.first().cloned());
+    let start = location
         .as_ref()
-        .map(|a| a.email.clone())
-        .unwrap_or_default();
-    let start = account
-        .as_ref()
-        .and_then(|a| a.locations.first())
         .and_then(|l| {
             l.service_start_date
                 .as_deref()
                 .or(l.contract_start.as_deref())
         })
-        .map(long_date);
+        .map(long_date)
+        .unwrap_or_default();
+    let plan = location
+        .as_ref()
+        .and_then(|l| l.plan_name.clone())
+        .unwrap_or_default();
+    let home = location
+        .map(|l| format!("{}, {}", l.address_1, l.city))
+        .unwrap_or_default();
+    let (lead, status, next) = if active {
+        (
+            format!("Your electricity service is active, {name}."),
+            format!("{plan} has supplied {home} since {start}."),
+            "Your bills and documents are in your app.".to_owned(),
+        )
+    } else {
+        (
+            format!("You're all set, {name}."),
+            format!(
+                "We are checking your details and arranging the switch to {plan} with your utility. Start date you asked for: {start}."
+            ),
+            format!("We will e-mail {email} when your service is scheduled and when it starts."),
+        )
+    };
     view! {
-        <div class="done" data-testid="done">
-            <p class="lead">{format!("You're all set, {name}.")}</p>
-            <p>
-                "We are checking your details and arranging the switch with your utility."
-                {start.map(|d| format!(" Your service is planned to start on {d}."))}
-            </p>
-            <p>{format!("We will e-mail {email} at each step.")}</p>
+        <div class="done" data-testid="done" data-active=active.to_string()>
+            <p class="lead">{lead}</p>
+            <p>{status}</p>
+            <p>{next}</p>
             <button type="button" class="primary" data-testid="done-close" on:click=move |_| flow.close.run("completed")>
                 "Done"
             </button>

@@ -72,10 +72,12 @@ pub fn CreditStep(flow: Flow) -> impl IntoView {
     let consent = RwSignal::new(false);
     let task = Task::new();
     task.clear_when("consent", move || consent.get());
-    let brand = flow
-        .account
-        .with_untracked(|a| a.as_ref().map(|a| a.app.name.clone()))
-        .unwrap_or_default();
+    let (partner, provider) = flow.names.get_value();
+    let who = if provider.is_empty() {
+        partner
+    } else {
+        format!("{partner} and {provider}, the retail electric provider,")
+    };
     let check = move || {
         let number = digits(&ssn.get_untracked());
         if number.len() != 9 {
@@ -110,7 +112,9 @@ pub fn CreditStep(flow: Flow) -> impl IntoView {
             <label class="option">
                 <input type="checkbox" name="consent" data-testid="consent"
                     aria-invalid=task.about("consent") bind:checked=consent/>
-                <span>{format!("I authorize {brand} to obtain my credit report for this soft credit check.")}</span>
+                <span data-testid="consent-text">
+                    {format!("I authorize {who} to obtain my credit report for this soft credit check.")}
+                </span>
             </label>
             <ErrorNotice task retry=move |_| check()/>
             <Submit task label="Run credit check" testid="credit-submit"/>

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::{
     api::market::PlanDocuments,
-    format::{average, cents, dollars, long_date},
+    format::{average, dollars, long_date},
     views::Plan,
 };
 
@@ -30,25 +30,27 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
             Some(plan) => view! { <Accept flow plan chosen reprice=Callback::new(move |_| request())/> }.into_any(),
             None => {
                 view! {
-                    <p>"Prices include delivery charges from your utility. Your rate stays the same for the whole term."</p>
+                    <p>"Prices include your utility's delivery charges. Compare the average price at your use; open a plan's details for its rates and documents."</p>
                     <ErrorNotice task=load retry=move |_| request()/>
                     <Show when=move || load.pending.get()>
                         <p class="muted" role="status">"Finding plans for your home…"</p>
                     </Show>
+                    // A plain list (no keyed diffing): the plans are read once per visit.
                     <div class="plans" data-testid="plans">
-                        <For
-                            each=move || plans.get().unwrap_or_default()
-                            key=|p| p.plan_uuid.clone()
-                            let:plan
-                        >
-                            <PlanCard plan chosen/>
-                        </For>
+                        {move || {
+                            plans
+                                .get()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|plan| view! { <PlanCard plan chosen/> })
+                                .collect_view()
+                        }}
                     </div>
                     <Show when=move || plans.with(|p| p.as_ref().is_some_and(Vec::is_empty))>
                         <p>"No plans are offered for this home right now."</p>
                     </Show>
-                    <button type="button" class="link" on:click=move |_| flow.step.set(Step::Address)>
-                        "Change address"
+                    <button type="button" class="link" data-testid="back" on:click=move |_| flow.step.set(Step::Address)>
+                        "Back"
                     </button>
                 }
                     .into_any()
@@ -57,26 +59,44 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
     }
 }
 
-/// A priced plan: rates, the EFL's average prices, the documents, and a button to choose it.
+/// A priced plan, compact: the average price at a typical home's use first, then term,
+/// cancellation fee and renewable share, what kind of price it is; the rates, the EFL's
+/// averages and the documents on demand; a button to choose it.
 #[component]
 pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     let id = format!("plan-{}", plan.plan_uuid);
-    let kind = if plan.plan_type == "month_to_month" {
-        "Month-to-month".to_owned()
-    } else {
-        format!("{}-month fixed rate", plan.term_months)
-    };
     let r = &plan.rates;
     let avg = &plan.average_price_cents_per_kwh;
+    let fixed = plan.plan_type != "month_to_month";
     let rows = [
         ("500 kWh", avg.kwh_500.clone()),
         ("1,000 kWh", avg.kwh_1000.clone()),
         ("2,000 kWh", avg.kwh_2000.clone()),
     ];
+    let terms = [
+        if fixed {
+            format!("{} months", plan.term_months)
+        } else {
+            "Month to month".to_owned()
+        },
+        match r.early_termination_fee_cents {
+            0 => "No cancellation fee".to_owned(),
+            fee => format!("{} cancellation fee", dollars(fee)),
+        },
+        format!("{}% renewable", plan.renewable_percent),
+    ];
+    let kind = if fixed {
+        format!(
+            "Fixed rate: the energy charge stays the same for {} months.",
+            plan.term_months
+        )
+    } else {
+        "Variable rate: the energy charge can change each month with the market. No term: leave any time.".to_owned()
+    };
     let details = [
         (
             "Energy charge",
-            format!("{} per kWh", cents(&r.energy_cents_per_kwh)),
+            format!("{} per kWh", average(&r.energy_cents_per_kwh)),
         ),
         (
             "Base charge",
@@ -85,19 +105,14 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
         (
             "Utility delivery",
             match r.tdu_fixed_cents_per_month {
-                0 => format!("{} per kWh", cents(&r.tdu_cents_per_kwh)),
+                0 => format!("{} per kWh", average(&r.tdu_cents_per_kwh)),
                 fixed => format!(
                     "{} per month + {} per kWh",
                     dollars(fixed),
-                    cents(&r.tdu_cents_per_kwh)
+                    average(&r.tdu_cents_per_kwh)
                 ),
             },
         ),
-        (
-            "Early cancellation fee",
-            dollars(r.early_termination_fee_cents),
-        ),
-        ("Renewable energy", format!("{}%", plan.renewable_percent)),
     ];
     let docs = plan.documents.clone();
     let name = plan.name.clone();
@@ -106,32 +121,42 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     view! {
         <article class="card plan" aria-labelledby=id data-testid="plan">
             <h3 id=heading>{name.clone()}</h3>
-            <p class="muted">{kind}</p>
             <p class="price">
                 <strong>{average(&avg.kwh_1000)}</strong>
-                " per kWh average at 1,000 kWh a month"
+                " per kWh"
+                <span class="muted">" average at 1,000 kWh a month, a typical home's use"</span>
             </p>
-            <table class="averages">
-                <caption>"Average price per kWh by monthly use"</caption>
-                <tbody>
-                    {rows
+            <ul class="terms" data-testid="plan-terms">
+                {terms.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}
+            </ul>
+            <p class="hint">{kind}</p>
+            <details>
+                <summary>"Price details and documents"</summary>
+                <table class="averages">
+                    <caption>"Average price per kWh by monthly use"</caption>
+                    <tbody>
+                        {rows
+                            .into_iter()
+                            .map(|(usage, price)| view! { <tr><th scope="row">{usage}</th><td>{average(&price)}</td></tr> })
+                            .collect_view()}
+                    </tbody>
+                </table>
+                <dl class="facts">
+                    {details
                         .into_iter()
-                        .map(|(usage, price)| view! { <tr><th scope="row">{usage}</th><td>{average(&price)}</td></tr> })
+                        .map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> })
                         .collect_view()}
-                </tbody>
-            </table>
-            <dl class="facts">
-                {details
-                    .into_iter()
-                    .map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> })
-                    .collect_view()}
-            </dl>
-            <p class="documents">
-                <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
-                <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
-                <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
-            </p>
-            <button type="button" class="primary" data-testid="choose-plan" on:click=move |_| chosen.set(Some(pick.clone()))>
+                </dl>
+                <p class="hint">"Your utility sets its delivery charges; they pass through at cost."</p>
+                <p class="documents">
+                    <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
+                    <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
+                    <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+                </p>
+            </details>
+            <button type="button" class="primary" data-testid="choose-plan" on:click=move |_| {
+                chosen.set(Some(pick.clone()))
+            }>
                 "Choose " {name}
             </button>
         </article>
@@ -177,6 +202,7 @@ fn Accept(
         }
     });
     let plan_uuid = StoredValue::new(plan.plan_uuid.clone());
+    let chosen_plan = StoredValue::new(plan.clone());
     let accept = move || {
         if !terms.get_untracked() {
             task.fail(
@@ -195,7 +221,10 @@ fn Accept(
         flow.call(
             task,
             async move |c| c.accept_plan(&id, &date, kind).await,
-            move |account| flow.advance(account),
+            move |account| {
+                flow.plan.set(Some(chosen_plan.get_value()));
+                flow.advance(account)
+            },
         );
     };
     let expired = move || {
@@ -252,7 +281,7 @@ fn Accept(
                 </button>
             </Show>
             <Submit task label="Accept plan" testid="accept-plan"/>
-            <button type="button" class="link" on:click=move |_| chosen.set(None)>
+            <button type="button" class="link" data-testid="back" on:click=move |_| chosen.set(None)>
                 "Back to plans"
             </button>
         </form>

@@ -55,6 +55,15 @@ impl Step {
         }
     }
 
+    /// The step Back leads to: the one before among the steps to fill in (the last of them
+    /// from review); none from the first step and from done.
+    pub fn previous(self) -> Option<Step> {
+        match self {
+            Step::Review => Some(Step::Billing),
+            _ => Self::FORMS.get(self.number()?.checked_sub(2)?).copied(),
+        }
+    }
+
     /// 1-based position among the steps to fill in, `None` for review and done.
     pub fn number(self) -> Option<usize> {
         Self::FORMS.iter().position(|s| *s == self).map(|i| i + 1)
@@ -181,5 +190,15 @@ mod tests {
         assert_eq!(step_of_missing("client_agent"), None);
         assert_eq!(Step::Payment.number(), Some(5));
         assert_eq!(Step::Review.number(), None);
+    }
+
+    #[test]
+    fn back_leads_to_the_step_before() {
+        assert_eq!(Step::Address.previous(), None);
+        assert_eq!(Step::Plan.previous(), Some(Step::Address));
+        assert_eq!(Step::Credit.previous(), Some(Step::Identity));
+        assert_eq!(Step::Billing.previous(), Some(Step::Payment));
+        assert_eq!(Step::Review.previous(), Some(Step::Billing));
+        assert_eq!(Step::Done.previous(), None);
     }
 }

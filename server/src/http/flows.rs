@@ -1,7 +1,7 @@
 //! Flow links: `flow-login` hands the partner a single-use link (10 minutes); opening it
 //! (`/flow/login?token=...`) spends the token and opens a flow session whose bearer token the
-//! page keeps in memory (no cookie, so flows work in cross-site iframes where third-party
-//! cookies are blocked). The session may call only its scope's endpoints.
+//! page keeps in its window's name (no cookie, no storage, so flows work in cross-site iframes
+//! where third-party cookies and storage are blocked). The session may call only its scope's endpoints.
 
 use app::api::{ErrorEnvelope, FlowLoginIn, FlowLoginOut, Timestamp};
 use axum::{
@@ -116,7 +116,9 @@ async fn open(state: &AppState, token: &str) -> ApiResult<Option<String>> {
     }))
 }
 
-/// What a customer sees when a flow link was already used or is too old.
+/// What a customer sees when a flow link was already used or is too old. The host hears
+/// `service-flow-close` with `reason: "expired"` (to any origin: the link no longer says which
+/// app it was for, and the message carries nothing else), so that it can open a new link.
 fn link_expired_page() -> Response {
     let html = r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -125,7 +127,9 @@ fn link_expired_page() -> Response {
 <h1>This link has expired</h1>
 <p>For your security, each link works once and only for a few minutes.</p>
 <p>Close this window and open it again from the app you came from.</p>
-</main></body></html>"#;
+</main>
+<script>(()=>{const m={type:"service-flow-close",reason:"expired"};if(parent!==window)parent.postMessage(m,"*");const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))})()</script>
+</body></html>"#;
     let mut r = (StatusCode::GONE, Html(html)).into_response();
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -29,6 +29,8 @@ use crate::{
 
 struct StoreFlowBackend {
     db: Db,
+    /// The licensed provider's name (`provider.name`), which the credit consent names.
+    provider: String,
 }
 
 impl FlowBackend for StoreFlowBackend {
@@ -54,6 +56,7 @@ impl FlowBackend for StoreFlowBackend {
                         .and_then(apps::brand_color)
                         .map(|c| (c.to_owned(), apps::text_on(c).to_owned())),
                     logo_url: a.logo_url,
+                    provider: self.provider.clone(),
                 }
             }))
         })
@@ -99,6 +102,7 @@ async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next
 pub fn router(state: &AppState) -> Router<AppState> {
     let backend: Arc<dyn FlowBackend> = Arc::new(StoreFlowBackend {
         db: state.db.clone(),
+        provider: state.config.provider.name.clone(),
     });
     let routes = generate_route_list(app::App);
     let options = state.http.leptos.clone();
