@@ -164,6 +164,21 @@ pub struct Chrome {
     /// Where `service-flow-close` goes (see `FlowBranding::post_message_origins`).
     origins: Vec<String>,
     style: Option<String>,
+    /// Opened full-page from a hosted page (`?hosted=portal|done`): where Close goes, instead
+    /// of telling a host frame.
+    back: Option<String>,
+}
+
+/// Where a flow opened full-page returns: the portal, or the "done" page of its app.
+fn hosted_return(mode: Option<&str>, app: Option<Uuid>) -> Option<String> {
+    match mode? {
+        "portal" => Some("/portal".to_owned()),
+        "done" => Some(match app {
+            Some(app) => format!("/hosted/done?app={app}"),
+            None => "/hosted/done".to_owned(),
+        }),
+        _ => None,
+    }
 }
 
 /// The server side of a flow page: the partner's brand, then the scope's flow as an island
@@ -179,6 +194,7 @@ pub fn FlowShell() -> impl IntoView {
             .get("app")
             .and_then(|s| Uuid::parse_str(&s).ok())
     };
+    let back = move || hosted_return(query.read().get("hosted").as_deref(), app_uuid());
     let branding = Resource::new(app_uuid, |id| async move {
         match id {
             Some(id) => load_flow_branding(id).await.ok().flatten(),
@@ -204,6 +220,7 @@ pub fn FlowShell() -> impl IntoView {
                             style: b
                                 .and_then(|b| b.primary_color)
                                 .map(|(c, text)| format!("--brand:{c};--brand-contrast:{text}")),
+                            back: back(),
                         };
                         match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
@@ -291,6 +308,7 @@ fn Frame(
         logo,
         origins,
         style,
+        back,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
@@ -298,9 +316,17 @@ fn Frame(
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
         #[cfg(feature = "hydrate")]
-        browser::post_close(reason, scope, next.get_value(), &origins);
+        match &back {
+            // Full-page on our own origin: back to the page that opened it.
+            Some(url) => {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().set_href(url);
+                }
+            }
+            None => browser::post_close(reason, scope, next.get_value(), &origins),
+        }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (reason, &origins, next);
+        let _ = (reason, &origins, next, &back);
     });
     let flow = Flow::new(close, next);
     let first = Task::new();

@@ -9,6 +9,7 @@ pub mod credit;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;
+pub mod hosted;
 pub mod invoices;
 pub mod plans;
 pub mod processor;
