@@ -60,6 +60,7 @@ const CUSTOMER: &str = "customer";
 const SIGN_UP: &str = "sign_up";
 const PORTAL_EMAIL: &str = "portal_email";
 const CREDIT_ACCOUNT: &str = "credit_account";
+const CREDIT_UNFREEZE: &str = "credit_unfreeze";
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
@@ -282,10 +283,18 @@ pub async fn open_link(
     let token = query.token.unwrap_or_default();
     Ok(match hosted_service::open_link(&state, &token).await? {
         OpenedLink::Flow { location } => see_other(&location),
-        OpenedLink::CreditFrozen { account_uuid, .. } => {
+        OpenedLink::CreditFrozen {
+            account_uuid,
+            unfreeze_url,
+            ..
+        } => {
             websession::signed_in(&session).await?;
             session
                 .insert(CREDIT_ACCOUNT, account_uuid)
+                .await
+                .map_err(ApiError::internal)?;
+            session
+                .insert(CREDIT_UNFREEZE, unfreeze_url)
                 .await
                 .map_err(ApiError::internal)?;
             see_other("/hosted/credit")
@@ -371,6 +380,19 @@ pub async fn credit_page(State(state): State<AppState>, session: Session) -> Api
     let Some(home) = hosted_service::portal_home(&state, account).await? else {
         return Ok(signed_out_page());
     };
+    let bureau = session
+        .get::<Option<String>>(CREDIT_UNFREEZE)
+        .await
+        .map_err(ApiError::internal)?
+        .flatten()
+        .filter(|u| u.starts_with("https://"))
+        .map(|u| {
+            format!(
+                "<p><a href=\"{}\" data-testid=\"unfreeze\">Lift the freeze at the credit bureau</a></p>",
+                html_escape(&u)
+            )
+        })
+        .unwrap_or_default();
     let csrf = websession::csrf_token(&session).await?;
     Ok(page(
         StatusCode::OK,
@@ -378,7 +400,7 @@ pub async fn credit_page(State(state): State<AppState>, session: Session) -> Api
         "Your credit file is frozen",
         "credit-frozen",
         &format!(
-            "{}{}{}",
+            "{}{bureau}{}{}",
             paragraph(
                 "We could not complete the soft credit check for your enrollment because your \
                  credit file is frozen at the credit bureau. A soft check does not affect your \

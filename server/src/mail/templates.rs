@@ -502,7 +502,15 @@ impl Template {
                      as soon as the check goes through; you do not need to contact us. A soft \
                      check does not affect your credit score."
                         .to_owned(),
-                ],
+                ]
+                .into_iter()
+                .chain(retry_url.as_ref().map(|_| {
+                    format!(
+                        "The credit bureau's page to lift the freeze: {unfreeze_url}. Once it is \
+                         lifted, the button below checks again at once."
+                    )
+                }))
+                .collect::<Vec<_>>(),
                 Some(&match retry_url {
                     // The hosted page links to the bureau and retries the check at once.
                     Some(url) => Action {

@@ -197,7 +197,8 @@ both_engines! {
         to_end_plus(&app, (&uuid, &token), &end, 35).await;
         let sent = reminders(&app, &uuid).await;
         assert_eq!(sent.len(), 3, "{sent:#?}");
-        let link = format!("{}/go/{}/renew/{location}", app.state.config.public_url(), app_slug(&app).await);
+        // Each notice's button is a single-use link to the hosted renewal.
+        let link = format!("Choose a renewal plan: {}/hosted/link?token=swb_link_", app.state.config.public_url());
         for (e, days) in sent.iter().zip(NOTICE_DAYS_BEFORE) {
             assert_eq!(e["subject"], json!(format!("Your electricity plan ends in {days} days")), "{e}");
             assert!(e["text"].as_str().unwrap().contains(&link), "{e}");
