@@ -204,6 +204,10 @@ both_engines! {
             assert!(e["text"].as_str().unwrap().contains(&link), "{e}");
             assert_eq!(e["to"], "life-m2m@example.com");
         }
+        // The notice itself (and its PDF, kept for good) names the lasting address.
+        let lasting = format!("{}/go/{}/renew/{location}", app.state.config.public_url(), app_slug(&app).await);
+        let kept = app.query_texts("SELECT renewal_url FROM renewal_notices").await;
+        assert!(kept.iter().all(|u| u.as_deref() == Some(lasting.as_str())), "{kept:?}");
         let events = notice_events(&app, &uuid).await;
         let days: Vec<i64> = events.iter().map(|e| e["days_left"].as_i64().unwrap()).collect();
         assert_eq!(days, NOTICE_DAYS_BEFORE);
