@@ -19,7 +19,7 @@ use app::{
     format::{dollars, html_escape, long_date},
 };
 use axum::{
-    extract::{ConnectInfo, FromRequestParts, Path, Query, State},
+    extract::{ConnectInfo, FromRequestParts, State},
     http::{
         header::{self, HeaderValue},
         request::Parts,
@@ -38,6 +38,7 @@ use uuid::Uuid;
 
 use super::{
     error::{ApiError, ApiResult},
+    extract::{Path, Query},
     websession::{self, SessionKind},
     AppState,
 };
@@ -444,7 +445,7 @@ pub struct AppQuery {
 /// Where a flow opened from an e-mail returns when it is closed.
 pub async fn done_page(
     State(state): State<AppState>,
-    axum::extract::Query(q): axum::extract::Query<AppQuery>,
+    Query(q): Query<AppQuery>,
 ) -> ApiResult<Response> {
     let brand = match q.app {
         Some(uuid) => crate::store::apps::app_by_uuid(&state.db, uuid)

@@ -548,6 +548,7 @@ pub async fn read_meter(
 
 /// The final bill when service ends on `final_date`: the last read covers the days through it,
 /// in `tx`. Refused (the caller drops `tx`) when the cycle's stored data cannot be read.
+#[allow(clippy::too_many_arguments)]
 pub async fn final_bill(
     tx: &mut Tx,
     core: &Core,

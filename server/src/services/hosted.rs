@@ -20,7 +20,7 @@ use crate::{
         },
         tokens, FieldError,
     },
-    mail::{self, Action, Brand, NewEmail, Template},
+    mail::{self, templates::Action, Brand, NewEmail, Template},
     state::Core,
     store::{
         self,

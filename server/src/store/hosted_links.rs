@@ -175,3 +175,21 @@ pub async fn app_by_slug(db: &Db, slug: &str) -> Result<Option<Uuid>> {
     let sql = "SELECT uuid FROM apps WHERE slug = $1";
     on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(slug).fetch_optional(c).await)
 }
+
+/// Deletes up to `limit` links made before `before` (their e-mails are gone by then); returns
+/// how many.
+pub async fn prune_hosted_links(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM hosted_links WHERE token_hash IN (SELECT token_hash FROM hosted_links \
+        WHERE created_at < $1 LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
+}
+
+/// Deletes up to `limit` codes asked for before `before` (long expired, and out of the limits'
+/// window); returns how many.
+pub async fn prune_hosted_codes(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM hosted_codes WHERE uuid IN (SELECT uuid FROM hosted_codes \
+        WHERE created_at < $1 LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
+}
