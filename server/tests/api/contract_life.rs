@@ -271,11 +271,18 @@ both_engines! {
         let (_, efl) = pdf(&app, active.body["efl"].as_str().unwrap()).await;
         assert!(efl.contains(&monthly.plan_name) && efl.contains("Variable rate, month to month"), "{efl}");
 
-        // The link of the notices answers (the hosted page says it is coming).
-        let path = link.trim_start_matches(&app.state.config.public_url()).to_owned();
+        // The lasting address the notices name answers: sign in to renew.
+        let path = lasting.trim_start_matches(&app.state.config.public_url()).to_owned();
         let page = app.send(Method::GET, &path, None, None, &[]).await;
         assert_eq!(page.status, StatusCode::OK, "{}", page.text);
-        assert!(page.text.contains("coming soon"));
+        assert!(page.text.contains("Sign in to renew"), "{}", page.text);
+        // A notice's button opens the hosted renewal flow, once.
+        let button = crate::hosted::hosted_link(&sent[0]);
+        let mut browser = crate::hosted::Browser::new(&app);
+        let opened = browser.get(&button).await;
+        assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
+        assert!(opened.location().starts_with("/flow/renewal?"), "{}", opened.location());
+        assert_eq!(browser.get(&button).await.status, StatusCode::GONE);
     }
 
     async fn a_month_to_month_customer_leaves_for_a_plan_from_tomorrow(app) {
