@@ -276,13 +276,21 @@ both_engines! {
         let page = app.send(Method::GET, &path, None, None, &[]).await;
         assert_eq!(page.status, StatusCode::OK, "{}", page.text);
         assert!(page.text.contains("Sign in to renew"), "{}", page.text);
-        // A notice's button opens the hosted renewal flow, once.
+        // A notice's button is a week-long link: long expired now, it offers a fresh one by
+        // e-mail, which opens the hosted renewal flow.
         let button = crate::hosted::hosted_link(&sent[0]);
         let mut browser = crate::hosted::Browser::new(&app);
-        let opened = browser.get(&button).await;
+        let stale = browser.get(&button).await;
+        assert_eq!(stale.status, StatusCode::GONE, "{}", stale.text);
+        let token = button.split("token=").nth(1).unwrap();
+        let csrf = stale.csrf();
+        let r = browser.post("/hosted/link/resend", &[("csrf", &csrf), ("token", token)]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let fresh = crate::hosted::outbox(&app, Some(&uuid)).await;
+        assert_eq!(fresh[0]["subject"], "Your new link");
+        let opened = browser.get(&crate::hosted::hosted_link(&fresh[0])).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         assert!(opened.location().starts_with("/flow/renewal?"), "{}", opened.location());
-        assert_eq!(browser.get(&button).await.status, StatusCode::GONE);
     }
 
     async fn a_month_to_month_customer_leaves_for_a_plan_from_tomorrow(app) {
