@@ -71,12 +71,11 @@ fn environment(app: &AppRow) -> Environment {
 /// Only the app's registered origins may frame its flow pages; a flow opened full-page from a
 /// hosted page (`hosted=...`) may not be framed at all.
 async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let query = req.uri().query().unwrap_or_default().to_owned();
     let param = |name: &str| {
-        req.uri().query().and_then(|q| {
-            form_urlencoded::parse(q.as_bytes())
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        })
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
     };
     let hosted = param("hosted").is_some();
     let app_uuid = param("app").and_then(|v| Uuid::parse_str(&v).ok());
