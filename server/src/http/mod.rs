@@ -13,7 +13,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod flows;
-//TMP pub mod hosted;
+pub mod hosted;
 pub mod idempotency;
 pub mod identity;
 pub mod links;
@@ -165,7 +165,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(flows::page_router())
         .merge(market::documents_router())
-//TMP        .merge(hosted::router(&state))
+        .merge(hosted::router(&state))
         .merge(billing::public_router())
         .merge(pages::router(&state));
     if state.config.bench_routes {
