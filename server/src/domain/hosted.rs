@@ -228,10 +228,11 @@ mod tests {
             status_in_words(AccountStatus::Active, StatusReason::Active),
             "Your electricity service is active."
         );
-        assert!(
-            status_in_words(AccountStatus::NeedsAttention, StatusReason::CreditCheckFrozen)
-                .contains("frozen")
-        );
+        assert!(status_in_words(
+            AccountStatus::NeedsAttention,
+            StatusReason::CreditCheckFrozen
+        )
+        .contains("frozen"));
         assert!(
             status_in_words(AccountStatus::NotEnrolled, StatusReason::PlanNotAccepted)
                 .contains("finished enrolling")
@@ -330,10 +331,7 @@ mod tests {
         let app = Uuid::nil();
         let location = hosted_flow_location(FlowScope::Billing, app, "swb_flow_x", ReturnTo::Done);
         let (request, fragment) = location.split_once('#').unwrap_or_default();
-        assert_eq!(
-            request,
-            format!("/flow/billing?app={app}&hosted=done")
-        );
+        assert_eq!(request, format!("/flow/billing?app={app}&hosted=done"));
         assert_eq!(fragment, "session=swb_flow_x");
         assert_eq!(link_path("abc"), "/hosted/link?token=abc");
     }

@@ -70,7 +70,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/hosted/credit", get(credit_page).post(retry_credit))
         .route("/hosted/done", get(done_page))
         .route("/go/{app_slug}", get(landing).post(start_sign_up))
-        .route("/go/{app_slug}/confirm", get(confirm_page).post(confirm_sign_up))
+        .route(
+            "/go/{app_slug}/confirm",
+            get(confirm_page).post(confirm_sign_up),
+        )
         .route("/go/{app_slug}/renew/{location_uuid}", get(renewal_page))
         .route("/portal", get(portal_home))
         .route("/portal/sign-in", post(portal_sign_in))
@@ -252,7 +255,10 @@ fn refusal(why: &HostedRefused) -> (StatusCode, String) {
             StatusCode::BAD_REQUEST,
             "This code no longer works. Ask for a new one.".to_owned(),
         ),
-        HostedRefused::NotFound => (StatusCode::NOT_FOUND, "This page no longer exists.".to_owned()),
+        HostedRefused::NotFound => (
+            StatusCode::NOT_FOUND,
+            "This page no longer exists.".to_owned(),
+        ),
     }
 }
 
@@ -356,7 +362,13 @@ pub async fn resend_link(
         ),
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
-            page(status, &Brand::plain(), "We could not send a new link", "link-resend-refused", &alert(&message))
+            page(
+                status,
+                &Brand::plain(),
+                "We could not send a new link",
+                "link-resend-refused",
+                &alert(&message),
+            )
         }
         Err(services::Error::Failed(e)) => return Err(ApiError::internal(e)),
     })
@@ -513,8 +525,20 @@ fn sign_up_page(
     let value = |v: &Option<String>| v.clone().unwrap_or_default();
     let fields = format!(
         "{}{}{}",
-        input("first_name", "First name", "text", "given-name", &value(&given.first_name)),
-        input("last_name", "Last name", "text", "family-name", &value(&given.last_name)),
+        input(
+            "first_name",
+            "First name",
+            "text",
+            "given-name",
+            &value(&given.first_name)
+        ),
+        input(
+            "last_name",
+            "Last name",
+            "text",
+            "family-name",
+            &value(&given.last_name)
+        ),
         input("email", "E-mail", "email", "email", &value(&given.email)),
     );
     page(
@@ -546,7 +570,13 @@ pub async fn landing(
         Err(r) => return Ok(r),
     };
     let csrf = websession::csrf_token(&session).await?;
-    Ok(sign_up_page(StatusCode::OK, &app, &csrf, &SignUpForm::default(), None))
+    Ok(sign_up_page(
+        StatusCode::OK,
+        &app,
+        &csrf,
+        &SignUpForm::default(),
+        None,
+    ))
 }
 
 /// Takes the name and address and e-mails the code.
@@ -651,7 +681,13 @@ pub async fn confirm_page(
         return Ok(see_other(&format!("/go/{slug}")));
     };
     let csrf = websession::csrf_token(&session).await?;
-    Ok(confirm_sign_up_page(StatusCode::OK, &app, &pending.email, &csrf, None))
+    Ok(confirm_sign_up_page(
+        StatusCode::OK,
+        &app,
+        &pending.email,
+        &csrf,
+        None,
+    ))
 }
 
 /// Checks the code, creates the account, signs the customer in and opens enrollment.
@@ -679,7 +715,13 @@ pub async fn confirm_sign_up(
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
             let csrf = websession::csrf_token(&session).await?;
-            Ok(confirm_sign_up_page(status, &app, &pending.email, &csrf, Some(&message)))
+            Ok(confirm_sign_up_page(
+                status,
+                &app,
+                &pending.email,
+                &csrf,
+                Some(&message),
+            ))
         }
         Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
     }
@@ -806,7 +848,10 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
         ));
     }
     let enrolling = status.is_some_and(|s| {
-        matches!(s, AccountStatus::NotEnrolled | AccountStatus::NeedsAttention)
+        matches!(
+            s,
+            AccountStatus::NotEnrolled | AccountStatus::NeedsAttention
+        )
     });
     let actions: &[(FlowScope, &str)] = if enrolling {
         &[(FlowScope::Enrollment, "Continue your enrollment")]
@@ -942,8 +987,12 @@ pub async fn portal_code(
     let Some(email) = portal_email(&session).await? else {
         return Ok(see_other("/portal"));
     };
-    match hosted_service::finish_portal_sign_in(&state, &email, f.code.as_deref().unwrap_or_default())
-        .await
+    match hosted_service::finish_portal_sign_in(
+        &state,
+        &email,
+        f.code.as_deref().unwrap_or_default(),
+    )
+    .await
     {
         Ok(account) => {
             sign_in(&session, account).await?;

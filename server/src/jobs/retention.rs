@@ -62,7 +62,11 @@ pub async fn prune(state: &Core) -> store::Result<u64> {
     // One-time codes live minutes and count against limits for an hour: a day is plenty.
     let codes_before = now - Duration::days(1);
     deleted += in_batches(state, batch, |tx| {
-        Box::pin(store::hosted_links::prune_hosted_codes(tx, codes_before, batch))
+        Box::pin(store::hosted_links::prune_hosted_codes(
+            tx,
+            codes_before,
+            batch,
+        ))
     })
     .await?;
     Ok(deleted)

@@ -843,7 +843,11 @@ mod tests {
             link: Some(url.to_owned()),
         })
         .render(&full_brand());
-        assert!(r.text.contains(&format!("Change your card: {url}")), "{}", r.text);
+        assert!(
+            r.text.contains(&format!("Change your card: {url}")),
+            "{}",
+            r.text
+        );
         assert!(hrefs(&r.html).contains(&url), "{}", r.html);
     }
 

@@ -19,7 +19,6 @@ use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, SetupSession},
     clock::AccountClock,
     domain::{
-        hosted::LinkPurpose,
         billing::{
             self, card_name, contract_on, invoice_number, payment_due_date, period_kwh,
             BillingError, InvoiceInput, InvoiceStatus, PaymentInitiator, StoredCycle, StoredDay,
@@ -27,6 +26,7 @@ use crate::{
         },
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
+        hosted::LinkPurpose,
         usage,
     },
     mail::{

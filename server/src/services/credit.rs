@@ -12,9 +12,9 @@ use crate::{
     adapters::credit::{bureau_for, CreditAnswer, SoftCheck},
     clock::AccountClock,
     domain::{
-        hosted::LinkPurpose,
         account::Ssn,
         credit::{next_attempt_in, notice_for, should_run, CreditNotice},
+        hosted::LinkPurpose,
         status::CreditState,
     },
     mail::{self, Brand, NewEmail, Template},

@@ -70,7 +70,17 @@ pub async fn email_link(
     purpose: LinkPurpose,
     target: Option<&str>,
 ) -> store::Result<String> {
-    issue_link(tx, core, clock, app_uuid, account_uuid, purpose, target, None).await
+    issue_link(
+        tx,
+        core,
+        clock,
+        app_uuid,
+        account_uuid,
+        purpose,
+        target,
+        None,
+    )
+    .await
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -240,12 +250,9 @@ pub async fn resend_link(core: &Core, token: &str) -> Result<String, Error<Hoste
         return refused(HostedRefused::NotFound);
     };
     let clock = core.clock.for_account(&core.db, account.uuid).await?;
-    let resent = store::hosted_links::count_resent_links(
-        &mut tx,
-        account.uuid,
-        clock.now() - LIMIT_WINDOW,
-    )
-    .await?;
+    let resent =
+        store::hosted_links::count_resent_links(&mut tx, account.uuid, clock.now() - LIMIT_WINDOW)
+            .await?;
     if !may_resend_link(resent) {
         return refused(HostedRefused::TooMany);
     }
@@ -284,7 +291,10 @@ pub async fn resend_link(core: &Core, token: &str) -> Result<String, Error<Hoste
 
 /// Asks the bureau again at once for an account whose credit file was frozen (the customer
 /// says the freeze is lifted). Nothing happens unless the check is still waiting for an answer.
-pub async fn retry_credit_check(core: &Core, account_uuid: Uuid) -> Result<(), Error<HostedRefused>> {
+pub async fn retry_credit_check(
+    core: &Core,
+    account_uuid: Uuid,
+) -> Result<(), Error<HostedRefused>> {
     let clock = core.clock.for_account(&core.db, account_uuid).await?;
     let mut tx = core.db.begin().await?;
     let Some(account) = store::accounts::account_by_uuid(&core.db, account_uuid).await? else {
@@ -419,7 +429,8 @@ async fn confirm_code(
 ) -> Result<Option<Uuid>, Error<HostedRefused>> {
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
-    let Some(code) = store::hosted_links::latest_hosted_code(&mut tx, purpose.as_str(), email).await?
+    let Some(code) =
+        store::hosted_links::latest_hosted_code(&mut tx, purpose.as_str(), email).await?
     else {
         return refused(HostedRefused::CodeVoid);
     };
@@ -442,7 +453,9 @@ async fn confirm_code(
     }
     // A code sent for nobody never matches (`send_code` stores it anyway); and two tabs typing
     // one code: only the first spends it.
-    if code.app_uuid.is_none() || !store::hosted_links::use_hosted_code(&mut tx, code.uuid, now).await? {
+    if code.app_uuid.is_none()
+        || !store::hosted_links::use_hosted_code(&mut tx, code.uuid, now).await?
+    {
         return refused(HostedRefused::CodeVoid);
     }
     tx.commit().await?;

@@ -17,13 +17,13 @@ use crate::{
     clock::AccountClock,
     documents::{self, invoice as pdf, InvoiceRecords},
     domain::{
-        hosted::LinkPurpose,
         billing::{
             auto_pay_retry_after, contract_on, ChargeGroup, InvoiceStatus, PaymentInitiator,
             PaymentStatus,
         },
         enrollment::ContractStatus,
         events::{Event, PaymentAttempt},
+        hosted::LinkPurpose,
         market::market_date,
     },
     mail::{

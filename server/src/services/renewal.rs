@@ -13,7 +13,6 @@ use crate::{
     clock::AccountClock,
     documents::{self, notice::NoticeDocument},
     domain::{
-        hosted::LinkPurpose,
         documents::contract_in_force,
         enrollment::{
             accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
@@ -21,6 +20,7 @@ use crate::{
             StartDateOutOfRange,
         },
         events::Event,
+        hosted::LinkPurpose,
         renewal::{
             day_after_end, hosted_renewal_path, notice_due, notice_schedule, notice_send_at,
             rollover_at, rollover_due, ContractEnd,

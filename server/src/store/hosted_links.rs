@@ -47,7 +47,10 @@ pub struct HostedLinkRow {
     pub used_at: Option<DateTime<Utc>>,
 }
 
-pub async fn hosted_link(conn: impl Into<Conn<'_>>, token_hash: &str) -> Result<Option<HostedLinkRow>> {
+pub async fn hosted_link(
+    conn: impl Into<Conn<'_>>,
+    token_hash: &str,
+) -> Result<Option<HostedLinkRow>> {
     let sql = "SELECT token_hash, app_uuid, account_uuid, purpose, target, expires_at, used_at \
         FROM hosted_links WHERE token_hash = $1";
     on_conn!(conn.into(), c => sqlx::query_as::<_, HostedLinkRow>(sql)
@@ -65,7 +68,11 @@ pub async fn use_hosted_link(tx: &mut Tx, token_hash: &str, now: DateTime<Utc>) 
 }
 
 /// How many links were sent to the account since `since` in place of spent or expired ones.
-pub async fn count_resent_links(tx: &mut Tx, account_uuid: Uuid, since: DateTime<Utc>) -> Result<i64> {
+pub async fn count_resent_links(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    since: DateTime<Utc>,
+) -> Result<i64> {
     let sql = "SELECT COUNT(*) FROM hosted_links WHERE account_uuid = $1 AND replaces IS NOT NULL \
         AND created_at > $2";
     on_tx!(tx, c => sqlx::query_scalar::<_, i64>(sql)
@@ -140,7 +147,8 @@ pub async fn latest_hosted_code(
     purpose: &str,
     email: &str,
 ) -> Result<Option<HostedCodeRow>> {
-    let sql = "SELECT uuid, app_uuid, account_uuid, email, code_hash, attempts, expires_at, used_at \
+    let sql =
+        "SELECT uuid, app_uuid, account_uuid, email, code_hash, attempts, expires_at, used_at \
         FROM hosted_codes WHERE purpose = $1 AND email = $2 ORDER BY created_at DESC LIMIT 1";
     on_tx!(tx, c => sqlx::query_as::<_, HostedCodeRow>(sql)
         .bind(purpose)

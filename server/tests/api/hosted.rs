@@ -123,7 +123,9 @@ pub(crate) async fn outbox(app: &TestApp, account: Option<&str>) -> Vec<Value> {
     let r = app.get(&path, &app.app_token).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let mut list = r.body["data"].as_array().unwrap().clone();
-    list.sort_by_key(|e| std::cmp::Reverse(e["created_at"].as_str().unwrap_or_default().to_owned()));
+    list.sort_by_key(|e| {
+        std::cmp::Reverse(e["created_at"].as_str().unwrap_or_default().to_owned())
+    });
     list
 }
 
@@ -134,7 +136,9 @@ pub(crate) fn hosted_link(mail: &Value) -> String {
         .find("/hosted/link?token=")
         .unwrap_or_else(|| panic!("no hosted link in {text}"));
     let start = text[..at].rfind("http").unwrap();
-    let end = text[at..].find(char::is_whitespace).map_or(text.len(), |e| at + e);
+    let end = text[at..]
+        .find(char::is_whitespace)
+        .map_or(text.len(), |e| at + e);
     text[start..end].to_owned()
 }
 
@@ -153,7 +157,9 @@ async fn slug(app: &TestApp) -> String {
 }
 
 fn assert_hosted_headers(page: &Page) {
-    let csp = page.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    let csp = page.headers[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap();
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
     assert!(csp.contains("default-src 'none'"), "{csp}");
     assert!(!csp.contains("unsafe-inline"), "{csp}");
