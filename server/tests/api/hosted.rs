@@ -278,6 +278,38 @@ both_engines! {
         assert!(expired.testid("link-expired"));
     }
 
+    async fn a_frozen_credit_link_explains_the_freeze_and_checks_again_at_once(app) {
+        use crate::credit::{client_agent_account, simulate, submit, wait_reason};
+        let (uuid, token) = client_agent_account(&app, "frozen-link@example.com").await;
+        submit(&app, &token, "123-45-0001").await;
+        wait_reason(&app, &uuid, "needs_attention/credit_check_frozen").await;
+        app.eventually("the frozen e-mail", || async {
+            !of_template(&outbox(&app, Some(&uuid)).await, "credit_frozen").is_empty()
+        })
+        .await;
+        let mails = of_template(&outbox(&app, Some(&uuid)).await, "credit_frozen");
+        let mut browser = Browser::new(&app);
+        let opened = browser.get(&hosted_link(&mails[0])).await;
+        assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
+        assert_eq!(opened.location(), "/hosted/credit");
+        let page = browser.get("/hosted/credit").await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert!(page.testid("credit-frozen") && page.testid("unfreeze"), "{}", page.text);
+        assert_hosted_headers(&page);
+        let csrf = page.csrf();
+        // Another browser has no business there.
+        assert_eq!(Browser::new(&app).get("/hosted/credit").await.status, StatusCode::UNAUTHORIZED);
+
+        simulate(&app, &token, "credit_check_unfrozen").await;
+        let forged = browser.post("/hosted/credit", &[]).await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        let retried = browser.post("/hosted/credit", &[("csrf", &csrf)]).await;
+        assert_eq!(retried.status, StatusCode::OK, "{}", retried.text);
+        assert!(retried.testid("credit-retried"));
+        // The check runs again at once, with no clock advanced.
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
+    }
+
     async fn the_lasting_renewal_address_answers(app) {
         // The renewal page at the lasting address printed on notices answers, branded.
         let page = Browser::new(&app).get(&format!("/go/{}/renew/{}", slug(&app).await, uuid::Uuid::new_v4())).await;
