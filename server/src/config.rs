@@ -103,6 +103,24 @@ impl Default for Retention {
     }
 }
 
+/// Browser sessions of the dashboard and of customers on the hosted pages and portal: how long
+/// one lasts without a request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sessions {
+    pub dashboard_idle_minutes: u32,
+    pub customer_idle_minutes: u32,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            dashboard_idle_minutes: 8 * 60,
+            customer_idle_minutes: 30,
+        }
+    }
+}
+
 /// The background workers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -176,6 +194,7 @@ pub struct Config {
     pub site_root: Option<PathBuf>,
     pub webhooks: WebhooksConfig,
     pub retention: Retention,
+    pub sessions: Sessions,
     /// The licensed provider the documents and bills name.
     pub provider: crate::domain::documents::Provider,
 }
@@ -221,6 +240,7 @@ impl Default for Config {
             site_root: None,
             webhooks: WebhooksConfig::default(),
             retention: Retention::default(),
+            sessions: Sessions::default(),
             provider: crate::domain::documents::Provider::default(),
         }
     }

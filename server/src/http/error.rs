@@ -110,6 +110,7 @@ error_codes! {
     EmailChangeRequiresAppToken => ("email_change_requires_app_token", FORBIDDEN, Permission),
     LinkInvalid => ("link_invalid", FORBIDDEN, Permission),
     LinkExpired => ("link_expired", FORBIDDEN, Permission),
+    CsrfFailed => ("csrf_failed", FORBIDDEN, Permission),
     ResourceMissing => ("resource_missing", NOT_FOUND, InvalidRequest),
     MethodNotAllowed => ("method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest),
     EnrollmentIncomplete => ("enrollment_incomplete", CONFLICT, State),
@@ -211,6 +212,14 @@ impl ApiError {
     /// An unknown resource, or one of another app or account (never said which).
     pub fn not_found(what: &str) -> Self {
         ApiError::new(ErrorCode::ResourceMissing, format!("No such {what}"))
+    }
+
+    /// A form without this session's CSRF token (or a session that ended meanwhile).
+    pub fn csrf_failed() -> Self {
+        ApiError::new(
+            ErrorCode::CsrfFailed,
+            "This form has expired. Go back, reload the page and send it again.",
+        )
     }
 
     pub fn internal(err: impl Into<anyhow::Error>) -> Self {

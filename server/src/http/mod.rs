@@ -27,6 +27,7 @@ pub mod ratelimit;
 pub mod sandbox;
 pub mod usage;
 pub mod webhooks;
+pub mod websession;
 
 use std::{sync::Arc, time::Instant};
 

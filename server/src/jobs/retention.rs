@@ -69,6 +69,14 @@ pub async fn prune(state: &Core) -> store::Result<u64> {
         ))
     })
     .await?;
+    // Browser sessions past their idle timeout: the store deletes them in one statement.
+    use tower_sessions::session_store::ExpiredDeletion;
+    if let Err(e) = store::web_sessions::WebSessionStore::new(&state.db)
+        .delete_expired()
+        .await
+    {
+        tracing::warn!(error = %e, "deleting expired browser sessions failed");
+    }
     Ok(deleted)
 }
 

@@ -24,6 +24,7 @@ pub mod payments;
 pub mod renewal;
 pub mod status;
 pub mod utility;
+pub mod web_sessions;
 pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};

@@ -30,15 +30,34 @@ async fn burst(
     out
 }
 
+/// A burst whose requests all arrived within one second, so that the windows' counts are
+/// exact: the windows slide, and a burst a busy machine spreads over longer is admitted in part
+/// by the next second. Retries (after the window emptied) until one fits, five times at most.
+async fn burst_in_one_second(
+    apps: &[&TestApp],
+    path: &str,
+    token: &str,
+    n: usize,
+) -> Vec<(StatusCode, reqwest::header::HeaderMap)> {
+    let mut results = Vec::new();
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        results = burst(apps, path, token, n).await;
+        if started.elapsed() < std::time::Duration::from_millis(900) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    }
+    results
+}
+
 fn count(results: &[(StatusCode, reqwest::header::HeaderMap)], status: StatusCode) -> usize {
     results.iter().filter(|(s, _)| *s == status).count()
 }
 
 both_engines! {
     async fn forty_requests_in_a_second_admit_exactly_thirty(app) {
-        let started = std::time::Instant::now();
-        let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
-        assert!(started.elapsed() < std::time::Duration::from_secs(1), "the burst took {:?}", started.elapsed());
+        let results = burst_in_one_second(&[&app], "/v1/app", &app.app_token, 40).await;
         assert_eq!(count(&results, StatusCode::OK), 30);
         assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 10);
         let (_, refused) = results.iter().find(|(s, _)| *s == StatusCode::TOO_MANY_REQUESTS).unwrap();
@@ -55,7 +74,7 @@ both_engines! {
         let b = app.create_simple_account("b@example.com").await;
         let ta = app.account_token(a["uuid"].as_str().unwrap()).await;
         let tb = app.account_token(b["uuid"].as_str().unwrap()).await;
-        let results = burst(&[&app], "/v1/account", &ta, 15).await;
+        let results = burst_in_one_second(&[&app], "/v1/account", &ta, 15).await;
         assert_eq!(count(&results, StatusCode::OK), 10);
         assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 5);
         let r = app.get("/v1/account", &tb).await;
@@ -81,7 +100,7 @@ async fn two_instances_share_the_limit_through_redis() {
     })
     .await;
     let b = a.sibling(|_| {}).await;
-    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    let results = burst_in_one_second(&[&a, &b], "/v1/app", &a.app_token, 20).await;
     assert_eq!(count(&results, StatusCode::OK), 30);
     assert_eq!(count(&results, StatusCode::TOO_MANY_REQUESTS), 10);
 
@@ -147,7 +166,7 @@ async fn without_redis_the_api_serves_and_limits_locally() {
     assert_eq!(prompt_get(&app).await, StatusCode::OK);
     assert_eq!(readyz_rate_limits(&app).await, "local");
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let results = burst(&[&app], "/v1/app", &app.app_token, 40).await;
+    let results = burst_in_one_second(&[&app], "/v1/app", &app.app_token, 40).await;
     assert_eq!(count(&results, StatusCode::OK), 30, "still limited");
     let r = app
         .send(reqwest::Method::GET, "/metrics", None, None, &[])
@@ -244,7 +263,7 @@ async fn instances_outlive_a_redis_outage_and_share_again_after_it() {
     .await;
     let b = a.sibling(|_| {}).await;
     assert_eq!(readyz_rate_limits(&a).await, "shared");
-    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    let results = burst_in_one_second(&[&a, &b], "/v1/app", &a.app_token, 20).await;
     assert_eq!(
         count(&results, StatusCode::OK),
         30,
@@ -261,7 +280,7 @@ async fn instances_outlive_a_redis_outage_and_share_again_after_it() {
     }
     // Per instance now: each admits its own 30.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 40).await;
+    let results = burst_in_one_second(&[&a, &b], "/v1/app", &a.app_token, 40).await;
     assert_eq!(
         count(&results, StatusCode::OK),
         60,
@@ -276,7 +295,7 @@ async fn instances_outlive_a_redis_outage_and_share_again_after_it() {
         .await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let results = burst(&[&a, &b], "/v1/app", &a.app_token, 20).await;
+    let results = burst_in_one_second(&[&a, &b], "/v1/app", &a.app_token, 20).await;
     assert_eq!(
         count(&results, StatusCode::OK),
         30,
