@@ -189,6 +189,21 @@ pub struct Chrome {
     origins: Vec<String>,
     style: Option<String>,
     provider: String,
+    /// Opened full-page from a hosted page (`?hosted=portal|done`): where Close goes, instead
+    /// of telling a host frame.
+    back: Option<String>,
+}
+
+/// Where a flow opened full-page returns: the portal, or the "done" page of its app.
+fn hosted_return(mode: Option<&str>, app: Option<Uuid>) -> Option<String> {
+    match mode? {
+        "portal" => Some("/portal".to_owned()),
+        "done" => Some(match app {
+            Some(app) => format!("/hosted/done?app={app}"),
+            None => "/hosted/done".to_owned(),
+        }),
+        _ => None,
+    }
 }
 
 /// The server side of a flow page: the partner's brand, then the scope's flow as an island
@@ -204,6 +219,7 @@ pub fn FlowShell() -> impl IntoView {
             .get("app")
             .and_then(|s| Uuid::parse_str(&s).ok())
     };
+    let back = move || hosted_return(query.read().get("hosted").as_deref(), app_uuid());
     let branding = Resource::new(app_uuid, |id| async move {
         match id {
             Some(id) => load_flow_branding(id).await.ok().flatten(),
@@ -235,6 +251,7 @@ pub fn FlowShell() -> impl IntoView {
                                     crate::format::readable_on_white(&c)
                                 )
                             }),
+                            back: back(),
                         };
                         let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
@@ -351,6 +368,7 @@ fn Frame(
         origins,
         style,
         provider,
+        back,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
@@ -364,7 +382,18 @@ fn Frame(
     };
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
-        tell_host(reason);
+        match &back {
+            // Full-page on our own origin: back to the page that opened it.
+            Some(url) => {
+                #[cfg(feature = "hydrate")]
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().set_href(url);
+                }
+                #[cfg(not(feature = "hydrate"))]
+                let _ = url;
+            }
+            None => tell_host(reason),
+        }
     });
     let flow = Flow::new(close, next, (name.clone(), provider));
     let first = Task::new();

@@ -101,6 +101,7 @@ pub mod emails;
 pub mod enrollment;
 pub mod events;
 pub mod flows;
+pub mod hosted;
 pub mod jobs;
 pub mod links;
 pub mod market;

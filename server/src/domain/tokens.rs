@@ -17,6 +17,8 @@ pub const LIVE_PREFIX: &str = "swb_live_";
 pub const FLOW_PREFIX: &str = "swb_flow_";
 /// Single-use login tokens inside flow links (not bearer tokens).
 pub const FLOW_LOGIN_PREFIX: &str = "swb_login_";
+/// Single-use tokens in the links e-mails carry to hosted pages (not bearer tokens).
+pub const HOSTED_LINK_PREFIX: &str = "swb_link_";
 
 /// A token as issued: the plain value (shown once), its display prefix and its stored hash.
 pub struct IssuedToken {
@@ -67,6 +69,16 @@ pub fn issue_flow_session_token() -> IssuedToken {
 
 pub fn issue_flow_login_token() -> IssuedToken {
     issue(FLOW_LOGIN_PREFIX)
+}
+
+pub fn issue_hosted_link_token() -> IssuedToken {
+    issue(HOSTED_LINK_PREFIX)
+}
+
+/// Whether `raw` has the form of a hosted link token.
+pub fn is_hosted_link_token(raw: &str) -> bool {
+    raw.strip_prefix(HOSTED_LINK_PREFIX)
+        .is_some_and(|s| s.len() == SECRET_LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// Whether `raw` has the form of a flow login token.

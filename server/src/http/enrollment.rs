@@ -57,29 +57,6 @@ pub fn router() -> ApiRouter {
         .routes(routes!(accept_renewal_plan))
 }
 
-/// The hosted renewal page that expiration notices link to when the account has no
-/// `renewals_url` (`domain::renewal::hosted_renewal_path`). The link is final; until the hosted
-/// pages exist it says so and where to turn meanwhile.
-pub fn hosted_router() -> axum::Router<AppState> {
-    axum::Router::new().route(
-        "/go/{app_slug}/renew/{location_uuid}",
-        axum::routing::get(hosted_renewal_page),
-    )
-}
-
-pub async fn hosted_renewal_page(
-    axum::extract::Path((_app_slug, _location)): axum::extract::Path<(String, Uuid)>,
-) -> axum::response::Html<&'static str> {
-    axum::response::Html(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Renew your electricity plan</title></head><body>\
-         <h1>Renew your electricity plan</h1><p>Online renewal here is coming soon. Until then, \
-         renew from the app you signed up with, or reply to your expiration notice.</p>\
-         </body></html>",
-    )
-}
-
 /// The account's location with its contracts, or 404 `resource_missing` (another account's
 /// location included).
 async fn location_with_contracts(

@@ -71,13 +71,17 @@ fn environment(app: &AppRow) -> Environment {
     Environment::parse(&app.environment).unwrap_or(Environment::Live)
 }
 
-/// Only the app's registered origins may frame its flow pages.
+/// Only the app's registered origins may frame its flow pages; a flow opened full-page from a
+/// hosted page (`hosted=...`) may not be framed at all.
 async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let app_uuid = req
-        .uri()
-        .query()
-        .and_then(|q| form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "app"))
-        .and_then(|(_, v)| Uuid::parse_str(&v).ok());
+    let query = req.uri().query().unwrap_or_default().to_owned();
+    let param = |name: &str| {
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let hosted = param("hosted").is_some();
+    let app_uuid = param("app").and_then(|v| Uuid::parse_str(&v).ok());
     let app = match app_uuid {
         Some(uuid) => store::apps::app_by_uuid(&state.db, uuid)
             .await
@@ -86,6 +90,7 @@ async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next
         None => None,
     };
     let policy = match &app {
+        _ if hosted => "frame-ancestors 'none'".to_owned(),
         Some(a) => flows::frame_ancestors(environment(a), &allowed_origins(a)),
         None => "frame-ancestors 'self'".to_owned(),
     };

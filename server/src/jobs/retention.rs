@@ -53,7 +53,22 @@ pub async fn prune(state: &Core) -> store::Result<u64> {
             Box::pin(store::emails::prune_emails(tx, before, batch))
         })
         .await?;
+        // An e-mail's single-use link goes with the e-mail.
+        deleted += in_batches(state, batch, |tx| {
+            Box::pin(store::hosted_links::prune_hosted_links(tx, before, batch))
+        })
+        .await?;
     }
+    // One-time codes live minutes and count against limits for an hour: a day is plenty.
+    let codes_before = now - Duration::days(1);
+    deleted += in_batches(state, batch, |tx| {
+        Box::pin(store::hosted_links::prune_hosted_codes(
+            tx,
+            codes_before,
+            batch,
+        ))
+    })
+    .await?;
     // Browser sessions past their idle timeout: the store deletes them in one statement.
     use tower_sessions::session_store::ExpiredDeletion;
     if let Err(e) = store::web_sessions::WebSessionStore::new(&state.db)

@@ -48,6 +48,9 @@ pub enum Template {
     CreditFrozen {
         first_name: String,
         unfreeze_url: String,
+        /// The single-use link to the hosted page that explains the freeze and retries the
+        /// check at once.
+        retry_url: Option<String>,
     },
     /// The credit check declined the customer or found no file: support will get in touch about
     /// alternatives.
@@ -88,6 +91,8 @@ pub struct BillReady {
     /// The card charged automatically on the due date ("Visa ending in 4242"), when one is on
     /// file.
     pub auto_pay_card: Option<String>,
+    /// The single-use link to the bill on a hosted page.
+    pub link: Option<String>,
 }
 
 /// What a payment-failed e-mail states.
@@ -99,6 +104,8 @@ pub struct PaymentFailed {
     pub due_date: chrono::NaiveDate,
     /// When auto-pay tries the card again, if it does.
     pub retry_on: Option<chrono::NaiveDate>,
+    /// The single-use link to change the card on a hosted page.
+    pub link: Option<String>,
 }
 
 /// What a past-due e-mail states.
@@ -108,6 +115,8 @@ pub struct PastDueNotice {
     pub invoice_number: String,
     pub total_cents: i64,
     pub due_date: chrono::NaiveDate,
+    /// The single-use link to pay the bill on a hosted page.
+    pub link: Option<String>,
 }
 
 /// What the enrollment's progress e-mails state about the home.
@@ -246,7 +255,7 @@ impl Template {
                     &format!("Your {} electricity bill is ready", brand.display_name),
                     &b.first_name,
                     &paragraphs,
-                    None,
+                    hosted_action("See your bill", b.link.as_ref()).as_ref(),
                 )
             }
             Template::PaymentFailed(p) => {
@@ -280,7 +289,7 @@ impl Template {
                     "We could not charge your card",
                     &p.first_name,
                     &paragraphs,
-                    None,
+                    hosted_action("Change your card", p.link.as_ref()).as_ref(),
                 )
             }
             Template::PastDue(p) => layout(
@@ -303,7 +312,7 @@ impl Template {
                         open_the_app(brand)
                     ),
                 ],
-                None,
+                hosted_action("Pay your bill", p.link.as_ref()).as_ref(),
             ),
             Template::EnrollmentReceived(n) => {
                 let mut paragraphs = vec![match &n.service_address {
@@ -477,6 +486,7 @@ impl Template {
             Template::CreditFrozen {
                 first_name,
                 unfreeze_url,
+                retry_url,
             } => layout(
                 brand,
                 "Action needed: your credit file is frozen",
@@ -492,10 +502,25 @@ impl Template {
                      as soon as the check goes through; you do not need to contact us. A soft \
                      check does not affect your credit score."
                         .to_owned(),
-                ],
-                Some(&Action {
-                    label: "Unfreeze your credit".to_owned(),
-                    url: unfreeze_url.clone(),
+                ]
+                .into_iter()
+                .chain(retry_url.as_ref().map(|_| {
+                    format!(
+                        "The credit bureau's page to lift the freeze: {unfreeze_url}. Once it is \
+                         lifted, the button below checks again at once."
+                    )
+                }))
+                .collect::<Vec<_>>(),
+                Some(&match retry_url {
+                    // The hosted page links to the bureau and retries the check at once.
+                    Some(url) => Action {
+                        label: "Lift the freeze and try again".to_owned(),
+                        url: url.clone(),
+                    },
+                    None => Action {
+                        label: "Unfreeze your credit".to_owned(),
+                        url: unfreeze_url.clone(),
+                    },
                 }),
             ),
             Template::CreditNotApproved {
@@ -533,6 +558,14 @@ impl Template {
             }
         }
     }
+}
+
+/// The button to a hosted page, when the e-mail carries a link to one.
+fn hosted_action(label: &str, url: Option<&String>) -> Option<Action> {
+    url.map(|url| Action {
+        label: label.to_owned(),
+        url: url.clone(),
+    })
 }
 
 fn layout(
@@ -734,6 +767,7 @@ mod tests {
             kwh: "1,055".to_owned(),
             due_date: day(2027, 2, 25),
             auto_pay_card: Some("Visa ending in 4242".to_owned()),
+            link: None,
         };
         let r = Template::BillReady(bill.clone()).render(&full_brand());
         assert_eq!(r.subject, "Your Sunny Homes electricity bill is ready");
@@ -770,6 +804,7 @@ mod tests {
             total_cents: 12_345,
             due_date: day(2027, 2, 25),
             retry_on: Some(day(2027, 2, 27)),
+            link: None,
         };
         let r = Template::PaymentFailed(failed.clone()).render(&full_brand());
         assert_eq!(r.subject, "We could not charge your card");
@@ -797,12 +832,33 @@ mod tests {
     }
 
     #[test]
+    fn a_hosted_link_becomes_the_e_mail_s_button() {
+        let url = "https://switchboard.example/hosted/link?token=swb_link_x";
+        let r = Template::PaymentFailed(PaymentFailed {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            total_cents: 12_345,
+            due_date: day(2027, 2, 25),
+            retry_on: None,
+            link: Some(url.to_owned()),
+        })
+        .render(&full_brand());
+        assert!(
+            r.text.contains(&format!("Change your card: {url}")),
+            "{}",
+            r.text
+        );
+        assert!(hrefs(&r.html).contains(&url), "{}", r.html);
+    }
+
+    #[test]
     fn past_due_says_how_to_pay() {
         let r = Template::PastDue(PastDueNotice {
             first_name: "Ana".to_owned(),
             invoice_number: "INV-00000042".to_owned(),
             total_cents: 12_345,
             due_date: day(2027, 2, 25),
+            link: None,
         })
         .render(&full_brand());
         assert_eq!(r.subject, "Your electricity bill is past due");
@@ -897,11 +953,22 @@ mod tests {
         let r = Template::CreditFrozen {
             first_name: "Ana".to_owned(),
             unfreeze_url: "https://bureau.example/unfreeze".to_owned(),
+            retry_url: None,
         }
         .render(&brand());
         assert!(r
             .text
             .contains("Unfreeze your credit: https://bureau.example/unfreeze"));
+        // With a hosted page, the button goes there (it links to the bureau and retries).
+        let hosted = Template::CreditFrozen {
+            first_name: "Ana".to_owned(),
+            unfreeze_url: "https://bureau.example/unfreeze".to_owned(),
+            retry_url: Some("https://switchboard.example/hosted/link?token=t".to_owned()),
+        }
+        .render(&brand());
+        assert!(hosted.text.contains(
+            "Lift the freeze and try again: https://switchboard.example/hosted/link?token=t"
+        ));
         let declined = Template::CreditNotApproved {
             first_name: "Ana".to_owned(),
             not_found: false,

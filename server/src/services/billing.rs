@@ -26,6 +26,7 @@ use crate::{
         },
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
+        hosted::LinkPurpose,
         usage,
     },
     mail::{
@@ -183,6 +184,7 @@ pub async fn schedule_invoice_job(
 #[allow(clippy::too_many_arguments)]
 pub async fn bill_cycle(
     tx: &mut Tx,
+    core: &Core,
     clock: &AccountClock,
     app: &AppRow,
     account: &AccountRow,
@@ -332,6 +334,16 @@ pub async fn bill_cycle(
     )
     .await?;
     let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
+    let link = super::hosted::email_link(
+        tx,
+        core,
+        clock,
+        app.uuid,
+        account.uuid,
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+    )
+    .await?;
     mail::queue_to_account(
         tx,
         clock,
@@ -347,6 +359,7 @@ pub async fn bill_cycle(
             due_date: invoice.payment_due_date,
             // Auto-pay charges the card on the due date.
             auto_pay_card: card.as_ref().map(|c| card_name(&c.brand, &c.last4)),
+            link: Some(link),
         }),
     )
     .await?;
@@ -422,6 +435,7 @@ pub enum BillingRefused {
 /// `invoice_generated`: an off-cycle read through today and its invoice, in `tx`.
 pub async fn simulate_invoice(
     tx: &mut Tx,
+    core: &Core,
     clock: &AccountClock,
     app: &AppRow,
     account_uuid: Uuid,
@@ -441,7 +455,7 @@ pub async fn simulate_invoice(
     let today = clock.today();
     let now = clock.now();
     Ok(
-        match bill_cycle(tx, clock, app, &account, &location, today, today, now).await? {
+        match bill_cycle(tx, core, clock, app, &account, &location, today, today, now).await? {
             Ok(Some(invoice)) => Ok(invoice),
             Ok(None) => Err(BillingRefused::NothingToBill),
             Err(why) => {
@@ -455,6 +469,7 @@ pub async fn simulate_invoice(
 /// `payment_failed`: a declined charge of the newest unpaid invoice, in `tx`.
 pub async fn simulate_payment_failure(
     tx: &mut Tx,
+    core: &Core,
     clock: &AccountClock,
     app: &AppRow,
     account_uuid: Uuid,
@@ -472,6 +487,7 @@ pub async fn simulate_payment_failure(
     };
     Ok(Ok(record_payment(
         tx,
+        core,
         clock,
         app,
         &account,
@@ -511,6 +527,7 @@ pub async fn read_meter(
     let period_end = payload.read_date - Duration::days(1);
     let billed = bill_cycle(
         tx,
+        core,
         clock,
         &app,
         &account,
@@ -531,8 +548,10 @@ pub async fn read_meter(
 
 /// The final bill when service ends on `final_date`: the last read covers the days through it,
 /// in `tx`. Refused (the caller drops `tx`) when the cycle's stored data cannot be read.
+#[allow(clippy::too_many_arguments)]
 pub async fn final_bill(
     tx: &mut Tx,
+    core: &Core,
     clock: &AccountClock,
     app: &AppRow,
     account: &AccountRow,
@@ -541,7 +560,7 @@ pub async fn final_bill(
     when: DateTime<Utc>,
 ) -> Result<Option<InvoiceRow>, Error<BillingError>> {
     match bill_cycle(
-        tx, clock, app, account, location, final_date, final_date, when,
+        tx, core, clock, app, account, location, final_date, final_date, when,
     )
     .await?
     {

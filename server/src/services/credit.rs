@@ -14,6 +14,7 @@ use crate::{
     domain::{
         account::Ssn,
         credit::{next_attempt_in, notice_for, should_run, CreditNotice},
+        hosted::LinkPurpose,
         status::CreditState,
     },
     mail::{self, Brand, NewEmail, Template},
@@ -202,6 +203,18 @@ pub async fn run_check(
                 Template::CreditFrozen {
                     first_name: account.first_name.clone(),
                     unfreeze_url: unfreeze_url.clone(),
+                    retry_url: Some(
+                        super::hosted::email_link(
+                            &mut tx,
+                            state,
+                            clock,
+                            app.uuid,
+                            account.uuid,
+                            LinkPurpose::CreditFrozen,
+                            Some(unfreeze_url),
+                        )
+                        .await?,
+                    ),
                 }
             }
             (CreditNotice::NotFound, _) => Template::CreditNotApproved {

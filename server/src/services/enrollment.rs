@@ -982,6 +982,7 @@ pub async fn end_service(
         if let (Some(app_row), Some(account_row)) = (app_row, account_row) {
             super::billing::final_bill(
                 tx,
+                state,
                 clock,
                 &app_row,
                 &account_row,

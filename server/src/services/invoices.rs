@@ -23,6 +23,7 @@ use crate::{
         },
         enrollment::ContractStatus,
         events::{Event, PaymentAttempt},
+        hosted::LinkPurpose,
         market::market_date,
     },
     mail::{
@@ -250,6 +251,7 @@ pub async fn pay_invoice(
     }
     let payment = record_payment(
         &mut tx,
+        core,
         &clock,
         app,
         &account,
@@ -303,6 +305,7 @@ pub async fn charge_invoice(
 #[allow(clippy::too_many_arguments)]
 pub async fn record_payment(
     tx: &mut Tx,
+    core: &Core,
     clock: &AccountClock,
     app: &AppRow,
     account: &AccountRow,
@@ -375,6 +378,16 @@ pub async fn record_payment(
                     .filter(|day| *day >= market_date(when))
             }
         };
+        let link = super::hosted::email_link(
+            tx,
+            core,
+            clock,
+            app.uuid,
+            account.uuid,
+            LinkPurpose::UpdateCard,
+            Some(&invoice.number),
+        )
+        .await?;
         mail::queue_to_account(
             tx,
             clock,
@@ -386,6 +399,7 @@ pub async fn record_payment(
                 total_cents: invoice.total_cents,
                 due_date: invoice.payment_due_date,
                 retry_on,
+                link: Some(link),
             }),
         )
         .await?;
@@ -460,6 +474,7 @@ pub async fn auto_pay(
     }
     record_payment(
         &mut tx,
+        core,
         clock,
         &app,
         &account,
@@ -544,6 +559,16 @@ pub async fn past_due(
         ),
     )
     .await?;
+    let link = super::hosted::email_link(
+        tx,
+        core,
+        clock,
+        app.uuid,
+        account.uuid,
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+    )
+    .await?;
     mail::queue_to_account(
         tx,
         clock,
@@ -554,6 +579,7 @@ pub async fn past_due(
             invoice_number: invoice.number.clone(),
             total_cents: invoice.total_cents,
             due_date: invoice.payment_due_date,
+            link: Some(link),
         }),
     )
     .await?;

@@ -12,6 +12,7 @@ pub mod dashboard;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;
+pub mod hosted;
 pub mod invoices;
 pub mod plans;
 pub mod processor;

@@ -20,6 +20,7 @@ use crate::{
             StartDateOutOfRange,
         },
         events::Event,
+        hosted::LinkPurpose,
         renewal::{
             day_after_end, hosted_renewal_path, notice_due, notice_schedule, notice_send_at,
             rollover_at, rollover_due, ContractEnd,
@@ -458,12 +459,30 @@ pub async fn send_notice(
         store::market::insert_plan(tx, plan).await?;
     }
     let days_left = (end - clock.today()).num_days();
+    // The notice (and its PDF, kept for good) names the lasting address; the e-mail's button is
+    // a single-use link that opens the renewal flow already signed in, unless the partner
+    // renews on its own site.
     let url = renewal_url(core, &app, &account, location.uuid);
+    let button = match &account.renewals_url {
+        Some(own) => own.clone(),
+        None => {
+            super::hosted::email_link(
+                tx,
+                core,
+                clock,
+                app.uuid,
+                account.uuid,
+                LinkPurpose::Renewal,
+                Some(&location.uuid.to_string()),
+            )
+            .await?
+        }
+    };
     let template = Template::RenewalReminder {
         first_name: account.first_name.clone(),
         contract_end: end,
         days_left,
-        renewal_url: url.clone(),
+        renewal_url: button,
         month_to_month: month_to_month.as_ref().map(|m| MonthToMonthOffer {
             plan_name: m.name.clone(),
             starts_on,

@@ -377,13 +377,13 @@ pub async fn simulate(
             enrollment::simulate(&mut tx, app.uuid, account_uuid, &clock, sim).await?
         }
         Simulation::Billing(BillingSimulation::InvoiceGenerated) => {
-            billing::simulate_invoice(&mut tx, &clock, app, account_uuid)
+            billing::simulate_invoice(&mut tx, state, &clock, app, account_uuid)
                 .await?
                 .map(|_| ())
                 .map_err(SimulationRefused::from)
         }
         Simulation::Billing(BillingSimulation::PaymentFailed) => {
-            billing::simulate_payment_failure(&mut tx, &clock, app, account_uuid)
+            billing::simulate_payment_failure(&mut tx, state, &clock, app, account_uuid)
                 .await?
                 .map(|_| ())
                 .map_err(SimulationRefused::from)

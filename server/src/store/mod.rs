@@ -17,6 +17,7 @@ pub mod emails;
 pub mod enrollment;
 pub mod events;
 pub mod flows;
+pub mod hosted_links;
 pub mod idempotency;
 pub mod jobs;
 pub mod market;

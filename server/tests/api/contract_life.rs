@@ -197,12 +197,17 @@ both_engines! {
         to_end_plus(&app, (&uuid, &token), &end, 35).await;
         let sent = reminders(&app, &uuid).await;
         assert_eq!(sent.len(), 3, "{sent:#?}");
-        let link = format!("{}/go/{}/renew/{location}", app.state.config.public_url(), app_slug(&app).await);
+        // Each notice's button is a single-use link to the hosted renewal.
+        let link = format!("Choose a renewal plan: {}/hosted/link?token=swb_link_", app.state.config.public_url());
         for (e, days) in sent.iter().zip(NOTICE_DAYS_BEFORE) {
             assert_eq!(e["subject"], json!(format!("Your electricity plan ends in {days} days")), "{e}");
             assert!(e["text"].as_str().unwrap().contains(&link), "{e}");
             assert_eq!(e["to"], "life-m2m@example.com");
         }
+        // The notice itself (and its PDF, kept for good) names the lasting address.
+        let lasting = format!("{}/go/{}/renew/{location}", app.state.config.public_url(), app_slug(&app).await);
+        let kept = app.query_texts("SELECT renewal_url FROM renewal_notices").await;
+        assert!(kept.iter().all(|u| u.as_deref() == Some(lasting.as_str())), "{kept:?}");
         let events = notice_events(&app, &uuid).await;
         let days: Vec<i64> = events.iter().map(|e| e["days_left"].as_i64().unwrap()).collect();
         assert_eq!(days, NOTICE_DAYS_BEFORE);
@@ -266,11 +271,26 @@ both_engines! {
         let (_, efl) = pdf(&app, active.body["efl"].as_str().unwrap()).await;
         assert!(efl.contains(&monthly.plan_name) && efl.contains("Variable rate, month to month"), "{efl}");
 
-        // The link of the notices answers (the hosted page says it is coming).
-        let path = link.trim_start_matches(&app.state.config.public_url()).to_owned();
+        // The lasting address the notices name answers: sign in to renew.
+        let path = lasting.trim_start_matches(&app.state.config.public_url()).to_owned();
         let page = app.send(Method::GET, &path, None, None, &[]).await;
         assert_eq!(page.status, StatusCode::OK, "{}", page.text);
-        assert!(page.text.contains("coming soon"));
+        assert!(page.text.contains("Sign in to renew"), "{}", page.text);
+        // A notice's button is a week-long link: long expired now, it offers a fresh one by
+        // e-mail, which opens the hosted renewal flow.
+        let button = crate::hosted::hosted_link(&sent[0]);
+        let mut browser = crate::hosted::Browser::new(&app);
+        let stale = browser.get(&button).await;
+        assert_eq!(stale.status, StatusCode::GONE, "{}", stale.text);
+        let token = button.split("token=").nth(1).unwrap();
+        let csrf = stale.csrf();
+        let r = browser.post("/hosted/link/resend", &[("csrf", &csrf), ("token", token)]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let fresh = crate::hosted::outbox(&app, Some(&uuid)).await;
+        assert_eq!(fresh[0]["subject"], "Your new link");
+        let opened = browser.get(&crate::hosted::hosted_link(&fresh[0])).await;
+        assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
+        assert!(opened.location().starts_with("/flow/renewal?"), "{}", opened.location());
     }
 
     async fn a_month_to_month_customer_leaves_for_a_plan_from_tomorrow(app) {

@@ -54,7 +54,7 @@ async fn address_and_card(app: &TestApp, token: &str) {
 }
 
 /// A client agent account with every prerequisite but the credit check, and its AccountToken.
-async fn client_agent_account(app: &TestApp, email: &str) -> (String, String) {
+pub(crate) async fn client_agent_account(app: &TestApp, email: &str) -> (String, String) {
     let (uuid, token) = client_agent_only(app, email).await;
     with_meter(app).await;
     address_and_card(app, &token).await;
@@ -82,7 +82,7 @@ async fn client_agent_only(app: &TestApp, email: &str) -> (String, String) {
     (uuid, token)
 }
 
-async fn submit(app: &TestApp, token: &str, ssn: &str) {
+pub(crate) async fn submit(app: &TestApp, token: &str, ssn: &str) {
     let r = app
         .post(
             "/v1/account/enroll/credit-check",
@@ -117,7 +117,7 @@ async fn reason(app: &TestApp, uuid: &str) -> String {
     )
 }
 
-async fn wait_reason(app: &TestApp, uuid: &str, expected: &str) {
+pub(crate) async fn wait_reason(app: &TestApp, uuid: &str, expected: &str) {
     app.eventually(&format!("status {expected}"), || async {
         reason(app, uuid).await == expected
     })
@@ -184,7 +184,7 @@ async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
     r.body
 }
 
-async fn simulate(app: &TestApp, token: &str, event: &str) -> Value {
+pub(crate) async fn simulate(app: &TestApp, token: &str, event: &str) -> Value {
     let r = account_post(
         app,
         "/v1/account/sandbox/simulate",

@@ -25,6 +25,7 @@ mod enrollment;
 mod errors;
 mod fake_processor;
 mod flows;
+mod hosted;
 mod idempotency;
 mod identity;
 mod jobs;

@@ -1,0 +1,1045 @@
+//! Hosted pages and the customer portal, first-party on this service's origin, branded per app:
+//!
+//! - `/hosted/link?token=...`: an e-mail's single-use link; opening it spends it and opens the
+//!   flow of its purpose full-page (or the frozen-credit page); a spent or expired one offers a
+//!   fresh link by e-mail.
+//! - `/go/<app-slug>`: hosted sign-up: name and e-mail, a one-time code, then the account is
+//!   created and the enrollment flow opens full-page.
+//! - `/portal`: sign in with an e-mailed code; the home says where the account stands and opens
+//!   the billing, card, documents and renewal flows full-page.
+//!
+//! Plain server-rendered HTML forms (POST, then a redirect), no script of their own. Every form
+//! carries the session's CSRF token; every page is `no-store`, may not be framed, and has a
+//! strict Content-Security-Policy.
+
+use std::net::SocketAddr;
+
+use app::{
+    api::{AccountStatus, StatusReason},
+    format::{dollars, html_escape, long_date},
+};
+use axum::{
+    extract::{ConnectInfo, FromRequestParts, State},
+    http::{
+        header::{self, HeaderValue},
+        request::Parts,
+        StatusCode,
+    },
+    middleware::{self, Next},
+    response::{IntoResponse, Redirect, Response},
+    routing::{get, post},
+    Form, Router,
+};
+use base64::{engine::general_purpose::STANDARD, Engine};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use tower_sessions::Session;
+use uuid::Uuid;
+
+use super::{
+    error::{ApiError, ApiResult},
+    extract::{Path, Query},
+    websession::{self, SessionKind},
+    AppState,
+};
+use crate::{
+    domain::{
+        apps::{brand_color, text_on},
+        flows::FlowScope,
+        hosted::status_in_words,
+    },
+    services::{
+        self,
+        hosted::{self as hosted_service, HostedRefused, OpenedLink, PendingSignUp},
+    },
+    store::apps::AppRow,
+};
+
+/// Session keys: the signed-in portal customer, a sign-up waiting for its code, the address a
+/// portal code went to, and the account a frozen-credit link opened.
+const CUSTOMER: &str = "customer";
+const SIGN_UP: &str = "sign_up";
+const PORTAL_EMAIL: &str = "portal_email";
+const CREDIT_ACCOUNT: &str = "credit_account";
+const CREDIT_UNFREEZE: &str = "credit_unfreeze";
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route("/hosted/link", get(open_link))
+        .route("/hosted/link/resend", post(resend_link))
+        .route("/hosted/credit", get(credit_page).post(retry_credit))
+        .route("/hosted/done", get(done_page))
+        .route("/go/{app_slug}", get(landing).post(start_sign_up))
+        .route(
+            "/go/{app_slug}/confirm",
+            get(confirm_page).post(confirm_sign_up),
+        )
+        .route("/go/{app_slug}/renew/{location_uuid}", get(renewal_page))
+        .route("/portal", get(portal_home))
+        .route("/portal/sign-in", post(portal_sign_in))
+        .route("/portal/code", get(portal_code_page).post(portal_code))
+        .route("/portal/open/{scope}", post(portal_open))
+        .route("/portal/sign-out", post(portal_sign_out))
+        .layer(websession::layer(state, SessionKind::Customer))
+        .layer(middleware::from_fn(security_headers))
+}
+
+/// Hosted pages are never framed, cached or referred from, and run no script.
+async fn security_headers(req: axum::extract::Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(BASE_POLICY),
+        );
+    }
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// What a hosted page may load: its own stylesheet and images (a partner's logo over https),
+/// forms posted to this origin only, no script, never framed.
+const BASE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
+    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The client's address, for the per-address limits ("unknown" when the server was not told).
+pub struct ClientIp(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string()),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering.
+
+/// What a page shows of the app it speaks for.
+struct Brand {
+    name: String,
+    logo: Option<String>,
+    /// The brand colour and the text colour that reads on it.
+    color: Option<(String, &'static str)>,
+}
+
+impl Brand {
+    fn of(app: &AppRow) -> Brand {
+        Brand {
+            name: app.display_name.clone(),
+            logo: app
+                .logo_url
+                .clone()
+                .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
+            color: app
+                .primary_color
+                .as_deref()
+                .and_then(brand_color)
+                .map(|c| (c.to_owned(), text_on(c))),
+        }
+    }
+
+    fn plain() -> Brand {
+        Brand {
+            name: "Switchboard".to_owned(),
+            logo: None,
+            color: None,
+        }
+    }
+}
+
+/// A whole page: the brand's header, then `body` (HTML, its values already escaped). The
+/// brand's colour is one inline `<style>`, allowed by its hash alone.
+fn page(status: StatusCode, brand: &Brand, title: &str, testid: &str, body: &str) -> Response {
+    let style = brand
+        .color
+        .as_ref()
+        .map(|(c, on)| format!(":root{{--brand:{c};--brand-contrast:{on}}}"))
+        .unwrap_or_default();
+    let logo = brand
+        .logo
+        .as_ref()
+        .map(|src| format!("<img class=\"logo\" src=\"{}\" alt=\"\">", html_escape(src)))
+        .unwrap_or_default();
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · {name}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
+         <link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
+         <main class=\"page\" data-testid=\"{testid}\"><header class=\"flow-header\">{logo}\
+         <span class=\"brand\" data-testid=\"app-name\">{name}</span></header>\
+         <h1>{title}</h1>{body}</main></body></html>",
+        title = html_escape(title),
+        name = html_escape(&brand.name),
+    );
+    let digest = STANDARD.encode(Sha256::digest(style.as_bytes()));
+    let policy = format!(
+        "default-src 'none'; style-src 'self' 'sha256-{digest}'; img-src 'self' https: data:; \
+         form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    );
+    let mut response = (status, axum::response::Html(html)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    response
+}
+
+/// A form posting to `action` with the session's CSRF token; `fields` is its inner HTML.
+fn form(action: &str, csrf: &str, fields: &str, button: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"{}\" class=\"stack\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{}\">{fields}\
+         <button type=\"submit\" class=\"primary\">{}</button></form>",
+        html_escape(action),
+        html_escape(csrf),
+        html_escape(button)
+    )
+}
+
+/// A labelled text input.
+fn input(name: &str, label: &str, kind: &str, autocomplete: &str, value: &str) -> String {
+    format!(
+        "<label for=\"{name}\">{label}</label><input id=\"{name}\" name=\"{name}\" \
+         type=\"{kind}\" autocomplete=\"{autocomplete}\" value=\"{}\" required>",
+        html_escape(value)
+    )
+}
+
+/// A message shown above a form: what went wrong, read out when the page loads.
+fn alert(message: &str) -> String {
+    format!(
+        "<p class=\"error\" role=\"alert\" data-testid=\"form-error\">{}</p>",
+        html_escape(message)
+    )
+}
+
+fn see_other(location: &str) -> Response {
+    Redirect::to(location).into_response()
+}
+
+fn paragraph(text: &str) -> String {
+    format!("<p>{}</p>", html_escape(text))
+}
+
+/// What a refusal says to a person on a hosted page, and its status.
+fn refusal(why: &HostedRefused) -> (StatusCode, String) {
+    match why {
+        HostedRefused::Field(e) => (StatusCode::BAD_REQUEST, e.message.clone()),
+        HostedRefused::TooMany => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many requests for now. Wait an hour and try again.".to_owned(),
+        ),
+        HostedRefused::CodeWrong => (
+            StatusCode::BAD_REQUEST,
+            "That is not the code we sent. Check it and try again.".to_owned(),
+        ),
+        HostedRefused::CodeVoid => (
+            StatusCode::BAD_REQUEST,
+            "This code no longer works. Ask for a new one.".to_owned(),
+        ),
+        HostedRefused::NotFound => (
+            StatusCode::NOT_FOUND,
+            "This page no longer exists.".to_owned(),
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// E-mail links.
+
+#[derive(Debug, Deserialize)]
+pub struct TokenQuery {
+    token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TokenForm {
+    csrf: Option<String>,
+    token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CsrfForm {
+    csrf: Option<String>,
+}
+
+/// Opens an e-mail's link: spends it and goes to what it is for.
+pub async fn open_link(
+    State(state): State<AppState>,
+    session: Session,
+    Query(query): Query<TokenQuery>,
+) -> ApiResult<Response> {
+    let token = query.token.unwrap_or_default();
+    Ok(match hosted_service::open_link(&state, &token).await? {
+        OpenedLink::Flow { location } => see_other(&location),
+        OpenedLink::CreditFrozen {
+            account_uuid,
+            unfreeze_url,
+            ..
+        } => {
+            websession::signed_in(&session).await?;
+            session
+                .insert(CREDIT_ACCOUNT, account_uuid)
+                .await
+                .map_err(ApiError::internal)?;
+            session
+                .insert(CREDIT_UNFREEZE, unfreeze_url)
+                .await
+                .map_err(ApiError::internal)?;
+            see_other("/hosted/credit")
+        }
+        OpenedLink::Stale(_) => {
+            let csrf = websession::csrf_token(&session).await?;
+            page(
+                StatusCode::GONE,
+                &Brand::plain(),
+                "This link has expired",
+                "link-expired",
+                &format!(
+                    "{}{}",
+                    paragraph(
+                        "For your security, each link in our e-mails works once and for 7 days. \
+                         We can e-mail you a new one."
+                    ),
+                    form(
+                        "/hosted/link/resend",
+                        &csrf,
+                        &format!(
+                            "<input type=\"hidden\" name=\"token\" value=\"{}\">",
+                            html_escape(&token)
+                        ),
+                        "E-mail me a new link"
+                    )
+                ),
+            )
+        }
+        OpenedLink::Unknown => page(
+            StatusCode::NOT_FOUND,
+            &Brand::plain(),
+            "This link is not valid",
+            "link-invalid",
+            &paragraph("Check that you opened the whole link from the e-mail."),
+        ),
+    })
+}
+
+/// Sends a fresh link in place of a spent or expired one.
+pub async fn resend_link(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<TokenForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let token = f.token.unwrap_or_default();
+    Ok(match hosted_service::resend_link(&state, &token).await {
+        Ok(email) => page(
+            StatusCode::OK,
+            &Brand::plain(),
+            "Check your e-mail",
+            "link-resent",
+            &paragraph(&format!(
+                "We sent a new link to {}. It works once, for 7 days.",
+                masked(&email)
+            )),
+        ),
+        Err(services::Error::Refused(why)) => {
+            let (status, message) = refusal(&why);
+            page(
+                status,
+                &Brand::plain(),
+                "We could not send a new link",
+                "link-resend-refused",
+                &alert(&message),
+            )
+        }
+        Err(services::Error::Failed(e)) => return Err(ApiError::internal(e)),
+    })
+}
+
+/// `ana@example.com` as `a••@example.com`: enough to recognise, not to learn.
+fn masked(email: &str) -> String {
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            let first: String = local.chars().take(1).collect();
+            format!("{first}••@{domain}")
+        }
+        None => "your address".to_owned(),
+    }
+}
+
+/// The frozen-credit page a link opened: how to lift the freeze, and a retry.
+pub async fn credit_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
+    let Some(account) = session_uuid(&session, CREDIT_ACCOUNT).await? else {
+        return Ok(signed_out_page());
+    };
+    let Some(home) = hosted_service::portal_home(&state, account).await? else {
+        return Ok(signed_out_page());
+    };
+    let bureau = session
+        .get::<Option<String>>(CREDIT_UNFREEZE)
+        .await
+        .map_err(ApiError::internal)?
+        .flatten()
+        .filter(|u| u.starts_with("https://"))
+        .map(|u| {
+            format!(
+                "<p><a href=\"{}\" data-testid=\"unfreeze\">Lift the freeze at the credit bureau</a></p>",
+                html_escape(&u)
+            )
+        })
+        .unwrap_or_default();
+    let csrf = websession::csrf_token(&session).await?;
+    Ok(page(
+        StatusCode::OK,
+        &Brand::of(&home.app),
+        "Your credit file is frozen",
+        "credit-frozen",
+        &format!(
+            "{}{bureau}{}{}",
+            paragraph(
+                "We could not complete the soft credit check for your enrollment because your \
+                 credit file is frozen at the credit bureau. A soft check does not affect your \
+                 credit score."
+            ),
+            "<ol><li>Go to the credit bureau's site and lift the freeze (a temporary lift is \
+             enough).</li><li>Come back here and press the button: we check again at once.</li></ol>",
+            form("/hosted/credit", &csrf, "", "I lifted the freeze: check again")
+        ),
+    ))
+}
+
+/// Runs the credit check again at once.
+pub async fn retry_credit(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<CsrfForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let Some(account) = session_uuid(&session, CREDIT_ACCOUNT).await? else {
+        return Ok(signed_out_page());
+    };
+    hosted_service::retry_credit_check(&state, account).await?;
+    Ok(page(
+        StatusCode::OK,
+        &Brand::plain(),
+        "We are checking again",
+        "credit-retried",
+        &paragraph(
+            "We asked the credit bureau again. We will e-mail you as soon as your enrollment \
+             moves on; you can close this page.",
+        ),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AppQuery {
+    app: Option<Uuid>,
+}
+
+/// Where a flow opened from an e-mail returns when it is closed.
+pub async fn done_page(
+    State(state): State<AppState>,
+    Query(q): Query<AppQuery>,
+) -> ApiResult<Response> {
+    let brand = match q.app {
+        Some(uuid) => crate::store::apps::app_by_uuid(&state.db, uuid)
+            .await?
+            .map_or_else(Brand::plain, |a| Brand::of(&a)),
+        None => Brand::plain(),
+    };
+    Ok(page(
+        StatusCode::OK,
+        &brand,
+        "All done",
+        "hosted-done",
+        &format!(
+            "{}<p><a href=\"/portal\">Go to your account</a></p>",
+            paragraph("Thank you. You can close this page.")
+        ),
+    ))
+}
+
+fn signed_out_page() -> Response {
+    page(
+        StatusCode::UNAUTHORIZED,
+        &Brand::plain(),
+        "Please sign in",
+        "signed-out",
+        "<p>This page needs you signed in. <a href=\"/portal\">Sign in to your account</a>.</p>",
+    )
+}
+
+async fn session_uuid(session: &Session, key: &str) -> ApiResult<Option<Uuid>> {
+    session.get::<Uuid>(key).await.map_err(ApiError::internal)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hosted sign-up.
+
+async fn app_or_404(state: &AppState, slug: &str) -> ApiResult<Result<AppRow, Response>> {
+    Ok(match hosted_service::app_of_slug(state, slug).await? {
+        Some(app) => Ok(app),
+        None => Err(page(
+            StatusCode::NOT_FOUND,
+            &Brand::plain(),
+            "Page not found",
+            "not-found",
+            &paragraph("There is no sign-up page at this address."),
+        )),
+    })
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct SignUpForm {
+    csrf: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    email: Option<String>,
+}
+
+fn sign_up_page(
+    status: StatusCode,
+    app: &AppRow,
+    csrf: &str,
+    given: &SignUpForm,
+    error: Option<&str>,
+) -> Response {
+    let value = |v: &Option<String>| v.clone().unwrap_or_default();
+    let fields = format!(
+        "{}{}{}",
+        input(
+            "first_name",
+            "First name",
+            "text",
+            "given-name",
+            &value(&given.first_name)
+        ),
+        input(
+            "last_name",
+            "Last name",
+            "text",
+            "family-name",
+            &value(&given.last_name)
+        ),
+        input("email", "E-mail", "email", "email", &value(&given.email)),
+    );
+    page(
+        status,
+        &Brand::of(app),
+        &format!("Get your electricity with {}", app.display_name),
+        "sign-up",
+        &format!(
+            "{}{}{}<p class=\"hint\">We e-mail you a code to confirm your address before \
+             anything else.</p><p class=\"hint\">Already a customer? <a href=\"/portal\">Sign in</a>.</p>",
+            paragraph(
+                "Choose a plan, and we switch your electricity for you: no interruption, nobody \
+                 needs to visit."
+            ),
+            error.map(alert).unwrap_or_default(),
+            form(&format!("/go/{}", app.slug), csrf, &fields, "Continue"),
+        ),
+    )
+}
+
+/// The partner's branded landing: name and e-mail.
+pub async fn landing(
+    State(state): State<AppState>,
+    session: Session,
+    Path(slug): Path<String>,
+) -> ApiResult<Response> {
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    let csrf = websession::csrf_token(&session).await?;
+    Ok(sign_up_page(
+        StatusCode::OK,
+        &app,
+        &csrf,
+        &SignUpForm::default(),
+        None,
+    ))
+}
+
+/// Takes the name and address and e-mails the code.
+pub async fn start_sign_up(
+    State(state): State<AppState>,
+    session: Session,
+    ClientIp(ip): ClientIp,
+    Path(slug): Path<String>,
+    Form(f): Form<SignUpForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    let given = |v: &Option<String>| v.clone().unwrap_or_default();
+    match hosted_service::start_sign_up(
+        &state,
+        &app,
+        &given(&f.first_name),
+        &given(&f.last_name),
+        &given(&f.email),
+        &ip,
+    )
+    .await
+    {
+        Ok(pending) => {
+            session
+                .insert(SIGN_UP, &pending)
+                .await
+                .map_err(ApiError::internal)?;
+            Ok(see_other(&format!("/go/{slug}/confirm")))
+        }
+        Err(services::Error::Refused(why)) => {
+            let (status, message) = refusal(&why);
+            let csrf = websession::csrf_token(&session).await?;
+            Ok(sign_up_page(status, &app, &csrf, &f, Some(&message)))
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CodeForm {
+    csrf: Option<String>,
+    code: Option<String>,
+}
+
+fn code_form(action: &str, csrf: &str) -> String {
+    form(
+        action,
+        csrf,
+        "<label for=\"code\">Code</label><input id=\"code\" name=\"code\" type=\"text\" \
+         inputmode=\"numeric\" autocomplete=\"one-time-code\" pattern=\"[0-9 ]*\" required>",
+        "Confirm",
+    )
+}
+
+fn confirm_sign_up_page(
+    status: StatusCode,
+    app: &AppRow,
+    email: &str,
+    csrf: &str,
+    error: Option<&str>,
+) -> Response {
+    page(
+        status,
+        &Brand::of(app),
+        "Check your e-mail",
+        "confirm-code",
+        &format!(
+            "{}{}{}<p class=\"hint\"><a href=\"/go/{}\">Use another address or send a new code</a></p>",
+            paragraph(&format!(
+                "We sent a six-digit code to {email}. Type it here; it works for 10 minutes."
+            )),
+            error.map(alert).unwrap_or_default(),
+            code_form(&format!("/go/{}/confirm", app.slug), csrf),
+            html_escape(&app.slug),
+        ),
+    )
+}
+
+async fn pending_sign_up(session: &Session, app: &AppRow) -> ApiResult<Option<PendingSignUp>> {
+    Ok(session
+        .get::<PendingSignUp>(SIGN_UP)
+        .await
+        .map_err(ApiError::internal)?
+        .filter(|p| p.app_uuid == app.uuid))
+}
+
+/// Asks for the code sent.
+pub async fn confirm_page(
+    State(state): State<AppState>,
+    session: Session,
+    Path(slug): Path<String>,
+) -> ApiResult<Response> {
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    let Some(pending) = pending_sign_up(&session, &app).await? else {
+        return Ok(see_other(&format!("/go/{slug}")));
+    };
+    let csrf = websession::csrf_token(&session).await?;
+    Ok(confirm_sign_up_page(
+        StatusCode::OK,
+        &app,
+        &pending.email,
+        &csrf,
+        None,
+    ))
+}
+
+/// Checks the code, creates the account, signs the customer in and opens enrollment.
+pub async fn confirm_sign_up(
+    State(state): State<AppState>,
+    session: Session,
+    Path(slug): Path<String>,
+    Form(f): Form<CodeForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    let Some(pending) = pending_sign_up(&session, &app).await? else {
+        return Ok(see_other(&format!("/go/{slug}")));
+    };
+    match hosted_service::finish_sign_up(&state, &pending, f.code.as_deref().unwrap_or_default())
+        .await
+    {
+        Ok((account, location)) => {
+            sign_in(&session, account.uuid).await?;
+            Ok(see_other(&location))
+        }
+        Err(services::Error::Refused(why)) => {
+            let (status, message) = refusal(&why);
+            let csrf = websession::csrf_token(&session).await?;
+            Ok(confirm_sign_up_page(
+                status,
+                &app,
+                &pending.email,
+                &csrf,
+                Some(&message),
+            ))
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
+    }
+}
+
+/// Signs the customer in to `account` (a fresh session id and CSRF token), forgetting whatever
+/// the session held before.
+async fn sign_in(session: &Session, account: Uuid) -> ApiResult<()> {
+    session.clear().await;
+    websession::signed_in(session).await?;
+    session
+        .insert(CUSTOMER, account)
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// The lasting renewal address printed on expiration notices
+/// (`domain::renewal::hosted_renewal_path`): the e-mail's button opens the
+/// renewal directly; here the customer signs in to the portal to renew.
+pub async fn renewal_page(
+    State(state): State<AppState>,
+    Path((slug, _location)): Path<(String, Uuid)>,
+) -> ApiResult<Response> {
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    Ok(page(
+        StatusCode::OK,
+        &Brand::of(&app),
+        "Renew your electricity plan",
+        "renew",
+        "<p>Sign in with your e-mail address to see your renewal plans: we e-mail you a code, \
+         no password needed.</p><p><a href=\"/portal\">Sign in to renew</a></p>",
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The portal.
+
+async fn customer(session: &Session) -> ApiResult<Option<Uuid>> {
+    session_uuid(session, CUSTOMER).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct EmailForm {
+    csrf: Option<String>,
+    email: Option<String>,
+}
+
+fn sign_in_page(status: StatusCode, csrf: &str, email: &str, error: Option<&str>) -> Response {
+    page(
+        status,
+        &Brand::plain(),
+        "Sign in to your account",
+        "portal-sign-in",
+        &format!(
+            "{}{}{}",
+            paragraph("Type the e-mail address you signed up with: we e-mail you a code, no password needed."),
+            error.map(alert).unwrap_or_default(),
+            form(
+                "/portal/sign-in",
+                csrf,
+                &input("email", "E-mail", "email", "email", email),
+                "E-mail me a code"
+            ),
+        ),
+    )
+}
+
+/// The portal: its home when signed in, else the sign-in form.
+pub async fn portal_home(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
+    let csrf = websession::csrf_token(&session).await?;
+    let Some(account) = customer(&session).await? else {
+        return Ok(sign_in_page(StatusCode::OK, &csrf, "", None));
+    };
+    let Some(home) = hosted_service::portal_home(&state, account).await? else {
+        websession::sign_out(&session).await?;
+        return Ok(see_other("/portal"));
+    };
+    let locations = super::enrollment::locations_of(&state.db, account).await?;
+    let status = AccountStatus::parse(&home.account.status);
+    let reason = StatusReason::parse(&home.account.status_reason);
+    let words = match (status, reason) {
+        (Some(s), Some(r)) => status_in_words(s, r),
+        _ => "",
+    };
+    let mut body = format!(
+        "<p data-testid=\"status\" class=\"lead\">{}</p>",
+        html_escape(words)
+    );
+    for l in &locations {
+        body.push_str("<section class=\"card stack\" data-testid=\"location\">");
+        body.push_str(&format!(
+            "<h2>{}</h2>",
+            html_escape(&format!("{}, {}", l.address_1, l.city))
+        ));
+        if let Some(plan) = &l.plan_name {
+            body.push_str(&paragraph(&format!("Plan: {plan}")));
+        }
+        match (l.contract_start, l.contract_end) {
+            (Some(s), Some(e)) => body.push_str(&paragraph(&format!(
+                "Contract: {} to {}",
+                long_date(s),
+                long_date(e)
+            ))),
+            (Some(s), None) => body.push_str(&paragraph(&format!(
+                "Contract: since {}, month to month",
+                long_date(s)
+            ))),
+            _ => {}
+        }
+        body.push_str("</section>");
+    }
+    if let Some(bill) = &home.next_bill {
+        body.push_str(&format!(
+            "<section class=\"card\" data-testid=\"next-bill\"><h2>Next bill</h2>{}</section>",
+            paragraph(&format!(
+                "{} due by {} (invoice {}).",
+                dollars(bill.total_cents),
+                long_date(bill.payment_due_date),
+                bill.number
+            ))
+        ));
+    }
+    let enrolling = status.is_some_and(|s| {
+        matches!(
+            s,
+            AccountStatus::NotEnrolled | AccountStatus::NeedsAttention
+        )
+    });
+    let actions: &[(FlowScope, &str)] = if enrolling {
+        &[(FlowScope::Enrollment, "Continue your enrollment")]
+    } else {
+        &[
+            (FlowScope::Billing, "Usage, bills and payments"),
+            (FlowScope::UpdatePaymentMethod, "Change your payment card"),
+            (FlowScope::Documents, "Your documents"),
+            (FlowScope::Renewal, "Renew your plan"),
+        ]
+    };
+    body.push_str("<nav class=\"stack\" aria-label=\"Your account\">");
+    for (scope, label) in actions {
+        body.push_str(&format!(
+            "<form method=\"post\" action=\"/portal/open/{}\"><input type=\"hidden\" \
+             name=\"csrf\" value=\"{}\"><button type=\"submit\" class=\"secondary\" \
+             data-testid=\"open-{}\">{}</button></form>",
+            scope.as_str(),
+            html_escape(&csrf),
+            scope.as_str(),
+            html_escape(label)
+        ));
+    }
+    body.push_str("</nav>");
+    body.push_str(&support(&home.app));
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/portal/sign-out\"><input type=\"hidden\" name=\"csrf\" \
+         value=\"{}\"><button type=\"submit\" class=\"link\" data-testid=\"sign-out\">Sign out\
+         </button></form>",
+        html_escape(&csrf)
+    ));
+    Ok(page(
+        StatusCode::OK,
+        &Brand::of(&home.app),
+        &format!("Hello {}", home.account.first_name),
+        "portal-home",
+        &body,
+    ))
+}
+
+/// The partner's contacts, and where outages go.
+fn support(app: &AppRow) -> String {
+    let mut lines = Vec::new();
+    if let Some(phone) = &app.support_phone {
+        lines.push(format!("Phone: {}", html_escape(phone)));
+    }
+    if let Some(email) = &app.support_email {
+        lines.push(format!(
+            "E-mail: <a href=\"mailto:{0}\">{0}</a>",
+            html_escape(email)
+        ));
+    }
+    if let Some(hours) = &app.support_hours {
+        lines.push(format!("Hours: {}", html_escape(hours)));
+    }
+    lines.push(
+        "For a power outage or a downed line, call your utility (the number is on your bill), \
+         day or night."
+            .to_owned(),
+    );
+    format!(
+        "<section class=\"card\" data-testid=\"support\"><h2>Support</h2><p>{}</p></section>",
+        lines.join("<br>")
+    )
+}
+
+/// E-mails a sign-in code.
+pub async fn portal_sign_in(
+    State(state): State<AppState>,
+    session: Session,
+    ClientIp(ip): ClientIp,
+    Form(f): Form<EmailForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let given = f.email.unwrap_or_default();
+    match hosted_service::start_portal_sign_in(&state, &given, &ip).await {
+        Ok(email) => {
+            session
+                .insert(PORTAL_EMAIL, email)
+                .await
+                .map_err(ApiError::internal)?;
+            Ok(see_other("/portal/code"))
+        }
+        Err(services::Error::Refused(why)) => {
+            let (status, message) = refusal(&why);
+            let csrf = websession::csrf_token(&session).await?;
+            Ok(sign_in_page(status, &csrf, &given, Some(&message)))
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
+    }
+}
+
+fn portal_code_form(status: StatusCode, email: &str, csrf: &str, error: Option<&str>) -> Response {
+    page(
+        status,
+        &Brand::plain(),
+        "Check your e-mail",
+        "confirm-code",
+        &format!(
+            "{}{}{}<p class=\"hint\"><a href=\"/portal\">Use another address or send a new code</a></p>",
+            paragraph(&format!(
+                "If {email} is the address of an account, we sent it a six-digit code. Type it \
+                 here; it works for 10 minutes."
+            )),
+            error.map(alert).unwrap_or_default(),
+            code_form("/portal/code", csrf),
+        ),
+    )
+}
+
+async fn portal_email(session: &Session) -> ApiResult<Option<String>> {
+    session
+        .get::<String>(PORTAL_EMAIL)
+        .await
+        .map_err(ApiError::internal)
+}
+
+pub async fn portal_code_page(session: Session) -> ApiResult<Response> {
+    let Some(email) = portal_email(&session).await? else {
+        return Ok(see_other("/portal"));
+    };
+    let csrf = websession::csrf_token(&session).await?;
+    Ok(portal_code_form(StatusCode::OK, &email, &csrf, None))
+}
+
+/// Checks the code and signs in.
+pub async fn portal_code(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<CodeForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let Some(email) = portal_email(&session).await? else {
+        return Ok(see_other("/portal"));
+    };
+    match hosted_service::finish_portal_sign_in(
+        &state,
+        &email,
+        f.code.as_deref().unwrap_or_default(),
+    )
+    .await
+    {
+        Ok(account) => {
+            sign_in(&session, account).await?;
+            Ok(see_other("/portal"))
+        }
+        Err(services::Error::Refused(why)) => {
+            let (status, message) = refusal(&why);
+            let csrf = websession::csrf_token(&session).await?;
+            Ok(portal_code_form(status, &email, &csrf, Some(&message)))
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
+    }
+}
+
+/// Opens one of the account's flows full-page; closing it comes back to the portal.
+pub async fn portal_open(
+    State(state): State<AppState>,
+    session: Session,
+    Path(scope): Path<String>,
+    Form(f): Form<CsrfForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let Some(account) = customer(&session).await? else {
+        return Ok(see_other("/portal"));
+    };
+    let scope = FlowScope::parse(&scope).ok_or_else(|| ApiError::not_found("page").as_page())?;
+    let location = hosted_service::open_portal_flow(&state, account, scope).await?;
+    Ok(see_other(&location))
+}
+
+pub async fn portal_sign_out(session: Session, Form(f): Form<CsrfForm>) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    websession::sign_out(&session).await?;
+    Ok(see_other("/portal"))
+}
+
+impl From<HostedRefused> for ApiError {
+    fn from(why: HostedRefused) -> Self {
+        let (status, message) = refusal(&why);
+        let code = match why {
+            HostedRefused::Field(e) => return e.into(),
+            HostedRefused::NotFound => super::error::ErrorCode::ResourceMissing,
+            HostedRefused::TooMany => super::error::ErrorCode::RateLimited,
+            HostedRefused::CodeWrong | HostedRefused::CodeVoid => {
+                super::error::ErrorCode::ParameterInvalid
+            }
+        };
+        ApiError::new(code, message).with_status(status).as_page()
+    }
+}

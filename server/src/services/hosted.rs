@@ -1,0 +1,579 @@
+//! Hosted pages and the customer portal: the single-use links e-mails carry (made in the
+//! e-mail's own transaction, opened into the flow of their purpose, replaced by e-mail when spent
+//! or expired), the one-time codes that confirm an address (hosted sign-up, portal sign-in), the
+//! account a hosted sign-up creates, and the flow sessions hosted pages open full-page.
+
+use app::api::{CreateAccountIn, Environment};
+use chrono::Duration;
+use uuid::Uuid;
+
+use super::Error;
+use crate::{
+    clock::AccountClock,
+    domain::{
+        account::{parse_email, parse_name},
+        flows::FlowScope,
+        hosted::{
+            check_code, code_hash, hosted_flow_location, link_path, link_state, may_resend_link,
+            may_send_code, new_code, CodePurpose, CodeRefusal, LinkPurpose, LinkState, ReturnTo,
+            CODE_TTL, LIMIT_WINDOW, LINK_TTL,
+        },
+        tokens, FieldError,
+    },
+    mail::{self, templates::Action, Brand, NewEmail, Template},
+    state::Core,
+    store::{
+        self,
+        accounts::AccountRow,
+        apps::AppRow,
+        flows::FlowLoginRow,
+        hosted_links::{NewHostedCode, NewHostedLink},
+        Tx,
+    },
+};
+
+/// How long the flow session a hosted page opens lives.
+const FLOW_SESSION_TTL: Duration = Duration::minutes(60);
+
+/// Why a hosted page's request was not carried out. Nothing is written unless said.
+#[derive(Debug)]
+pub enum HostedRefused {
+    Field(FieldError),
+    /// Too many codes or links asked for lately (the request is counted all the same).
+    TooMany,
+    /// The code typed is not the one sent; another guess is allowed (the guess is counted).
+    CodeWrong,
+    /// The code is too old, used, or out of guesses; a new one must be asked for.
+    CodeVoid,
+    /// No such app, account or link.
+    NotFound,
+}
+
+impl From<FieldError> for Error<HostedRefused> {
+    fn from(e: FieldError) -> Self {
+        Error::Refused(HostedRefused::Field(e))
+    }
+}
+
+fn refused<T>(why: HostedRefused) -> Result<T, Error<HostedRefused>> {
+    Err(Error::Refused(why))
+}
+
+/// A single-use link to the hosted page of `purpose`, for the e-mail being queued in `tx`:
+/// the full URL (the token appears only there, the table keeps its hash).
+pub async fn email_link(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    purpose: LinkPurpose,
+    target: Option<&str>,
+) -> store::Result<String> {
+    issue_link(
+        tx,
+        core,
+        clock,
+        app_uuid,
+        account_uuid,
+        purpose,
+        target,
+        None,
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn issue_link(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    purpose: LinkPurpose,
+    target: Option<&str>,
+    replaces: Option<&str>,
+) -> store::Result<String> {
+    let token = tokens::issue_hosted_link_token();
+    let now = clock.now();
+    store::hosted_links::insert_hosted_link(
+        tx,
+        &NewHostedLink {
+            token_hash: &token.hash,
+            app_uuid,
+            account_uuid,
+            purpose: purpose.as_str(),
+            target,
+            replaces,
+            expires_at: now + LINK_TTL,
+            now,
+        },
+    )
+    .await?;
+    Ok(format!(
+        "{}{}",
+        core.config.public_url(),
+        link_path(&token.plain)
+    ))
+}
+
+/// What opening an e-mail's link led to.
+pub enum OpenedLink {
+    /// The flow of the link's purpose, opened full-page: where to send the browser.
+    Flow { location: String },
+    /// The frozen-credit page, for this account.
+    CreditFrozen {
+        app_uuid: Uuid,
+        account_uuid: Uuid,
+        unfreeze_url: Option<String>,
+    },
+    /// Spent or expired: a fresh one can be asked for with the same token.
+    Stale(LinkState),
+    /// Not a link of ours.
+    Unknown,
+}
+
+/// Spends an e-mail's link and opens what it is for.
+pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
+    if !tokens::is_hosted_link_token(token) {
+        return Ok(OpenedLink::Unknown);
+    }
+    let hash = tokens::hash_token(token);
+    let mut tx = core.db.begin().await?;
+    let Some(link) = store::hosted_links::hosted_link(&mut tx, &hash).await? else {
+        return Ok(OpenedLink::Unknown);
+    };
+    let Some(purpose) = LinkPurpose::parse(&link.purpose) else {
+        return Ok(OpenedLink::Unknown);
+    };
+    // Links expire on the account's clock (a sandbox account's clock may run ahead).
+    let clock = core.clock.for_account(&core.db, link.account_uuid).await?;
+    let now = clock.now();
+    match link_state(link.expires_at, link.used_at, now) {
+        LinkState::Open => {}
+        stale => return Ok(OpenedLink::Stale(stale)),
+    }
+    // Two tabs opening one link: only the first spends it.
+    if !store::hosted_links::use_hosted_link(&mut tx, &hash, now).await? {
+        return Ok(OpenedLink::Stale(LinkState::Spent));
+    }
+    let opened = match purpose.scope() {
+        Some(scope) => {
+            let location = open_flow_session(
+                &mut tx,
+                core,
+                link.app_uuid,
+                link.account_uuid,
+                scope,
+                ReturnTo::Done,
+            )
+            .await?;
+            OpenedLink::Flow { location }
+        }
+        None => OpenedLink::CreditFrozen {
+            app_uuid: link.app_uuid,
+            account_uuid: link.account_uuid,
+            unfreeze_url: link.target.clone(),
+        },
+    };
+    tx.commit().await?;
+    Ok(opened)
+}
+
+/// Opens a flow session of `scope` for the account, in `tx`; answers where the browser goes
+/// (the flow, full-page, with the session in the address's fragment).
+async fn open_flow_session(
+    tx: &mut Tx,
+    core: &Core,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    scope: FlowScope,
+    back: ReturnTo,
+) -> store::Result<String> {
+    let now = core.clock.now();
+    let session = tokens::issue_flow_session_token();
+    let login = FlowLoginRow {
+        app_uuid,
+        account_uuid,
+        scope: scope.as_str().to_owned(),
+        plan_group_uuid: None,
+        expires_at: now,
+        used_at: Some(now),
+    };
+    store::flows::insert_flow_session(tx, &session.hash, &login, now + FLOW_SESSION_TTL, now)
+        .await?;
+    Ok(hosted_flow_location(scope, app_uuid, &session.plain, back))
+}
+
+/// Opens the flow of `scope` full-page for a signed-in portal customer (closing it returns to
+/// the portal).
+pub async fn open_portal_flow(
+    core: &Core,
+    account_uuid: Uuid,
+    scope: FlowScope,
+) -> Result<String, Error<HostedRefused>> {
+    let Some(account) = store::accounts::account_by_uuid(&core.db, account_uuid).await? else {
+        return refused(HostedRefused::NotFound);
+    };
+    let mut tx = core.db.begin().await?;
+    let location = open_flow_session(
+        &mut tx,
+        core,
+        account.app_uuid,
+        account.uuid,
+        scope,
+        ReturnTo::Portal,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(location)
+}
+
+/// Sends a fresh link in place of a spent or expired one (the same purpose, to the account's
+/// address), unless too many were sent lately. Answers the address it went to.
+pub async fn resend_link(core: &Core, token: &str) -> Result<String, Error<HostedRefused>> {
+    if !tokens::is_hosted_link_token(token) {
+        return refused(HostedRefused::NotFound);
+    }
+    let hash = tokens::hash_token(token);
+    let mut tx = core.db.begin().await?;
+    let Some(link) = store::hosted_links::hosted_link(&mut tx, &hash).await? else {
+        return refused(HostedRefused::NotFound);
+    };
+    let Some(purpose) = LinkPurpose::parse(&link.purpose) else {
+        return refused(HostedRefused::NotFound);
+    };
+    let (Some(app), Some(account)) = (
+        store::apps::app_in(&mut tx, link.app_uuid).await?,
+        store::accounts::account_by_uuid(&core.db, link.account_uuid).await?,
+    ) else {
+        return refused(HostedRefused::NotFound);
+    };
+    let clock = core.clock.for_account(&core.db, account.uuid).await?;
+    let resent =
+        store::hosted_links::count_resent_links(&mut tx, account.uuid, clock.now() - LIMIT_WINDOW)
+            .await?;
+    if !may_resend_link(resent) {
+        return refused(HostedRefused::TooMany);
+    }
+    let url = issue_link(
+        &mut tx,
+        core,
+        &clock,
+        app.uuid,
+        account.uuid,
+        purpose,
+        link.target.as_deref(),
+        Some(&hash),
+    )
+    .await?;
+    mail::queue_to_account(
+        &mut tx,
+        &clock,
+        &app,
+        &account,
+        &Template::Notice {
+            subject: "Your new link".to_owned(),
+            first_name: account.first_name.clone(),
+            paragraphs: vec![
+                "You asked for a new link: here it is. It works once, for 7 days.".to_owned(),
+            ],
+            action: Some(Action {
+                label: purpose.call_to_action().to_owned(),
+                url,
+            }),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(account.email)
+}
+
+/// Asks the bureau again at once for an account whose credit file was frozen (the customer
+/// says the freeze is lifted). Nothing happens unless the check is still waiting for an answer.
+pub async fn retry_credit_check(
+    core: &Core,
+    account_uuid: Uuid,
+) -> Result<(), Error<HostedRefused>> {
+    let clock = core.clock.for_account(&core.db, account_uuid).await?;
+    let mut tx = core.db.begin().await?;
+    let Some(account) = store::accounts::account_by_uuid(&core.db, account_uuid).await? else {
+        return refused(HostedRefused::NotFound);
+    };
+    store::accounts::account_of_app_for_update(&mut tx, account.app_uuid, account.uuid).await?;
+    super::credit::schedule_credit_check(&mut tx, &account, &clock).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A sign-up started on an app's hosted page: the name and address given, not yet confirmed.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PendingSignUp {
+    pub app_uuid: Uuid,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: String,
+}
+
+/// The app whose hosted pages answer at `/go/<slug>`.
+pub async fn app_of_slug(core: &Core, slug: &str) -> store::Result<Option<AppRow>> {
+    match store::hosted_links::app_by_slug(&core.db, slug).await? {
+        Some(uuid) => store::apps::app_by_uuid(&core.db, uuid).await,
+        None => Ok(None),
+    }
+}
+
+/// Starts a hosted sign-up: checks the name and address and e-mails a one-time code to it
+/// (within the per-address and per-client limits).
+pub async fn start_sign_up(
+    core: &Core,
+    app: &AppRow,
+    first_name: &str,
+    last_name: &str,
+    email: &str,
+    ip: &str,
+) -> Result<PendingSignUp, Error<HostedRefused>> {
+    let pending = PendingSignUp {
+        app_uuid: app.uuid,
+        first_name: parse_name("first_name", first_name)?,
+        last_name: parse_name("last_name", last_name)?,
+        email: parse_email("email", email)?,
+    };
+    send_code(
+        core,
+        CodePurpose::SignUp,
+        Some((app, None)),
+        &pending.email,
+        &pending.first_name,
+        ip,
+    )
+    .await?;
+    Ok(pending)
+}
+
+/// Records a code request and, when it is for someone, e-mails the code. A request for nobody
+/// (a portal sign-in with an unknown address) is recorded all the same, so that it counts
+/// against the limits, and looks the same from outside.
+async fn send_code(
+    core: &Core,
+    purpose: CodePurpose,
+    to: Option<(&AppRow, Option<Uuid>)>,
+    email: &str,
+    first_name: &str,
+    ip: &str,
+) -> Result<(), Error<HostedRefused>> {
+    let clock = core.clock.with_offset(Duration::zero());
+    let now = clock.now();
+    let mut tx = core.db.begin().await?;
+    let (to_email, from_ip) =
+        store::hosted_links::count_codes(&mut tx, email, ip, now - LIMIT_WINDOW).await?;
+    if !may_send_code(to_email, from_ip) {
+        return refused(HostedRefused::TooMany);
+    }
+    let uuid = Uuid::new_v4();
+    let code = new_code();
+    store::hosted_links::insert_hosted_code(
+        &mut tx,
+        &NewHostedCode {
+            uuid,
+            app_uuid: to.map(|(app, _)| app.uuid),
+            account_uuid: to.and_then(|(_, account)| account),
+            purpose: purpose.as_str(),
+            email,
+            code_hash: &code_hash(uuid, &code),
+            ip,
+            expires_at: now + CODE_TTL,
+            now,
+        },
+    )
+    .await?;
+    if let Some((app, account)) = to {
+        let subject = match purpose {
+            CodePurpose::SignUp => format!("Your {} sign-up code: {code}", app.display_name),
+            CodePurpose::Portal => format!("Your {} sign-in code: {code}", app.display_name),
+        };
+        mail::queue(
+            &mut tx,
+            &clock,
+            &NewEmail {
+                app_uuid: app.uuid,
+                account_uuid: account,
+                to: email,
+                template: &Template::Notice {
+                    subject,
+                    first_name: first_name.to_owned(),
+                    paragraphs: vec![
+                        format!("Your code is {code}. It works once, for 10 minutes."),
+                        "If you did not ask for it, you can ignore this message.".to_owned(),
+                    ],
+                    action: None,
+                },
+                brand: &Brand::of_app(app),
+                send_at: None,
+                event_on_send: None,
+            },
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Checks a typed code against the latest one sent for `purpose` to `email`, and spends it.
+/// A wrong guess is counted. Answers the account the code was for, if any.
+async fn confirm_code(
+    core: &Core,
+    purpose: CodePurpose,
+    email: &str,
+    typed: &str,
+) -> Result<Option<Uuid>, Error<HostedRefused>> {
+    let now = core.clock.now();
+    let mut tx = core.db.begin().await?;
+    let Some(code) =
+        store::hosted_links::latest_hosted_code(&mut tx, purpose.as_str(), email).await?
+    else {
+        return refused(HostedRefused::CodeVoid);
+    };
+    match check_code(
+        &code.code_hash,
+        code.uuid,
+        typed,
+        code.attempts,
+        code.expires_at,
+        code.used_at,
+        now,
+    ) {
+        Ok(()) => {}
+        Err(CodeRefusal::Void) => return refused(HostedRefused::CodeVoid),
+        Err(CodeRefusal::Wrong) => {
+            store::hosted_links::add_code_attempt(&mut tx, code.uuid).await?;
+            tx.commit().await?;
+            return refused(HostedRefused::CodeWrong);
+        }
+    }
+    // A code sent for nobody never matches (`send_code` stores it anyway); and two tabs typing
+    // one code: only the first spends it.
+    if code.app_uuid.is_none()
+        || !store::hosted_links::use_hosted_code(&mut tx, code.uuid, now).await?
+    {
+        return refused(HostedRefused::CodeVoid);
+    }
+    tx.commit().await?;
+    Ok(code.account_uuid)
+}
+
+/// Finishes a hosted sign-up once its code is confirmed: the account is created exactly as
+/// `POST /v1/app/accounts` creates it, and its enrollment flow opens full-page. Answers the
+/// account and where the browser goes.
+pub async fn finish_sign_up(
+    core: &Core,
+    pending: &PendingSignUp,
+    typed: &str,
+) -> Result<(AccountRow, String), Error<HostedRefused>> {
+    confirm_code(core, CodePurpose::SignUp, &pending.email, typed).await?;
+    let Some(app) = store::apps::app_by_uuid(&core.db, pending.app_uuid).await? else {
+        return refused(HostedRefused::NotFound);
+    };
+    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let account = super::accounts::create_account(
+        core,
+        app.uuid,
+        environment,
+        CreateAccountIn {
+            email: pending.email.clone(),
+            first_name: pending.first_name.clone(),
+            last_name: pending.last_name.clone(),
+            phone: None,
+            date_of_birth: None,
+            preliminary_address: None,
+            renewals_url: None,
+            metadata: None,
+        },
+    )
+    .await
+    .map_err(|e| match e {
+        Error::Refused(super::accounts::AccountRefused::Field(f)) => {
+            Error::Refused(HostedRefused::Field(f))
+        }
+        Error::Refused(super::accounts::AccountRefused::AccountNotFound) => {
+            Error::Refused(HostedRefused::NotFound)
+        }
+        Error::Failed(e) => Error::Failed(e),
+    })?;
+    let mut tx = core.db.begin().await?;
+    let location = open_flow_session(
+        &mut tx,
+        core,
+        app.uuid,
+        account.uuid,
+        FlowScope::Enrollment,
+        ReturnTo::Portal,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((account, location))
+}
+
+/// Sends a portal sign-in code to the newest account with this address. An unknown address gets
+/// the same answer (and counts against the same limits), so that the page tells nobody who is a
+/// customer. Answers the address as parsed.
+pub async fn start_portal_sign_in(
+    core: &Core,
+    email: &str,
+    ip: &str,
+) -> Result<String, Error<HostedRefused>> {
+    let email = parse_email("email", email)?;
+    let account = match store::hosted_links::newest_account_with_email(&core.db, &email).await? {
+        Some(uuid) => store::accounts::account_by_uuid(&core.db, uuid).await?,
+        None => None,
+    };
+    let app = match &account {
+        Some(a) => store::apps::app_by_uuid(&core.db, a.app_uuid).await?,
+        None => None,
+    };
+    let first_name = account
+        .as_ref()
+        .map(|a| a.first_name.clone())
+        .unwrap_or_default();
+    let to = match (&app, &account) {
+        (Some(app), Some(account)) => Some((app, Some(account.uuid))),
+        _ => None,
+    };
+    send_code(core, CodePurpose::Portal, to, &email, &first_name, ip).await?;
+    Ok(email)
+}
+
+/// Confirms a portal sign-in code: answers the account signed in to.
+pub async fn finish_portal_sign_in(
+    core: &Core,
+    email: &str,
+    typed: &str,
+) -> Result<Uuid, Error<HostedRefused>> {
+    match confirm_code(core, CodePurpose::Portal, email, typed).await? {
+        Some(account) => Ok(account),
+        None => refused(HostedRefused::CodeVoid),
+    }
+}
+
+/// What the portal's home shows: the account, its app, and the bill to pay next.
+pub struct PortalHome {
+    pub account: AccountRow,
+    pub app: AppRow,
+    pub next_bill: Option<store::billing::InvoiceRow>,
+}
+
+/// The portal home of a signed-in customer; `None` when the account is gone.
+pub async fn portal_home(core: &Core, account_uuid: Uuid) -> store::Result<Option<PortalHome>> {
+    let Some(account) = store::accounts::account_by_uuid(&core.db, account_uuid).await? else {
+        return Ok(None);
+    };
+    let Some(app) = store::apps::app_by_uuid(&core.db, account.app_uuid).await? else {
+        return Ok(None);
+    };
+    let next_bill = store::billing::latest_unpaid_invoice(&core.db, account.uuid).await?;
+    Ok(Some(PortalHome {
+        account,
+        app,
+        next_bill,
+    }))
+}
