@@ -77,8 +77,8 @@ impl Modify for BearerTokens {
 /// What the gates and extractors answer for every operation beside the answers its handler
 /// documents: 400 for a malformed request (any operation with parameters or a body), 401 and 429
 /// for the token groups (missing or bad token; rate limits and failed authentications), 404 for
-/// a path naming a resource, and the `Idempotency-Key` header (with its 409) on every write of
-/// the token groups.
+/// a path naming a resource, and the `Idempotency-Key` header (with its 409 and 422) on every
+/// write of the token groups.
 struct StandardAnswers;
 
 impl Modify for StandardAnswers {
@@ -156,14 +156,33 @@ impl Modify for StandardAnswers {
                 if gated && writes {
                     answers.push((
                         "409",
-                        "A request with this Idempotency-Key is still in progress",
+                        "`idempotency_key_in_progress`: a request with this Idempotency-Key is \
+                         still in progress",
+                    ));
+                    answers.push((
+                        "422",
+                        "`idempotency_key_reused`: this Idempotency-Key came with another request",
                     ));
                 }
                 for (status, description) in answers {
-                    op.responses
-                        .responses
-                        .entry(status.to_owned())
-                        .or_insert_with(|| error(description));
+                    match op.responses.responses.entry(status.to_owned()) {
+                        std::collections::btree_map::Entry::Vacant(v) => {
+                            v.insert(error(description));
+                        }
+                        // The handler documents its own answers of this status: the idempotency
+                        // one joins them.
+                        std::collections::btree_map::Entry::Occupied(mut o)
+                            if description.starts_with("`idempotency") =>
+                        {
+                            if let RefOr::T(response) = o.get_mut() {
+                                if !response.description.contains("idempotency") {
+                                    response.description =
+                                        format!("{}; {description}", response.description);
+                                }
+                            }
+                        }
+                        std::collections::btree_map::Entry::Occupied(_) => {}
+                    }
                 }
             }
         }

@@ -43,6 +43,13 @@ fn every_operation_documents_its_standard_errors_and_idempotency_key() {
                         .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"),
                     "{method} {path}"
                 );
+                for status in ["409", "422"] {
+                    let description = responses[status]["description"].as_str().unwrap();
+                    assert!(
+                        description.contains("idempotency_key_"),
+                        "{method} {path} {status}: {description}"
+                    );
+                }
             }
             checked += 1;
         }
