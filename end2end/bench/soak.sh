@@ -56,7 +56,7 @@ for engine in $ENGINES; do
       ;;
     postgres)
       name="swb_soak_$$"
-      psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name"
+      PGOPTIONS="-c client_min_messages=warning" psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name"
       export DATABASE_URL="${PG_ADMIN%/*}/$name"
       SWITCHBOARD_PII_KEY=$(head -c 32 /dev/urandom | base64)
       export SWITCHBOARD_PII_KEY
