@@ -64,6 +64,16 @@ if [ "$WANT_TEST" = 1 ]; then
     pip3 install -q standardwebhooks aiosmtpd 2>/dev/null \
       || pip3 install -q --break-system-packages standardwebhooks aiosmtpd
   fi
+  # The schema-driven API fuzzer of the test command (end2end/fuzz.sh), pinned, in a venv of
+  # its own under target/.
+  SCHEMATHESIS_VERSION=4.32.5
+  if ! target/schemathesis/bin/st --version 2>/dev/null | grep -qx "st, version $SCHEMATHESIS_VERSION"; then
+    say "Installing schemathesis $SCHEMATHESIS_VERSION into target/schemathesis"
+    python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3-venv
+    rm -rf target/schemathesis
+    python3 -m venv target/schemathesis
+    target/schemathesis/bin/pip install -q "schemathesis==$SCHEMATHESIS_VERSION"
+  fi
   if ! command -v redis-server >/dev/null; then
     say "Installing Redis"
     apt_install redis-server

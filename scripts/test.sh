@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: formatting and lints, unit tests, the
 # integration suite on SQLite and on PostgreSQL (and Redis), the browser tests in Chromium
-# against the release build, and the flow bundle's size budget.
+# against the release build, the schema-driven API fuzzer against the same build, and the flow
+# bundle's size budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
@@ -42,6 +43,10 @@ if ! node end2end/run.mjs; then
   exit 1
 fi
 kill "$server" 2>/dev/null || true
+wait "$server" 2>/dev/null || true
+
+step "API fuzzing (schemathesis, seeded and bounded) against the release build"
+./end2end/fuzz.sh target/e2e/deploy/switchboard
 
 step "Flow bundle sizes (each flow's first load of the release build just tested, brotli, budget 200 KB each)"
 ./end2end/bench/flow-size.sh --built

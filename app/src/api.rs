@@ -202,10 +202,17 @@ pub struct PostalAddress {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct PostalAddressIn {
+    #[cfg_attr(feature = "ssr", schema(max_length = 100, pattern = r"\S"))]
     pub address_1: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(max_length = 100))]
     pub address_2: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(max_length = 60, pattern = r"\S"))]
     pub city: Option<String>,
+    /// Two letters, such as `TX`.
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[A-Za-z]{2}\s*$"))]
     pub state: Option<String>,
+    /// `12345` or `12345-6789`.
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}(-[0-9]{4})?\s*$"))]
     pub postal_code: Option<String>,
 }
 
@@ -380,17 +387,29 @@ pub struct Account {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct CreateAccountIn {
+    #[cfg_attr(feature = "ssr", schema(format = Email, max_length = 254))]
     pub email: String,
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 100, pattern = r"\S")
+    )]
     pub first_name: String,
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 100, pattern = r"\S")
+    )]
     pub last_name: String,
     #[serde(default)]
     pub phone: Option<String>,
     /// `YYYY-MM-DD`; the customer must be 18 or older.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub date_of_birth: Option<String>,
     #[serde(default)]
     pub preliminary_address: Option<PostalAddressIn>,
+    /// An absolute `https` URL (`http` on localhost in sandbox).
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(max_length = 2048))]
     pub renewals_url: Option<String>,
     /// Up to 20 keys; values are strings of at most 500 characters.
     #[serde(default)]
@@ -402,25 +421,37 @@ pub struct CreateAccountIn {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct UpdateAccountIn {
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, format = Email, max_length = 254))]
     pub email: Patch<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(
+            value_type = Option<String>,
+            min_length = 1,
+            max_length = 100,
+            pattern = r"\S"
+        )
+    )]
     pub first_name: Patch<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(
+            value_type = Option<String>,
+            min_length = 1,
+            max_length = 100,
+            pattern = r"\S"
+        )
+    )]
     pub last_name: Patch<String>,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     pub phone: Patch<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, format = Date))]
     pub date_of_birth: Patch<String>,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<PostalAddressIn>))]
     pub preliminary_address: Patch<PostalAddressIn>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, max_length = 2048))]
     pub renewals_url: Patch<String>,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<BTreeMap<String, String>>))]
@@ -505,6 +536,7 @@ pub struct PaymentSession {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct EnsurePaymentMethodIn {
     /// The `pm_...` id the processor returned.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1))]
     pub payment_method_id: String,
 }
 
@@ -527,6 +559,10 @@ pub struct PaymentMethod {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct CreditCheckIn {
     /// Nine digits; dashes allowed.
+    #[cfg_attr(
+        feature = "ssr",
+        schema(pattern = r"^\s*([0-9]{9}|[0-9]{3}-[0-9]{2}-[0-9]{4})\s*$")
+    )]
     pub ssn: String,
     /// Must be true: the customer agrees to a soft credit check.
     pub consent: bool,
@@ -545,10 +581,22 @@ pub struct CreditCheckOut {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct IdentityIn {
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(
+            value_type = Option<String>,
+            min_length = 1,
+            max_length = 100,
+            pattern = r"\S"
+        )
+    )]
     pub first_name: Patch<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(
+            value_type = Option<String>,
+            min_length = 1,
+            max_length = 100,
+            pattern = r"\S"
+        )
+    )]
     pub last_name: Patch<String>,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
@@ -629,6 +677,7 @@ pub struct ProcessorCardOut {
 pub struct RecordClientAgentIn {
     /// When the customer granted the limited power of attorney; defaults to now.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub client_agent_accepted_at: Option<String>,
 }
 

@@ -1,5 +1,5 @@
 //! Wire types of events, webhook endpoints and their deliveries, the sandbox clock and the
-//! sandbox e-mail log.
+//! sandbox e-mail log (with its attachments).
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -46,9 +46,11 @@ pub struct WebhookEndpoint {
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct CreateWebhookEndpointIn {
+    /// An absolute `https` URL.
     pub url: String,
     #[serde(default)]
     pub event_types: Vec<String>,
+    #[cfg_attr(feature = "ssr", schema(max_length = 500))]
     pub description: Option<String>,
     #[serde(default)]
     pub disabled: bool,
@@ -65,7 +67,7 @@ pub struct UpdateWebhookEndpointIn {
     #[cfg_attr(feature = "ssr", schema(value_type = Option<Vec<String>>))]
     pub event_types: Patch<Vec<String>>,
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, max_length = 500))]
     pub description: Patch<String>,
     /// `false` re-enables an endpoint that was disabled.
     #[serde(default)]
@@ -156,6 +158,7 @@ pub struct AdvanceClockIn {
     /// Move the account's clock to this instant (not before its present).
     pub to: Option<Timestamp>,
     /// Move the account's clock this many days ahead (1 to 3650).
+    #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 3650))]
     pub days: Option<i64>,
 }
 
@@ -184,4 +187,23 @@ pub struct Email {
     pub status: String,
     pub created_at: Timestamp,
     pub sent_at: Option<Timestamp>,
+    /// The documents it carries (an expiration notice's PDF), without their bytes.
+    #[serde(default)]
+    pub attachments: Vec<EmailAttachment>,
+}
+
+/// A document attached to a sent e-mail.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct EmailAttachment {
+    pub uuid: Uuid,
+    /// The file name the message gives it, e.g. `renewal-notice-2027-11-30.pdf`.
+    pub filename: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+    /// SHA-256 of the bytes, lowercase hex.
+    pub sha256: String,
+    /// `GET` it with the AppToken for the bytes:
+    /// `/v1/app/sandbox/emails/{email_uuid}/attachments/{attachment_uuid}`.
+    pub url: String,
 }

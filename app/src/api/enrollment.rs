@@ -14,6 +14,8 @@ use super::{market::PlanRatesOut, Account, Location, PostalAddressIn, Timestamp}
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct ConfirmAddressIn {
+    /// 17 or 22 digits.
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: String,
 }
 
@@ -25,12 +27,15 @@ pub struct AcceptPlanIn {
     /// The meter the plan is for; creates the Location. Defaults to the meter the plan was
     /// priced for, else the confirmed service address.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: Option<String>,
     /// `YYYY-MM-DD`, between the plan's `earliest_start_date` and `latest_start_date`.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub service_start_date: Option<String>,
     /// Alias of `service_start_date`.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub start_date: Option<String>,
     /// Must be true.
     #[serde(default)]
@@ -76,6 +81,7 @@ pub struct AcceptRenewalIn {
     /// `YYYY-MM-DD`: the day after the current contract ends (the renewal plans'
     /// `earliest_start_date`).
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub service_start_date: Option<String>,
     /// Must be true.
     #[serde(default)]
@@ -125,6 +131,7 @@ pub struct BillingAddressOut {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct CancelServiceIn {
     /// `YYYY-MM-DD`: the last day of service, from today to 90 days out (on the account's clock).
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub final_service_date: String,
     /// `moving`, `switching` or `other`.
     pub reason: String,

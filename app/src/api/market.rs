@@ -55,6 +55,8 @@ pub struct Utility {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct EligibilityIn {
+    /// Five digits.
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}\s*$"))]
     pub postal_code: String,
     #[serde(default)]
     pub address_1: Option<String>,
@@ -92,11 +94,14 @@ pub struct Address {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct AddressSearchIn {
     /// The beginning of an address, as typed.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, pattern = r"\S"))]
     pub query: String,
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}\s*$"))]
     pub postal_code: Option<String>,
     /// 1 to 50, default 10.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 50))]
     pub limit: Option<u32>,
 }
 
@@ -104,6 +109,7 @@ pub struct AddressSearchIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct FullAddressSearchIn {
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, pattern = r"\S"))]
     pub address_1: String,
     #[serde(default)]
     pub address_2: Option<String>,
@@ -111,6 +117,7 @@ pub struct FullAddressSearchIn {
     pub city: Option<String>,
     #[serde(default)]
     pub state: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}\s*$"))]
     pub postal_code: String,
 }
 
@@ -118,6 +125,8 @@ pub struct FullAddressSearchIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct EsiIdSearchIn {
+    /// 17 or 22 digits.
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: String,
 }
 
@@ -208,6 +217,7 @@ pub struct PlansOut {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct PlansRequestIn {
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: Option<String>,
 }
 
@@ -217,8 +227,10 @@ pub struct PlansRequestIn {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct AppPlansRequestIn {
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}\s*$"))]
     pub postal_code: Option<String>,
     /// Utility name, when the postal code is served by several.
     #[serde(default)]
@@ -229,12 +241,14 @@ pub struct AppPlansRequestIn {
     pub plan_group_uuid: Option<Uuid>,
     /// 1 to 36 (fixed plans).
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 36))]
     pub term_months: Option<u32>,
     #[serde(default)]
     pub energy_rate_cents_per_kwh: Option<DecimalText>,
     #[serde(default)]
     pub partner_commission_per_month_dollars: Option<DecimalText>,
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub service_start_date: Option<String>,
 }
 
@@ -243,8 +257,10 @@ pub struct AppPlansRequestIn {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct BenchmarksIn {
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*[0-9]{5}\s*$"))]
     pub postal_code: Option<String>,
 }
 

@@ -23,6 +23,12 @@ super::text_enum! {
     }
 }
 
+/// The file name of a stored document attached to an e-mail, e.g.
+/// `renewal-notice-2027-11-30.pdf`: what the message calls it and what the sandbox outbox shows.
+pub fn attachment_file_name(kind: DocumentKind, version: &str) -> String {
+    format!("{}-{version}.pdf", kind.as_str().replace('_', "-"))
+}
+
 /// The retail electric provider of record that every plan document and bill names: its legal
 /// name and its certificate number with the regulator. A deployment sets its own
 /// (`provider.name`, `provider.certificate`); the defaults are a sandbox's.

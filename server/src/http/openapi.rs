@@ -1,6 +1,11 @@
 //! The OpenAPI 3.1 document, served at `/v1/openapi.json`: what is said here of the API as a
 //! whole, plus the paths of every mounted route (`ApiRoutes`, from the handlers'
 //! `#[utoipa::path]`). A test compares it with the committed `openapi.json`.
+//!
+//! Fixed limits of a field (lengths, ranges, patterns) are stated where the wire type is
+//! declared (`app::api`); the lists the server parses against (event types, flow scopes,
+//! simulations...), the listing ranges and the rules that tie fields together are added here
+//! from the server's own constants (`Constraints`), so the document cannot drift from them.
 
 use axum::response::{IntoResponse, Response};
 use utoipa::{
@@ -8,7 +13,13 @@ use utoipa::{
     Modify, OpenApi,
 };
 
-use super::{error::ErrorCode, ApiRouter, ApiRoutes};
+use super::{error::ErrorCode, pagination::Page, ApiRouter, ApiRoutes};
+use crate::domain::{
+    credit::SIMULATED_EVENTS,
+    enrollment::{CancelReason, EnrollmentType},
+    events::EVENT_TYPES,
+    flows::FlowScope,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -66,8 +77,8 @@ impl Modify for BearerTokens {
 /// What the gates and extractors answer for every operation beside the answers its handler
 /// documents: 400 for a malformed request (any operation with parameters or a body), 401 and 429
 /// for the token groups (missing or bad token; rate limits and failed authentications), 404 for
-/// a path naming a resource, and the `Idempotency-Key` header (with its 409) on every write of
-/// the token groups.
+/// a path naming a resource, and the `Idempotency-Key` header (with its 409 and 422) on every
+/// write of the token groups.
 struct StandardAnswers;
 
 impl Modify for StandardAnswers {
@@ -145,14 +156,176 @@ impl Modify for StandardAnswers {
                 if gated && writes {
                     answers.push((
                         "409",
-                        "A request with this Idempotency-Key is still in progress",
+                        "`idempotency_key_in_progress`: a request with this Idempotency-Key is \
+                         still in progress",
+                    ));
+                    answers.push((
+                        "422",
+                        "`idempotency_key_reused`: this Idempotency-Key came with another request",
                     ));
                 }
                 for (status, description) in answers {
-                    op.responses
-                        .responses
-                        .entry(status.to_owned())
-                        .or_insert_with(|| error(description));
+                    match op.responses.responses.entry(status.to_owned()) {
+                        std::collections::btree_map::Entry::Vacant(v) => {
+                            v.insert(error(description));
+                        }
+                        // The handler documents its own answers of this status: the idempotency
+                        // one joins them.
+                        std::collections::btree_map::Entry::Occupied(mut o)
+                            if description.starts_with("`idempotency") =>
+                        {
+                            if let RefOr::T(response) = o.get_mut() {
+                                if !response.description.contains("idempotency") {
+                                    response.description =
+                                        format!("{}; {description}", response.description);
+                                }
+                            }
+                        }
+                        std::collections::btree_map::Entry::Occupied(_) => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What the server enforces that the derived schemas cannot say: the names each enumerated field
+/// takes (from the lists the server parses with), the listing ranges of `limit` and `offset`, and
+/// the rules between fields (`esi_id` or `postal_code`; exactly one of `to` and `days`).
+struct Constraints;
+
+impl Modify for Constraints {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::schema::{
+            AllOfBuilder, AnyOfBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
+        };
+        use utoipa::openapi::{path::ParameterIn, Ref, RefOr};
+
+        let names = |list: &[&str]| -> Vec<serde_json::Value> {
+            list.iter().map(|n| serde_json::Value::from(*n)).collect()
+        };
+        let scopes: Vec<&str> = FlowScope::ALL.iter().map(|s| s.as_str()).collect();
+        let reasons = [
+            CancelReason::Moving,
+            CancelReason::Switching,
+            CancelReason::Other,
+        ]
+        .map(CancelReason::as_str);
+        let enrollment_types =
+            [EnrollmentType::Switch, EnrollmentType::MoveIn].map(EnrollmentType::as_str);
+
+        // Body fields.
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut set_enum = |schema: &str, property: &str, values: &[&str]| {
+            let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) else {
+                panic!("no schema {schema}");
+            };
+            let nullable = !object.required.iter().any(|r| r == property);
+            match object.properties.get_mut(property) {
+                Some(RefOr::T(Schema::Object(field))) => {
+                    let mut values = names(values);
+                    if nullable {
+                        values.push(serde_json::Value::Null);
+                    }
+                    field.enum_values = Some(values);
+                }
+                Some(RefOr::T(Schema::Array(array))) => {
+                    array.items = utoipa::openapi::schema::ArrayItems::RefOrSchema(Box::new(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .enum_values(Some(values.iter().copied()))
+                            .into(),
+                    ));
+                }
+                _ => panic!("no property {schema}.{property}"),
+            }
+        };
+        set_enum("FlowLoginIn", "scope", &scopes);
+        set_enum("SimulateIn", "event", SIMULATED_EVENTS);
+        set_enum("CancelServiceIn", "reason", &reasons);
+        set_enum("AcceptPlanIn", "enrollment_type", &enrollment_types);
+        set_enum("CreateWebhookEndpointIn", "event_types", EVENT_TYPES);
+        set_enum("UpdateWebhookEndpointIn", "event_types", EVENT_TYPES);
+
+        // Rules between fields: the object as derived, and one or any of its variants.
+        let present = |property: &str, schema: RefOr<Schema>| -> RefOr<Schema> {
+            ObjectBuilder::new()
+                .required(property)
+                .property(property, schema)
+                .into()
+        };
+        let string = || -> RefOr<Schema> { ObjectBuilder::new().schema_type(Type::String).into() };
+        let mut combine = |schema: &str, rule: RefOr<Schema>| {
+            let derived = components
+                .schemas
+                .remove(schema)
+                .unwrap_or_else(|| panic!("no schema {schema}"));
+            components.schemas.insert(
+                schema.to_owned(),
+                AllOfBuilder::new().item(derived).item(rule).into(),
+            );
+        };
+        for schema in ["AppPlansRequestIn", "BenchmarksIn"] {
+            combine(
+                schema,
+                AnyOfBuilder::new()
+                    .item(present("esi_id", string()))
+                    .item(present("postal_code", string()))
+                    .description(Some(
+                        "`esi_id` or `postal_code` (the ESI ID wins when both)",
+                    ))
+                    .into(),
+            );
+        }
+        combine(
+            "AdvanceClockIn",
+            OneOfBuilder::new()
+                .item(present("to", Ref::from_schema_name("Timestamp").into()))
+                .item(present(
+                    "days",
+                    ObjectBuilder::new().schema_type(Type::Integer).into(),
+                ))
+                .description(Some("Exactly one of `to` and `days`"))
+                .into(),
+        );
+
+        // Query parameters.
+        for (path, item) in &mut openapi.paths.paths {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                for param in op.parameters.iter_mut().flatten() {
+                    if !matches!(param.parameter_in, ParameterIn::Query) {
+                        continue;
+                    }
+                    if (path.as_str(), param.name.as_str()) == ("/v1/app/accounts", "status") {
+                        // Parsed as the account's own status enum.
+                        param.schema = Some(Ref::from_schema_name("AccountStatus").into());
+                        continue;
+                    }
+                    let Some(RefOr::T(Schema::Object(schema))) = param.schema.as_mut() else {
+                        continue;
+                    };
+                    match (path.as_str(), param.name.as_str()) {
+                        (_, "limit") => {
+                            schema.minimum = Some(1.into());
+                            schema.maximum = Some(Page::MAX_LIMIT.into());
+                        }
+                        (_, "offset") => {
+                            schema.minimum = Some(0.into());
+                            schema.maximum = Some(Page::MAX_OFFSET.into());
+                        }
+                        ("/v1/app/events", "type") => {
+                            schema.enum_values = Some(names(EVENT_TYPES));
+                        }
+                        (_, "scope") => schema.enum_values = Some(names(&scopes)),
+                        _ => {}
+                    }
                 }
             }
         }
@@ -169,6 +342,7 @@ pub fn document() -> String {
         .into_openapi();
     let mut doc = doc;
     StandardAnswers.modify(&mut doc);
+    Constraints.modify(&mut doc);
     doc.to_pretty_json().unwrap_or_default() + "\n"
 }
 

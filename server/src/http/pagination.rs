@@ -1,5 +1,6 @@
-//! Listings: `limit` (1-100, default 20) and `offset` in, the `List` envelope out, with a
-//! `next_page_url` that continues the same listing.
+//! Listings: `limit` (1-100, default 20) and `offset` (0 to `MAX_OFFSET`) in, the `List`
+//! envelope out, with a `next_page_url` that continues the same listing. The OpenAPI document
+//! states both ranges from the constants here.
 
 use app::api::List;
 
@@ -15,6 +16,9 @@ pub struct Page {
 impl Page {
     pub const DEFAULT_LIMIT: u32 = 20;
     pub const MAX_LIMIT: u32 = 100;
+    /// The largest offset the databases take (a signed 64-bit `OFFSET`); a larger one is
+    /// refused rather than quietly read as this.
+    pub const MAX_OFFSET: u64 = i64::MAX as u64;
 
     pub fn parse(limit: Option<u32>, offset: Option<u64>) -> ApiResult<Page> {
         let limit = limit.unwrap_or(Self::DEFAULT_LIMIT);
@@ -25,10 +29,15 @@ impl Page {
             )
             .with_param("limit"));
         }
-        Ok(Page {
-            limit,
-            offset: offset.unwrap_or(0),
-        })
+        let offset = offset.unwrap_or(0);
+        if offset > Self::MAX_OFFSET {
+            return Err(ApiError::new(
+                ErrorCode::ParameterInvalid,
+                format!("offset must be between 0 and {}", Self::MAX_OFFSET),
+            )
+            .with_param("offset"));
+        }
+        Ok(Page { limit, offset })
     }
 
     /// Cuts the one extra row the store fetched and builds the listing envelope.
@@ -57,6 +66,30 @@ impl Page {
             limit: self.limit,
             offset: self.offset,
             next_page_url,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_and_offsets_outside_their_ranges_are_refused() {
+        let page = Page::parse(None, None).unwrap();
+        assert_eq!((page.limit, page.offset), (Page::DEFAULT_LIMIT, 0));
+        let last = Page::parse(Some(100), Some(Page::MAX_OFFSET)).unwrap();
+        assert_eq!((last.limit, last.offset), (100, Page::MAX_OFFSET));
+
+        for (limit, offset, param) in [
+            (Some(0), None, "limit"),
+            (Some(101), None, "limit"),
+            (None, Some(Page::MAX_OFFSET + 1), "offset"),
+            (None, Some(u64::MAX), "offset"),
+        ] {
+            let err = Page::parse(limit, offset).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::ParameterInvalid);
+            assert_eq!(err.param(), Some(param));
         }
     }
 }

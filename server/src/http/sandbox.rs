@@ -1,13 +1,20 @@
 //! Sandbox-only routes of this area: an account's test clock
 //! (`POST /v1/account/sandbox/advance-clock`), simulated events
-//! (`POST /v1/account/sandbox/simulate`) and the e-mails the service sent
-//! (`GET /v1/app/sandbox/emails`). Live apps get 403 `sandbox_only`.
+//! (`POST /v1/account/sandbox/simulate`) and the e-mails the service sent with their
+//! attachments (`GET /v1/app/sandbox/emails`, `.../{email_uuid}/attachments/{attachment_uuid}`).
+//! Live apps get 403 `sandbox_only`.
 
 use app::api::{
-    background::{AdvanceClockIn, AdvanceClockOut, Email, SimulateIn, SimulateOut},
+    background::{
+        AdvanceClockIn, AdvanceClockOut, Email, EmailAttachment, SimulateIn, SimulateOut,
+    },
     Environment, ErrorEnvelope, List, Timestamp,
 };
-use axum::extract::State;
+use axum::{
+    extract::State,
+    http::header,
+    response::{IntoResponse, Response},
+};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -16,12 +23,12 @@ use super::{
     accounts,
     auth::{AccountPrincipal, AppPrincipal},
     error::{ApiError, ApiResult, ErrorCode},
-    extract::{Json, Query},
+    extract::{Json, Path, Query},
     pagination::Page,
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::{credit::parse_simulation, jobs::advance_target},
+    domain::{credit::parse_simulation, documents::attachment_file_name, jobs::advance_target},
     jobs::sandbox::{advance_held, ClockHold},
     services, store,
     store::apps::AppRow,
@@ -37,7 +44,9 @@ pub fn account_router() -> ApiRouter {
 }
 
 pub fn app_router() -> ApiRouter {
-    ApiRouter::new().routes(routes!(list_emails))
+    ApiRouter::new()
+        .routes(routes!(list_emails))
+        .routes(routes!(email_attachment))
 }
 
 fn require_sandbox(app: &AppRow) -> ApiResult<()> {
@@ -267,8 +276,8 @@ pub async fn list_emails(
 ) -> ApiResult<axum::Json<List<Email>>> {
     require_sandbox(&principal.app)?;
     let page = Page::parse(q.limit, q.offset)?;
-    let rows = store::emails::emails_of_app(
-        &state.db,
+    let rows = services::sandbox::outbox(
+        &state,
         principal.app.uuid,
         q.account_uuid,
         page.limit,
@@ -277,7 +286,18 @@ pub async fn list_emails(
     .await?;
     let emails = rows
         .into_iter()
-        .map(|e| Email {
+        .map(|(e, attachments)| Email {
+            attachments: attachments
+                .into_iter()
+                .map(|a| EmailAttachment {
+                    filename: attachment_file_name(a.kind, &a.version),
+                    content_type: a.content_type,
+                    size_bytes: u64::try_from(a.size_bytes).unwrap_or(0),
+                    sha256: a.sha256,
+                    url: format!("/v1/app/sandbox/emails/{}/attachments/{}", e.uuid, a.uuid),
+                    uuid: a.uuid,
+                })
+                .collect(),
             uuid: e.uuid,
             account_uuid: e.account_uuid,
             template: e.template,
@@ -296,4 +316,44 @@ pub async fn list_emails(
         "/v1/app/sandbox/emails",
         &[("account_uuid", account.as_deref())],
     )))
+}
+
+/// One attachment of a sent e-mail, as the message carried it.
+#[utoipa::path(
+    get, path = "/v1/app/sandbox/emails/{email_uuid}/attachments/{attachment_uuid}",
+    tag = "sandbox",
+    params(("email_uuid" = Uuid, Path), ("attachment_uuid" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The attached document", content_type = "application/pdf", body = Vec<u8>),
+        (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
+        (status = 404, description = "No such e-mail of the app, or no such attachment of it", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn email_attachment(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Path((email_uuid, attachment_uuid)): Path<(Uuid, Uuid)>,
+) -> ApiResult<Response> {
+    require_sandbox(&principal.app)?;
+    let document = services::sandbox::outbox_attachment(
+        &state,
+        principal.app.uuid,
+        email_uuid,
+        attachment_uuid,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("attachment"))?;
+    let filename = attachment_file_name(document.kind, &document.version);
+    Ok((
+        [
+            (header::CONTENT_TYPE, document.content_type),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{filename}\""),
+            ),
+        ],
+        document.bytes,
+    )
+        .into_response())
 }

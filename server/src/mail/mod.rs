@@ -230,7 +230,7 @@ fn message(
         for a in attachments {
             let content_type = ContentType::parse(&a.content_type)
                 .map_err(|e| format!("an attachment's type is not valid: {e}"))?;
-            let name = format!("{}-{}.pdf", a.kind.as_str().replace('_', "-"), a.version);
+            let name = crate::domain::documents::attachment_file_name(a.kind, &a.version);
             mixed = mixed.singlepart(Attachment::new(name).body(a.bytes.clone(), content_type));
         }
         mixed

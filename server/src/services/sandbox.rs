@@ -1,7 +1,8 @@
 //! The sandbox's use cases: demo data (an account made active since a few cycles ago, with
 //! what an enrollment needs: identity, a passed credit check, a test card, a location and its
-//! plan), the reset of an enrollment, and simulated outside events (the credit bureau's, the
-//! utility's and the market's, billing's).
+//! plan), the reset of an enrollment, simulated outside events (the credit bureau's, the
+//! utility's and the market's, billing's), and the outbox of the e-mails sent with their
+//! attachments.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
@@ -27,6 +28,8 @@ use crate::{
         self,
         accounts::AccountRow,
         apps::AppRow,
+        documents::{AttachmentSummaryRow, StoredDocumentRow},
+        emails::EmailRow,
         enrollment::{ConfirmedAddressRow, EnrollmentRow},
         market::ServiceAddressRow,
     },
@@ -419,4 +422,45 @@ async fn simulate_credit(
         rerun_credit_check(tx, &account, clock).await?;
     }
     Ok(Ok(()))
+}
+
+/// A page of the app's outbox, newest first (plus one row, for the listing): each e-mail with
+/// what it carries attached (without the bytes).
+pub async fn outbox(
+    core: &Core,
+    app: Uuid,
+    account: Option<Uuid>,
+    limit: u32,
+    offset: u64,
+) -> store::Result<Vec<(EmailRow, Vec<AttachmentSummaryRow>)>> {
+    let emails = store::emails::emails_of_app(&core.db, app, account, limit, offset).await?;
+    let uuids: Vec<Uuid> = emails.iter().map(|e| e.uuid).collect();
+    let mut attachments: std::collections::HashMap<Uuid, Vec<AttachmentSummaryRow>> =
+        std::collections::HashMap::new();
+    for a in store::documents::attachment_summaries_of_emails(&core.db, &uuids).await? {
+        attachments.entry(a.email_uuid).or_default().push(a);
+    }
+    Ok(emails
+        .into_iter()
+        .map(|email| {
+            let own = attachments.remove(&email.uuid).unwrap_or_default();
+            (email, own)
+        })
+        .collect())
+}
+
+/// One attachment of an e-mail of the app, with its bytes; `None` when the e-mail is not the
+/// app's or carries no such attachment.
+pub async fn outbox_attachment(
+    core: &Core,
+    app: Uuid,
+    email: Uuid,
+    attachment: Uuid,
+) -> store::Result<Option<StoredDocumentRow>> {
+    match store::emails::email_by_uuid(&core.db, email).await? {
+        Some(e) if e.app_uuid == app => {
+            store::documents::attachment_of_email(&core.db, email, attachment).await
+        }
+        _ => Ok(None),
+    }
 }

@@ -108,3 +108,56 @@ pub async fn attachments_of_email(
         .fetch_all(c)
         .await)
 }
+
+/// What an e-mail's attachment is, without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AttachmentSummaryRow {
+    pub uuid: Uuid,
+    pub email_uuid: Uuid,
+    pub kind: DocumentKind,
+    pub version: String,
+    pub content_type: String,
+    pub sha256: String,
+    pub size_bytes: i64,
+}
+
+/// The attachments of the given e-mails (their bytes' length, not the bytes), in the order
+/// they were stored.
+pub async fn attachment_summaries_of_emails(
+    conn: impl Into<Conn<'_>>,
+    email_uuids: &[Uuid],
+) -> Result<Vec<AttachmentSummaryRow>> {
+    if email_uuids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders = (1..=email_uuids.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT uuid, email_uuid, kind, version, content_type, sha256, \
+         CAST(LENGTH(bytes) AS BIGINT) AS size_bytes \
+         FROM stored_documents WHERE email_uuid IN ({placeholders}) ORDER BY created_at, uuid"
+    );
+    on_conn!(conn.into(), c => {
+        let mut q = sqlx::query_as::<_, AttachmentSummaryRow>(&sql);
+        for uuid in email_uuids {
+            q = q.bind(*uuid);
+        }
+        q.fetch_all(c).await
+    })
+}
+
+/// One attachment of an e-mail, with its bytes.
+pub async fn attachment_of_email(
+    conn: impl Into<Conn<'_>>,
+    email_uuid: Uuid,
+    uuid: Uuid,
+) -> Result<Option<StoredDocumentRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM stored_documents WHERE email_uuid = $1 AND uuid = $2");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, StoredDocumentRow>(&sql)
+        .bind(email_uuid)
+        .bind(uuid)
+        .fetch_optional(c)
+        .await)
+}

@@ -572,3 +572,45 @@ both_engines! {
         assert_eq!(docs.body["loa"], Value::Null, "{}", docs.text);
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn the_outbox_shows_and_serves_a_notices_attachment(app) {
+        let (uuid, token, _location, end) = seeded(&app, "life-outbox@example.com").await;
+        to_end_plus(&app, (&uuid, &token), &end, -85).await;
+        let sent = reminders(&app, &uuid).await;
+        assert_eq!(sent.len(), 1, "{sent:#?}");
+        let attachments = sent[0]["attachments"].as_array().unwrap();
+        assert_eq!(attachments.len(), 1, "{attachments:#?}");
+        let a = &attachments[0];
+        assert_eq!(a["filename"], format!("renewal-notice-{end}.pdf"));
+        assert_eq!(a["content_type"], "application/pdf");
+        let url = a["url"].as_str().unwrap();
+        assert_eq!(url, format!("/v1/app/sandbox/emails/{}/attachments/{}", sent[0]["uuid"].as_str().unwrap(), a["uuid"].as_str().unwrap()));
+
+        // The bytes the message carried, whole.
+        let r = app.client.get(app.url(url)).bearer_auth(&app.app_token).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()["content-type"], "application/pdf");
+        assert_eq!(
+            r.headers()["content-disposition"].to_str().unwrap(),
+            format!("attachment; filename=\"renewal-notice-{end}.pdf\"")
+        );
+        let bytes = r.bytes().await.unwrap();
+        assert!(bytes.starts_with(b"%PDF"));
+        assert_eq!(a["size_bytes"], bytes.len());
+        use sha2::Digest;
+        assert_eq!(a["sha256"], format!("{:x}", sha2::Sha256::digest(&bytes)));
+        assert!(server::documents::pdf_text(&bytes).contains(&end_long(&end)));
+
+        // Other e-mails carry nothing; another app, an unknown attachment or no token get no bytes.
+        let all = app.get(&format!("/v1/app/sandbox/emails?account_uuid={uuid}&limit=100"), &app.app_token).await;
+        assert!(all.body["data"].as_array().unwrap().iter()
+            .any(|e| e["template"] != "renewal_reminder" && e["attachments"] == json!([])), "{}", all.text);
+        let (_, other) = app.other_app().await;
+        assert_eq!(app.get(url, &other).await.status, StatusCode::NOT_FOUND);
+        let unknown = format!("/v1/app/sandbox/emails/{}/attachments/{}", sent[0]["uuid"].as_str().unwrap(), uuid::Uuid::new_v4());
+        assert_eq!(app.get(&unknown, &app.app_token).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(app.send(Method::GET, url, None, None, &[]).await.status, StatusCode::UNAUTHORIZED);
+    }
+}

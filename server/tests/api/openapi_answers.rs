@@ -1,6 +1,10 @@
 //! The OpenAPI document lists what every operation can answer beside its own results: 401 and
 //! 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
-//! the `Idempotency-Key` header on every write.
+//! the `Idempotency-Key` header on every write; it states the limits, names and rules the server
+//! enforces, and the server refuses what it forbids (offsets past the maximum).
+
+use reqwest::StatusCode;
+use serde_json::json;
 
 fn document() -> serde_json::Value {
     serde_json::from_str(&server::http::openapi::document()).unwrap()
@@ -39,9 +43,126 @@ fn every_operation_documents_its_standard_errors_and_idempotency_key() {
                         .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"),
                     "{method} {path}"
                 );
+                for status in ["409", "422"] {
+                    let description = responses[status]["description"].as_str().unwrap();
+                    assert!(
+                        description.contains("idempotency_key_"),
+                        "{method} {path} {status}: {description}"
+                    );
+                }
             }
             checked += 1;
         }
     }
     assert!(checked > 50, "{checked} operations");
+}
+
+#[test]
+fn the_document_states_the_limits_the_server_enforces() {
+    let doc = document();
+    let schemas = &doc["components"]["schemas"];
+    let params = |path: &str| {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    for path in [
+        "/v1/app/accounts",
+        "/v1/app/events",
+        "/v1/account/billing/invoices",
+    ] {
+        let params = params(path);
+        let param =
+            |name: &str| params.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
+        assert_eq!(
+            (
+                param("limit")["minimum"].clone(),
+                param("limit")["maximum"].clone()
+            ),
+            (json!(1), json!(100)),
+            "{path}"
+        );
+        assert_eq!(param("offset")["maximum"], json!(i64::MAX), "{path}");
+    }
+    let accounts = params("/v1/app/accounts");
+    let status = &accounts.iter().find(|p| p["name"] == "status").unwrap()["schema"];
+    assert_eq!(status["$ref"], "#/components/schemas/AccountStatus");
+
+    let prop = |schema: &str, name: &str| {
+        let s = &schemas[schema];
+        let object = s
+            .get("allOf")
+            .map(|all| all[0].clone())
+            .unwrap_or_else(|| s.clone());
+        object["properties"][name].clone()
+    };
+    assert_eq!(prop("AppPlansRequestIn", "term_months")["maximum"], 36);
+    assert_eq!(prop("AppPlansRequestIn", "term_months")["minimum"], 1);
+    assert_eq!(
+        prop("EligibilityIn", "postal_code")["pattern"],
+        r"^\s*[0-9]{5}\s*$"
+    );
+    assert_eq!(prop("CreateAccountIn", "first_name")["pattern"], r"\S");
+    assert_eq!(prop("AdvanceClockIn", "days")["maximum"], 3650);
+    let scopes = prop("FlowLoginIn", "scope")["enum"].clone();
+    assert!(
+        scopes
+            .as_array()
+            .unwrap()
+            .contains(&json!("update-payment-method")),
+        "{scopes}"
+    );
+    let simulations = prop("SimulateIn", "event")["enum"].clone();
+    assert_eq!(simulations.as_array().unwrap().len(), 17, "{simulations}");
+    let event_types = prop("CreateWebhookEndpointIn", "event_types")["items"]["enum"].clone();
+    assert!(
+        event_types
+            .as_array()
+            .unwrap()
+            .contains(&json!("invoice.paid")),
+        "{event_types}"
+    );
+    assert_eq!(
+        prop("CancelServiceIn", "reason")["enum"],
+        json!(["moving", "switching", "other"])
+    );
+
+    // The rules between fields.
+    let any_of = &schemas["AppPlansRequestIn"]["allOf"][1]["anyOf"];
+    assert_eq!(any_of[0]["required"], json!(["esi_id"]));
+    assert_eq!(any_of[1]["required"], json!(["postal_code"]));
+    let one_of = &schemas["AdvanceClockIn"]["allOf"][1]["oneOf"];
+    assert_eq!(one_of[0]["required"], json!(["to"]));
+    assert_eq!(one_of[1]["required"], json!(["days"]));
+}
+
+both_engines! {
+    async fn offsets_beyond_the_maximum_are_refused(app) {
+        let account = app.create_account(json!({
+            "email": "offset@example.com", "first_name": "Ana", "last_name": "Díaz"
+        })).await;
+        let token = app.account_token(account["uuid"].as_str().unwrap()).await;
+        let listings = [
+            ("/v1/app/accounts", &app.app_token),
+            ("/v1/app/events", &app.app_token),
+            ("/v1/app/webhook-endpoints", &app.app_token),
+            ("/v1/app/plan-groups", &app.app_token),
+            ("/v1/app/sandbox/emails", &app.app_token),
+            ("/v1/account/billing/invoices", &token),
+        ];
+        for (path, token) in listings {
+            // The largest offset is a plain empty page.
+            let last = app.get(&format!("{path}?offset={}", i64::MAX), token).await;
+            assert_eq!(last.status, StatusCode::OK, "{path}: {}", last.text);
+            assert_eq!(last.body["data"], json!([]), "{path}");
+            assert_eq!(last.body["offset"], json!(i64::MAX), "{path}");
+            for offset in [(i64::MAX as u64 + 1).to_string(), u64::MAX.to_string(), "18446744073709551616".to_owned()] {
+                let r = app.get(&format!("{path}?offset={offset}"), token).await;
+                assert_eq!(r.status, StatusCode::BAD_REQUEST, "{path} {offset}: {}", r.text);
+                assert_eq!(r.code(), "parameter_invalid", "{path} {offset}");
+                assert_eq!(r.body["error"]["param"], "offset", "{path} {offset}");
+            }
+        }
+    }
 }
