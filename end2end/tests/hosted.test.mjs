@@ -126,8 +126,8 @@ test("a customer signs up on the partner's hosted page and enrolls full-page wit
     await page.getByRole("button", { name: "Run credit check" }).click();
     await step(page, "payment");
     await page.getByLabel("Card number").fill("4242 4242 4242 4242");
-    await page.getByLabel("Expiry (MM/YY)").fill("12/34");
-    await page.getByLabel("CVC").fill("123");
+    await page.getByLabel("Expiry (MM / YY)").fill("12/34");
+    await page.getByLabel("Security code").fill("123");
     await page.getByRole("button", { name: "Save card" }).click();
     await step(page, "billing");
     await page.getByRole("button", { name: "Continue" }).click();
@@ -183,8 +183,8 @@ test("a payment-failed e-mail's link opens the change of card, once", async () =
     await page.waitForURL(/\/flow\/update-payment-method\?app=.*&hosted=done/);
     await page.locator("[data-testid=card-on-file]").waitFor({ timeout: 30_000 });
     await page.getByLabel("Card number").fill("4242 4242 4242 4242");
-    await page.getByLabel("Expiry (MM/YY)").fill("11/33");
-    await page.getByLabel("CVC").fill("321");
+    await page.getByLabel("Expiry (MM / YY)").fill("11/33");
+    await page.getByLabel("Security code").fill("321");
     await page.getByRole("button", { name: "Save new card" }).click();
     await page.locator("[data-testid=done]").waitFor({ timeout: 15_000 });
     await shot(page, "hosted-360-card-saved.png");

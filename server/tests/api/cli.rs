@@ -127,10 +127,11 @@ fn first_start_creates_a_sandbox_app_logs_no_secrets_and_shuts_down_gracefully()
         .spawn()
         .unwrap();
 
-    // The welcome banner names the new sandbox app's token.
+    // The welcome banner names the new sandbox app's token. The deadlines guard against a hang,
+    // not a slow start: the first start generates the address directory first.
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut token = String::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while token.is_empty() && Instant::now() < deadline {
         let mut line = String::new();
         if stdout.read_line(&mut line).unwrap() == 0 {
@@ -146,7 +147,7 @@ fn first_start_creates_a_sandbox_app_logs_no_secrets_and_shuts_down_gracefully()
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = reqwest::Client::builder().no_proxy().build().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(120);
         while c.get(format!("{base}/readyz")).send().await.is_err() {
             assert!(Instant::now() < deadline, "the server did not start");
             tokio::time::sleep(Duration::from_millis(50)).await;
