@@ -160,3 +160,10 @@ export async function openFlow(browser, app, accountUuid, scope, title, width, {
   await assertResized(page);
   return { host, context, page, flow, errors, setCookies, wasm };
 }
+
+/// An ISO date (`2027-03-01`) as the flows write it (`March 1, 2027`).
+export function longDate(iso) {
+  const [y, m, d] = iso.split("-").map(Number);
+  const month = new Date(Date.UTC(y, m - 1, d)).toLocaleString("en-US", { month: "long", timeZone: "UTC" });
+  return `${month} ${d}, ${y}`;
+}

@@ -21,6 +21,7 @@ import {
   closeMessage,
   flowLink,
   hostPage,
+  longDate,
   seededCustomer,
   shot,
   watchWasm,
@@ -40,11 +41,6 @@ after(async () => {
   await browser?.close();
 });
 
-function longDate(iso) {
-  const [y, m, d] = iso.split("-").map(Number);
-  const month = new Date(Date.UTC(y, m - 1, d)).toLocaleString("en-US", { month: "long", timeZone: "UTC" });
-  return `${month} ${d}, ${y}`;
-}
 
 async function open(width, email, prepare) {
   const customer = await seededCustomer(app, email);

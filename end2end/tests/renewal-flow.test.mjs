@@ -22,6 +22,7 @@ import {
   closeMessage,
   flowLink,
   hostPage,
+  longDate,
   seededCustomer,
   shot,
   watchWasm,
@@ -45,11 +46,6 @@ const DAY = 86_400_000;
 const day = (iso) => Date.parse(`${iso}T00:00:00Z`);
 const iso = (ms) => new Date(ms).toISOString().slice(0, 10);
 
-function longDate(text) {
-  const [y, m, d] = text.split("-").map(Number);
-  const month = new Date(Date.UTC(y, m - 1, d)).toLocaleString("en-US", { month: "long", timeZone: "UTC" });
-  return `${month} ${d}, ${y}`;
-}
 
 /// A seeded customer on a fixed-term contract; with `inWindow`, the account's clock moved to
 /// 30 days before the contract ends.
