@@ -189,9 +189,6 @@ pub struct Chrome {
     origins: Vec<String>,
     style: Option<String>,
     provider: String,
-    /// Opened full-page from a hosted page (`?hosted=portal|done`): where Close goes, instead
-    /// of telling a host frame.
-    back: Option<String>,
 }
 
 /// Where a flow opened full-page returns: the portal, or the "done" page of its app.
@@ -236,7 +233,7 @@ pub fn FlowShell() -> impl IntoView {
                             .as_ref()
                             .map(|b| b.display_name.clone())
                             .unwrap_or_else(|| "Switchboard".to_owned());
-                        let page_head = head(&name, b.as_ref());
+                        let page_head = head(&name, b.as_ref(), back());
                         let chrome = Chrome {
                             name,
                             provider: b.as_ref().map(|b| b.provider.clone()).unwrap_or_default(),
@@ -251,7 +248,6 @@ pub fn FlowShell() -> impl IntoView {
                                     crate::format::readable_on_white(&c)
                                 )
                             }),
-                            back: back(),
                         };
                         let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
@@ -286,7 +282,11 @@ pub fn FlowShell() -> impl IntoView {
 /// so that the host sizes its frame to the flow: one scroll on a phone, not two. The script is
 /// part of the page rather than of a flow's bundle: it reports the loading state's height too,
 /// and costs the bundle nothing.
-fn head(name: &str, branding: Option<&FlowBranding>) -> impl IntoView {
+///
+/// `back`: the flow was opened full-page from a hosted page, which has no host to tell. The
+/// flow tells a webview bridge when there is one, so the page provides that bridge itself: on
+/// the close message it goes back to `back`. This keeps the hosted mode out of the bundles.
+fn head(name: &str, branding: Option<&FlowBranding>, back: Option<String>) -> impl IntoView {
     use leptos_meta::{Link, Title};
     let origins = branding
         .map(|b| b.post_message_origins.clone())
@@ -295,6 +295,12 @@ fn head(name: &str, branding: Option<&FlowBranding>) -> impl IntoView {
         "(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}}).observe(document.body)}})()",
         serde_json::to_string(&origins).unwrap_or_else(|_| "[]".to_owned())
     );
+    let hosted = back.map(|url| {
+        format!(
+            "window.ReactNativeWebView||(window.ReactNativeWebView={{postMessage(s){{try{{if(JSON.parse(s).type===\"{CLOSE_MESSAGE_TYPE}\")location.href={}}}catch(e){{}}}}}})",
+            serde_json::to_string(&url).unwrap_or_else(|_| "\"/\"".to_owned())
+        )
+    });
     let icon = branding
         .and_then(|b| b.logo_url.clone())
         .unwrap_or_else(|| "/favicon.svg".to_owned());
@@ -302,6 +308,7 @@ fn head(name: &str, branding: Option<&FlowBranding>) -> impl IntoView {
         <Title text=name.to_owned()/>
         <Link rel="icon" href=icon/>
         <script inner_html=script></script>
+        {hosted.map(|code| view! { <script inner_html=code></script> })}
     }
 }
 
@@ -368,7 +375,6 @@ fn Frame(
         origins,
         style,
         provider,
-        back,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
@@ -382,18 +388,7 @@ fn Frame(
     };
     let close = Callback::new(move |reason: &'static str| {
         closed.set(true);
-        match &back {
-            // Full-page on our own origin: back to the page that opened it.
-            Some(url) => {
-                #[cfg(feature = "hydrate")]
-                if let Some(w) = web_sys::window() {
-                    let _ = w.location().set_href(url);
-                }
-                #[cfg(not(feature = "hydrate"))]
-                let _ = url;
-            }
-            None => tell_host(reason),
-        }
+        tell_host(reason);
     });
     let flow = Flow::new(close, next, (name.clone(), provider));
     let first = Task::new();
