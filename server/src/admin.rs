@@ -87,6 +87,13 @@ pub async fn set_branding(
         .map_err(cli_error)
 }
 
+/// Sets (blank: clears) the text of the app's hosted landing page.
+pub async fn set_landing_text(db: &Db, app_uuid: Uuid, text: &str) -> anyhow::Result<Option<String>> {
+    app_service::set_landing_text(db, &Clock::system(), &Actor::Cli, app_uuid, text)
+        .await
+        .map_err(cli_error)
+}
+
 /// Replaces the origins that may frame the app's flows and receive their close message.
 pub async fn set_allowed_origins(
     db: &Db,

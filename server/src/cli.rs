@@ -206,6 +206,14 @@ pub enum AppsCommand {
         #[arg(long)]
         logo_url: Option<String>,
     },
+    /// Set the short text of an app's hosted landing page (/go/<slug>); blank clears it
+    SetLandingText {
+        #[arg(long)]
+        app: Uuid,
+        /// Plain text, at most 600 characters (line breaks kept)
+        #[arg(long)]
+        text: String,
+    },
     /// Set the origins that may embed an app's flows and receive their close message
     #[command(group(clap::ArgGroup::new("origins").required(true).args(["origin", "clear"])))]
     SetOrigins {
@@ -404,6 +412,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             admin::set_branding(&db, app, &change).await?;
             println!("Branding set for app {app}.");
+            db.close().await;
+            Ok(())
+        }
+        Command::Apps {
+            command: AppsCommand::SetLandingText { app, text },
+        } => {
+            let db = connect(&config).await?;
+            match admin::set_landing_text(&db, app, &text).await? {
+                Some(_) => println!("Landing text set for app {app}."),
+                None => println!("Landing text cleared for app {app}."),
+            }
             db.close().await;
             Ok(())
         }

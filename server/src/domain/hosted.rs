@@ -8,7 +8,7 @@ use rand::Rng;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::flows::FlowScope;
+use super::{flows::FlowScope, FieldError};
 
 /// How long an e-mail's link may wait to be opened.
 pub const LINK_TTL: Duration = Duration::days(7);
@@ -218,6 +218,45 @@ pub fn status_in_words(status: AccountStatus, reason: StatusReason) -> &'static 
     }
 }
 
+/// The longest landing text an app may set: a few sentences above the sign-up form.
+pub const LANDING_TEXT_MAX: usize = 600;
+
+/// The text an app's hosted landing page shows above the sign-up form, as typed: trimmed, line
+/// breaks kept (as `\n`, at most two in a row), nothing else invisible; blank is none.
+pub fn parse_landing_text(raw: &str) -> Result<Option<String>, FieldError> {
+    let text = raw.replace("\r\n", "\n").replace('\r', "\n");
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if text.chars().count() > LANDING_TEXT_MAX {
+        return Err(FieldError::invalid(
+            "landing_text",
+            format!("landing_text must be at most {LANDING_TEXT_MAX} characters"),
+        ));
+    }
+    if text.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(FieldError::invalid(
+            "landing_text",
+            "landing_text must be plain text (line breaks allowed)",
+        ));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut breaks = 0;
+    for c in text.chars() {
+        if c == '\n' {
+            breaks += 1;
+            if breaks > 2 {
+                continue;
+            }
+        } else {
+            breaks = 0;
+        }
+        out.push(c);
+    }
+    Ok(Some(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,5 +373,27 @@ mod tests {
         assert_eq!(request, format!("/flow/billing?app={app}&hosted=done"));
         assert_eq!(fragment, "session=swb_flow_x");
         assert_eq!(link_path("abc"), "/hosted/link?token=abc");
+    }
+
+    #[test]
+    fn landing_text_is_bounded_plain_text() {
+        assert_eq!(parse_landing_text("  ").unwrap(), None);
+        assert_eq!(
+            parse_landing_text(" Solar homes\r\n\r\n\r\n\r\nsave more ").unwrap(),
+            Some("Solar homes\n\nsave more".to_owned())
+        );
+        assert!(parse_landing_text(&"a".repeat(LANDING_TEXT_MAX)).is_ok());
+        assert_eq!(
+            parse_landing_text(&"a".repeat(LANDING_TEXT_MAX + 1))
+                .unwrap_err()
+                .param,
+            "landing_text"
+        );
+        assert!(parse_landing_text("bell \u{7}").is_err());
+        // Markup is text: the page escapes it.
+        assert_eq!(
+            parse_landing_text("<b>hi</b>").unwrap(),
+            Some("<b>hi</b>".to_owned())
+        );
     }
 }

@@ -14,7 +14,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod flows;
-pub mod hosted;
+pub mod portal;
 pub mod idempotency;
 pub mod identity;
 pub mod links;
@@ -167,7 +167,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(flows::page_router())
         .merge(market::documents_router())
-        .merge(hosted::router(&state))
+        .merge(portal::router(&state))
         .merge(billing::public_router())
         .merge(pages::router(&state))
         .merge(dashboard::router(&state));

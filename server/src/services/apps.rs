@@ -468,6 +468,31 @@ pub async fn set_renewals_url(
     Ok(url)
 }
 
+/// Sets (or, blank, clears) the short text the app's hosted landing page shows.
+pub async fn set_landing_text(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    raw: &str,
+) -> Result<Option<String>, Error<AppRefused>> {
+    let app = existing_app(db, app_uuid).await?;
+    let text = crate::domain::hosted::parse_landing_text(raw)?;
+    let mut tx = db.begin().await?;
+    store::apps::update_landing_text(&mut tx, app_uuid, text.as_deref()).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.landing_text_set",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({"before": app.landing_text, "after": text}),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(text)
+}
+
 /// Notes that the AppToken with this hash was just used (for the dashboard's "last used"),
 /// at most once a minute; a failure is only logged, never the caller's.
 pub async fn note_token_use(db: Db, token_hash: String, now: chrono::DateTime<chrono::Utc>) {

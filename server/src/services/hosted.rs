@@ -543,16 +543,48 @@ pub async fn start_portal_sign_in(
     Ok(email)
 }
 
-/// Confirms a portal sign-in code: answers the account signed in to.
+/// Confirms a portal sign-in code: answers the accounts the confirmed address may open, newest
+/// first (the one the code was sent for when the address has no other).
 pub async fn finish_portal_sign_in(
     core: &Core,
     email: &str,
     typed: &str,
-) -> Result<Uuid, Error<HostedRefused>> {
-    match confirm_code(core, CodePurpose::Portal, email, typed).await? {
-        Some(account) => Ok(account),
-        None => refused(HostedRefused::CodeVoid),
+) -> Result<Vec<Uuid>, Error<HostedRefused>> {
+    let Some(account) = confirm_code(core, CodePurpose::Portal, email, typed).await? else {
+        return refused(HostedRefused::CodeVoid);
+    };
+    let all = store::hosted_links::accounts_with_email(&core.db, email).await?;
+    Ok(if all.is_empty() { vec![account] } else { all })
+}
+
+/// An account a person may choose after signing in, with its app and first service address.
+pub struct PortalChoice {
+    pub account: AccountRow,
+    pub app: AppRow,
+    pub address: Option<String>,
+}
+
+/// The accounts among `uuids` that still exist, in that order, for the chooser.
+pub async fn portal_choices(core: &Core, uuids: &[Uuid]) -> store::Result<Vec<PortalChoice>> {
+    let mut choices = Vec::with_capacity(uuids.len());
+    for uuid in uuids {
+        let Some(account) = store::accounts::account_by_uuid(&core.db, *uuid).await? else {
+            continue;
+        };
+        let Some(app) = store::apps::app_by_uuid(&core.db, account.app_uuid).await? else {
+            continue;
+        };
+        let address = store::enrollment::locations_of_account(&core.db, account.uuid)
+            .await?
+            .first()
+            .map(|l| format!("{}, {}", l.address_1, l.city));
+        choices.push(PortalChoice {
+            account,
+            app,
+            address,
+        });
     }
+    Ok(choices)
 }
 
 /// What the portal's home shows: the account, its app, and the bill to pay next.

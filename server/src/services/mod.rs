@@ -15,6 +15,7 @@ pub mod flows;
 pub mod hosted;
 pub mod invoices;
 pub mod plans;
+pub mod portal;
 pub mod processor;
 pub mod renewal;
 pub mod sandbox;

@@ -27,6 +27,8 @@ pub struct AppRow {
     pub organisation_uuid: Option<Uuid>,
     /// Where renewal notices send customers whose account has no link of its own.
     pub renewals_url: Option<String>,
+    /// The short text the hosted landing page (`/go/<slug>`) shows.
+    pub landing_text: Option<String>,
 }
 
 pub struct NewApp<'a> {
@@ -42,7 +44,7 @@ pub struct NewApp<'a> {
 const APP_COLUMNS: &str = "a.uuid, a.name, a.slug, a.environment, a.display_name, a.logo_url, \
     a.primary_color, a.support_name, a.support_phone, a.support_email, a.support_hours, \
     a.support_url, a.allowed_origins, a.payment_publishable_key, a.created_at, a.organisation_uuid, \
-    a.renewals_url";
+    a.renewals_url, a.landing_text";
 
 pub async fn insert_app(tx: &mut Tx, app: &NewApp<'_>) -> Result<()> {
     let sql = "INSERT INTO apps (uuid, name, slug, environment, display_name, \
@@ -230,6 +232,16 @@ pub async fn update_support(tx: &mut Tx, app_uuid: Uuid, s: &SupportContacts) ->
 }
 
 /// Sets (or clears) the app's default renewal link.
+pub async fn update_landing_text(tx: &mut Tx, app_uuid: Uuid, text: Option<&str>) -> Result<bool> {
+    let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET landing_text = $1 WHERE uuid = $2")
+        .bind(text)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
 pub async fn update_renewals_url(tx: &mut Tx, app_uuid: Uuid, url: Option<&str>) -> Result<bool> {
     let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET renewals_url = $1 WHERE uuid = $2")
         .bind(url)

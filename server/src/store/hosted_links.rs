@@ -178,6 +178,13 @@ pub async fn newest_account_with_email(db: &Db, email: &str) -> Result<Option<Uu
     on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(email).fetch_optional(c).await)
 }
 
+/// Every account with this e-mail address, in any app, newest first (a person with accounts
+/// in several apps chooses one after signing in).
+pub async fn accounts_with_email(db: &Db, email: &str) -> Result<Vec<Uuid>> {
+    let sql = "SELECT uuid FROM accounts WHERE email = $1 ORDER BY created_at DESC LIMIT 20";
+    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(email).fetch_all(c).await)
+}
+
 /// The app whose hosted pages answer at `/go/<slug>`.
 pub async fn app_by_slug(db: &Db, slug: &str) -> Result<Option<Uuid>> {
     let sql = "SELECT uuid FROM apps WHERE slug = $1";

@@ -143,12 +143,12 @@ pub(crate) fn hosted_link(mail: &Value) -> String {
 }
 
 /// The six-digit code of a code e-mail (its subject ends with it).
-fn code_of(mail: &Value) -> String {
+pub(crate) fn code_of(mail: &Value) -> String {
     let subject = mail["subject"].as_str().unwrap();
     subject.rsplit(' ').next().unwrap().to_owned()
 }
 
-async fn slug(app: &TestApp) -> String {
+pub(crate) async fn slug(app: &TestApp) -> String {
     server::store::apps::app_by_uuid(&app.state.db, app.app_uuid)
         .await
         .unwrap()
@@ -156,7 +156,7 @@ async fn slug(app: &TestApp) -> String {
         .slug
 }
 
-fn assert_hosted_headers(page: &Page) {
+pub(crate) fn assert_hosted_headers(page: &Page) {
     let csp = page.headers[header::CONTENT_SECURITY_POLICY]
         .to_str()
         .unwrap();
@@ -173,7 +173,7 @@ fn assert_hosted_headers(page: &Page) {
 }
 
 /// A customer with an active service whose auto-pay was declined: the payment-failed e-mails.
-async fn declined_customer(app: &TestApp, email: &str) -> (String, String) {
+pub(crate) async fn declined_customer(app: &TestApp, email: &str) -> (String, String) {
     with_meters(app).await;
     let (uuid, token) = customer(app, email).await;
     add_card_number(app, &token, "4000000000000341").await;

@@ -69,6 +69,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/apps/{app}/origins", post(set_origins))
         .route("/dashboard/apps/{app}/support", post(set_support))
         .route("/dashboard/apps/{app}/renewal", post(set_renewal))
+        .route("/dashboard/apps/{app}/landing", post(set_landing))
         .route("/dashboard/apps/{app}/payment-keys", post(set_payment_keys))
         .route("/dashboard/apps/{app}/tokens", post(create_token))
         .route("/dashboard/apps/{app}/tokens/revoke", post(revoke_token))
@@ -414,6 +415,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "origins" => "The allowed origins were saved.",
         "support" => "The support contacts were saved.",
         "renewal" => "The renewal link was saved.",
+        "landing" => "The landing text was saved.",
         "keys" => "The payment keys were saved.",
         "revoked" => "The key was revoked.",
         _ => return None,
@@ -728,6 +730,33 @@ async fn set_renewal(
     )
     .await;
     after_change(&state, &dash, &app, result, "renewal").await
+}
+
+#[derive(Deserialize)]
+struct LandingForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    landing_text: String,
+}
+
+async fn set_landing(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(app): Path<Uuid>,
+    Form(form): Form<LandingForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let result = services::apps::set_landing_text(
+        &state.db,
+        &state.clock,
+        &dash.actor(),
+        app.uuid,
+        &form.landing_text,
+    )
+    .await;
+    after_change(&state, &dash, &app, result, "landing").await
 }
 
 #[derive(Deserialize)]

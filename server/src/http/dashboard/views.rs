@@ -381,6 +381,16 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             </form>
         </section>
         <section class="card">
+            <h2>"Sign-up page"</h2>
+            <p>"The short text above the sign-up form of this app's hosted page (/go/" {a.slug.clone()} "), at most 600 characters."</p>
+            <form method="post" action=format!("{base}/landing")>
+                {csrf_field(&nav.csrf)}
+                <label for="landing_text">"Landing text"</label>
+                <textarea id="landing_text" name="landing_text" rows="4" maxlength="600">{a.landing_text.clone().unwrap_or_default()}</textarea>
+                <button type="submit">"Save landing text"</button>
+            </form>
+        </section>
+        <section class="card">
             <h2>"Webhooks"</h2>
             <ul class="plain">{endpoints}</ul>
             <form method="post" action=format!("{base}/webhooks")>

@@ -3,14 +3,19 @@
 //! - `/hosted/link?token=...`: an e-mail's single-use link; opening it spends it and opens the
 //!   flow of its purpose full-page (or the frozen-credit page); a spent or expired one offers a
 //!   fresh link by e-mail.
-//! - `/go/<app-slug>`: hosted sign-up: name and e-mail, a one-time code, then the account is
-//!   created and the enrollment flow opens full-page.
-//! - `/portal`: sign in with an e-mailed code; the home says where the account stands and opens
-//!   the billing, card, documents and renewal flows full-page.
+//! - `/go/<app-slug>`: hosted sign-up: the partner's landing text, name and e-mail, a one-time
+//!   code, then the account is created and the enrollment flow opens full-page.
+//! - `/portal`: sign in with an e-mailed code (choosing the account when the address has
+//!   several); the home says where the account stands; the portal's own pages (`pages`) show
+//!   usage, bills, the billing address, documents, renewal and support, and buttons open the
+//!   card, billing, documents and renewal flows full-page.
 //!
 //! Plain server-rendered HTML forms (POST, then a redirect), no script of their own. Every form
 //! carries the session's CSRF token; every page is `no-store`, may not be framed, and has a
 //! strict Content-Security-Policy.
+
+mod chart;
+mod pages;
 
 use std::net::SocketAddr;
 
@@ -56,12 +61,15 @@ use crate::{
 };
 
 /// Session keys: the signed-in portal customer, a sign-up waiting for its code, the address a
-/// portal code went to, and the account a frozen-credit link opened.
+/// portal code went to, the account a frozen-credit link opened, and the accounts to choose
+/// from.
 const CUSTOMER: &str = "customer";
 const SIGN_UP: &str = "sign_up";
 const PORTAL_EMAIL: &str = "portal_email";
 const CREDIT_ACCOUNT: &str = "credit_account";
 const CREDIT_UNFREEZE: &str = "credit_unfreeze";
+/// The accounts of the address signed in with, when it has several to choose from.
+const CHOICES: &str = "portal_choices";
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
@@ -78,17 +86,49 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/portal", get(portal_home))
         .route("/portal/sign-in", post(portal_sign_in))
         .route("/portal/code", get(portal_code_page).post(portal_code))
+        .route("/portal/choose", get(choose_page).post(choose_account))
         .route("/portal/open/{scope}", post(portal_open))
         .route("/portal/sign-out", post(portal_sign_out))
+        .route("/portal/usage", get(pages::usage_page))
+        .route("/portal/invoices", get(pages::invoices_page))
+        .route("/portal/invoices/{number}", get(pages::invoice_page))
+        .route("/portal/invoices/{number}/pdf", get(pages::invoice_pdf))
+        .route("/portal/invoices/{number}/pay", post(pages::pay_invoice))
+        .route(
+            "/portal/billing-address",
+            get(pages::billing_address_page).post(pages::set_billing_address),
+        )
+        .route("/portal/documents", get(pages::documents_page))
+        .route("/portal/documents/{document}", get(pages::document_pdf))
+        .route("/portal/renewal", get(pages::renewal_page))
+        .route("/portal/support", get(pages::support_page))
         .layer(websession::layer(state, SessionKind::Customer))
         .layer(middleware::from_fn(security_headers))
+        .route("/portal/assets/portal.css", get(stylesheet))
+}
+
+/// The hosted pages' own styles, beside the flows' stylesheet they share (kept out of that
+/// one, which every flow bundle loads).
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("../../../../style/portal.css"),
+    )
+        .into_response()
 }
 
 /// Hosted pages are never framed, cached or referred from, and run no script.
 async fn security_headers(req: axum::extract::Request, next: Next) -> Response {
     let mut response = next.run(req).await;
     let headers = response.headers_mut();
-    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+    let pdf = headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/pdf"));
+    // A PDF is shown by the browser's own viewer, which a page policy would stop.
+    if !pdf && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(BASE_POLICY),
@@ -167,6 +207,18 @@ impl Brand {
 /// A whole page: the brand's header, then `body` (HTML, its values already escaped). The
 /// brand's colour is one inline `<style>`, allowed by its hash alone.
 fn page(status: StatusCode, brand: &Brand, title: &str, testid: &str, body: &str) -> Response {
+    page_with(status, brand, title, testid, "", body)
+}
+
+/// A whole page with `above` (the portal's navigation) between the header and the title.
+fn page_with(
+    status: StatusCode,
+    brand: &Brand,
+    title: &str,
+    testid: &str,
+    above: &str,
+    body: &str,
+) -> Response {
     let style = brand
         .color
         .as_ref()
@@ -181,10 +233,10 @@ fn page(status: StatusCode, brand: &Brand, title: &str, testid: &str, body: &str
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title} · {name}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
-         <link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
+         <link rel=\"stylesheet\" href=\"/portal/assets/portal.css\"><link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
          <main class=\"page\" data-testid=\"{testid}\"><header class=\"flow-header\">{logo}\
          <span class=\"brand\" data-testid=\"app-name\">{name}</span></header>\
-         <h1>{title}</h1>{body}</main></body></html>",
+         {above}<h1>{title}</h1>{body}</main></body></html>",
         title = html_escape(title),
         name = html_escape(&brand.name),
     );
@@ -549,14 +601,26 @@ fn sign_up_page(
         &format!(
             "{}{}{}<p class=\"hint\">We e-mail you a code to confirm your address before \
              anything else.</p><p class=\"hint\">Already a customer? <a href=\"/portal\">Sign in</a>.</p>",
-            paragraph(
-                "Choose a plan, and we switch your electricity for you: no interruption, nobody \
-                 needs to visit."
-            ),
+            landing_text(app),
             error.map(alert).unwrap_or_default(),
             form(&format!("/go/{}", app.slug), csrf, &fields, "Continue"),
         ),
     )
+}
+
+/// The app's own words above the sign-up form (escaped; its line breaks kept by the style),
+/// else the general promise.
+fn landing_text(app: &AppRow) -> String {
+    match app.landing_text.as_deref().filter(|t| !t.trim().is_empty()) {
+        Some(text) => format!(
+            "<p class=\"landing-text\" data-testid=\"landing-text\">{}</p>",
+            html_escape(text)
+        ),
+        None => paragraph(
+            "Choose a plan, and we switch your electricity for you: no interruption, nobody \
+             needs to visit.",
+        ),
+    }
 }
 
 /// The partner's branded landing: name and e-mail.
@@ -796,6 +860,9 @@ fn sign_in_page(status: StatusCode, csrf: &str, email: &str, error: Option<&str>
 pub async fn portal_home(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
     let csrf = websession::csrf_token(&session).await?;
     let Some(account) = customer(&session).await? else {
+        if choices(&session).await?.len() > 1 {
+            return Ok(see_other("/portal/choose"));
+        }
         return Ok(sign_in_page(StatusCode::OK, &csrf, "", None));
     };
     let Some(home) = hosted_service::portal_home(&state, account).await? else {
@@ -813,6 +880,12 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
         "<p data-testid=\"status\" class=\"lead\">{}</p>",
         html_escape(words)
     );
+    if choices(&session).await?.len() > 1 {
+        body.push_str(
+            "<p><a href=\"/portal/choose\" data-testid=\"switch-account\">Switch to your \
+             other account</a></p>",
+        );
+    }
     for l in &locations {
         body.push_str("<section class=\"card stack\" data-testid=\"location\">");
         body.push_str(&format!(
@@ -838,13 +911,15 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
     }
     if let Some(bill) = &home.next_bill {
         body.push_str(&format!(
-            "<section class=\"card\" data-testid=\"next-bill\"><h2>Next bill</h2>{}</section>",
+            "<section class=\"card\" data-testid=\"next-bill\"><h2>Next bill</h2>{}\
+             <p><a href=\"/portal/invoices/{}\">See the bill and pay it</a></p></section>",
             paragraph(&format!(
                 "{} due by {} (invoice {}).",
                 dollars(bill.total_cents),
                 long_date(bill.payment_due_date),
                 bill.number
-            ))
+            )),
+            html_escape(&bill.number)
         ));
     }
     let enrolling = status.is_some_and(|s| {
@@ -863,7 +938,7 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
             (FlowScope::Renewal, "Renew your plan"),
         ]
     };
-    body.push_str("<nav class=\"stack\" aria-label=\"Your account\">");
+    body.push_str("<div class=\"stack actions\">");
     for (scope, label) in actions {
         body.push_str(&format!(
             "<form method=\"post\" action=\"/portal/open/{}\"><input type=\"hidden\" \
@@ -875,45 +950,34 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
             html_escape(label)
         ));
     }
-    body.push_str("</nav>");
-    body.push_str(&support(&home.app));
-    body.push_str(&format!(
-        "<form method=\"post\" action=\"/portal/sign-out\"><input type=\"hidden\" name=\"csrf\" \
-         value=\"{}\"><button type=\"submit\" class=\"link\" data-testid=\"sign-out\">Sign out\
-         </button></form>",
-        html_escape(&csrf)
-    ));
-    Ok(page(
+    body.push_str("</div>");
+    let utilities = services::portal::utilities(&state, account).await?;
+    body.push_str(&support(&home.app, utilities.first().and_then(|(_, t)| t.as_ref())));
+    Ok(page_with(
         StatusCode::OK,
         &Brand::of(&home.app),
         &format!("Hello {}", home.account.first_name),
         "portal-home",
+        &pages::nav("/portal", &csrf),
         &body,
     ))
 }
 
-/// The partner's contacts, and where outages go.
-fn support(app: &AppRow) -> String {
-    let mut lines = Vec::new();
-    if let Some(phone) = &app.support_phone {
-        lines.push(format!("Phone: {}", html_escape(phone)));
-    }
-    if let Some(email) = &app.support_email {
+/// The partner's contacts, and whom to call for an outage: the utility of the customer's
+/// location by name and number once known.
+fn support(app: &AppRow, utility: Option<&crate::store::market::TduRow>) -> String {
+    let mut lines = pages::partner_lines(app);
+    if lines.is_empty() {
         lines.push(format!(
-            "E-mail: <a href=\"mailto:{0}\">{0}</a>",
-            html_escape(email)
+            "For your account and bills, write to {} through the app or site where you signed \
+             up.",
+            html_escape(&app.display_name)
         ));
     }
-    if let Some(hours) = &app.support_hours {
-        lines.push(format!("Hours: {}", html_escape(hours)));
-    }
-    lines.push(
-        "For a power outage or a downed line, call your utility (the number is on your bill), \
-         day or night."
-            .to_owned(),
-    );
+    lines.push(pages::outage_line(utility));
     format!(
-        "<section class=\"card\" data-testid=\"support\"><h2>Support</h2><p>{}</p></section>",
+        "<section class=\"card\" data-testid=\"support\"><h2>Support</h2><p>{}</p>\
+         <p><a href=\"/portal/support\">All your contacts</a></p></section>",
         lines.join("<br>")
     )
 }
@@ -994,10 +1058,22 @@ pub async fn portal_code(
     )
     .await
     {
-        Ok(account) => {
-            sign_in(&session, account).await?;
-            Ok(see_other("/portal"))
-        }
+        Ok(accounts) => match accounts.as_slice() {
+            [one] => {
+                sign_in(&session, *one).await?;
+                Ok(see_other("/portal"))
+            }
+            _ => {
+                // Signed in as the address's owner, not yet as one of its accounts.
+                session.clear().await;
+                websession::signed_in(&session).await?;
+                session
+                    .insert(CHOICES, &accounts)
+                    .await
+                    .map_err(ApiError::internal)?;
+                Ok(see_other("/portal/choose"))
+            }
+        },
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
             let csrf = websession::csrf_token(&session).await?;
@@ -1005,6 +1081,77 @@ pub async fn portal_code(
         }
         Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
     }
+}
+
+/// The accounts an address signed in with may open, when it has several.
+async fn choices(session: &Session) -> ApiResult<Vec<Uuid>> {
+    Ok(session
+        .get::<Vec<Uuid>>(CHOICES)
+        .await
+        .map_err(ApiError::internal)?
+        .unwrap_or_default())
+}
+
+/// Asks which account to open: each with its partner's name and its service address.
+pub async fn choose_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
+    let uuids = choices(&session).await?;
+    if uuids.len() < 2 {
+        return Ok(see_other("/portal"));
+    }
+    let csrf = websession::csrf_token(&session).await?;
+    let mut body = paragraph("Your e-mail address has more than one account. Which one do you want to see?");
+    body.push_str("<ul class=\"choices\" data-testid=\"accounts\">");
+    for c in hosted_service::portal_choices(&state, &uuids).await? {
+        let status = match (
+            AccountStatus::parse(&c.account.status),
+            StatusReason::parse(&c.account.status_reason),
+        ) {
+            (Some(s), Some(r)) => status_in_words(s, r),
+            _ => "",
+        };
+        body.push_str(&format!(
+            "<li><form method=\"post\" action=\"/portal/choose\"><input type=\"hidden\" \
+             name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"account\" value=\"{}\">\
+             <button type=\"submit\" class=\"choice\" data-testid=\"choose-account\">\
+             <strong>{}</strong><span>{}</span><span class=\"muted\">{}</span></button></form></li>",
+            html_escape(&csrf),
+            c.account.uuid,
+            html_escape(&c.app.display_name),
+            html_escape(c.address.as_deref().unwrap_or("No service address yet")),
+            html_escape(status),
+        ));
+    }
+    body.push_str("</ul>");
+    Ok(page(
+        StatusCode::OK,
+        &Brand::plain(),
+        "Choose an account",
+        "portal-choose",
+        &body,
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChooseForm {
+    csrf: Option<String>,
+    account: Option<Uuid>,
+}
+
+/// Opens the chosen account: only one the signed-in address may open.
+pub async fn choose_account(
+    session: Session,
+    Form(f): Form<ChooseForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let uuids = choices(&session).await?;
+    let Some(account) = f.account.filter(|a| uuids.contains(a)) else {
+        return Err(ApiError::not_found("account").as_page());
+    };
+    session
+        .insert(CUSTOMER, account)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(see_other("/portal"))
 }
 
 /// Opens one of the account's flows full-page; closing it comes back to the portal.
