@@ -233,7 +233,8 @@ fn page_with(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title} · {name}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
-         <link rel=\"stylesheet\" href=\"/portal/assets/portal.css\"><link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
+         <link rel=\"stylesheet\" href=\"/portal/assets/portal.css\">\
+         <link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
          <main class=\"page\" data-testid=\"{testid}\"><header class=\"flow-header\">{logo}\
          <span class=\"brand\" data-testid=\"app-name\">{name}</span></header>\
          {above}<h1>{title}</h1>{body}</main></body></html>",

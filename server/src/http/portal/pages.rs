@@ -291,7 +291,7 @@ pub async fn usage_page(
     let month_total: rust_decimal::Decimal = daily
         .days
         .iter()
-        .map(|d| d.consumption_kwh.parse().unwrap_or_default())
+        .map(|d| d.consumption_kwh.parse::<rust_decimal::Decimal>().unwrap_or_default())
         .sum();
     body.push_str(&format!(
         "<section class=\"card\"><h2>{} by day</h2>",
