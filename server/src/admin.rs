@@ -88,7 +88,11 @@ pub async fn set_branding(
 }
 
 /// Sets (blank: clears) the text of the app's hosted landing page.
-pub async fn set_landing_text(db: &Db, app_uuid: Uuid, text: &str) -> anyhow::Result<Option<String>> {
+pub async fn set_landing_text(
+    db: &Db,
+    app_uuid: Uuid,
+    text: &str,
+) -> anyhow::Result<Option<String>> {
     app_service::set_landing_text(db, &Clock::system(), &Actor::Cli, app_uuid, text)
         .await
         .map_err(cli_error)

@@ -170,7 +170,12 @@ pub fn renewal_state(contracts: &[ContractRow], today: NaiveDate) -> RenewalStat
     if current.status != ContractStatus::Active {
         return RenewalState::Nothing;
     }
-    if renewal_queued(contracts, |c| c.status, |c| c.start_date, current.start_date) {
+    if renewal_queued(
+        contracts,
+        |c| c.status,
+        |c| c.start_date,
+        current.start_date,
+    ) {
         if let Some(next) = contracts
             .iter()
             .filter(|c| c.status == ContractStatus::Pending && c.start_date > current.start_date)
@@ -302,7 +307,11 @@ mod tests {
         let end = day(2027, 12, 31);
         let c = [
             contract(ContractStatus::Active, day(2027, 1, 1), Some(end)),
-            contract(ContractStatus::Pending, day(2028, 1, 1), Some(day(2028, 12, 31))),
+            contract(
+                ContractStatus::Pending,
+                day(2028, 1, 1),
+                Some(day(2028, 12, 31)),
+            ),
         ];
         assert_eq!(
             renewal_state(&c, day(2027, 11, 1)),

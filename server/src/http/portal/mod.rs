@@ -953,7 +953,10 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
     }
     body.push_str("</div>");
     let utilities = services::portal::utilities(&state, account).await?;
-    body.push_str(&support(&home.app, utilities.first().and_then(|(_, t)| t.as_ref())));
+    body.push_str(&support(
+        &home.app,
+        utilities.first().and_then(|(_, t)| t.as_ref()),
+    ));
     Ok(page_with(
         StatusCode::OK,
         &Brand::of(&home.app),
@@ -1100,7 +1103,8 @@ pub async fn choose_page(State(state): State<AppState>, session: Session) -> Api
         return Ok(see_other("/portal"));
     }
     let csrf = websession::csrf_token(&session).await?;
-    let mut body = paragraph("Your e-mail address has more than one account. Which one do you want to see?");
+    let mut body =
+        paragraph("Your e-mail address has more than one account. Which one do you want to see?");
     body.push_str("<ul class=\"choices\" data-testid=\"accounts\">");
     for c in hosted_service::portal_choices(&state, &uuids).await? {
         let status = match (
@@ -1139,10 +1143,7 @@ pub struct ChooseForm {
 }
 
 /// Opens the chosen account: only one the signed-in address may open.
-pub async fn choose_account(
-    session: Session,
-    Form(f): Form<ChooseForm>,
-) -> ApiResult<Response> {
+pub async fn choose_account(session: Session, Form(f): Form<ChooseForm>) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
     let uuids = choices(&session).await?;
     let Some(account) = f.account.filter(|a| uuids.contains(a)) else {

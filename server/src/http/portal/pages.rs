@@ -7,12 +7,7 @@ use app::{
     api::PostalAddressIn,
     format::{card_brand, dollars, html_escape, long_date, month_day, phone, short_date},
 };
-use axum::{
-    extract::State,
-    http::StatusCode,
-    response::Response,
-    Form,
-};
+use axum::{extract::State, http::StatusCode, response::Response, Form};
 use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -37,8 +32,7 @@ use crate::{
         websession, AppState,
     },
     services::{
-        self,
-        hosted as hosted_service,
+        self, hosted as hosted_service,
         portal::{self as portal_service, RenewalState},
     },
     store::{self, accounts::AccountRow, apps::AppRow, enrollment::LocationRow},
@@ -85,7 +79,11 @@ const SECTIONS: [(&str, &str, &str); 7] = [
     ("/portal", "Home", "nav-home"),
     ("/portal/usage", "Usage", "nav-usage"),
     ("/portal/invoices", "Bills", "nav-invoices"),
-    ("/portal/billing-address", "Billing address", "nav-billing-address"),
+    (
+        "/portal/billing-address",
+        "Billing address",
+        "nav-billing-address",
+    ),
     ("/portal/documents", "Documents", "nav-documents"),
     ("/portal/renewal", "Renewal", "nav-renewal"),
     ("/portal/support", "Support", "nav-support"),
@@ -291,7 +289,11 @@ pub async fn usage_page(
     let month_total: rust_decimal::Decimal = daily
         .days
         .iter()
-        .map(|d| d.consumption_kwh.parse::<rust_decimal::Decimal>().unwrap_or_default())
+        .map(|d| {
+            d.consumption_kwh
+                .parse::<rust_decimal::Decimal>()
+                .unwrap_or_default()
+        })
         .sum();
     body.push_str(&format!(
         "<section class=\"card\"><h2>{} by day</h2>",
@@ -495,7 +497,10 @@ async fn invoice_detail(
         });
     }
     body.push_str(&facts(&[
-        ("Amount", format!("<strong>{}</strong>", dollars(i.total_cents))),
+        (
+            "Amount",
+            format!("<strong>{}</strong>", dollars(i.total_cents)),
+        ),
         (
             "Status",
             html_escape(&status_words(i.status, i.payment_due_date)),
@@ -509,7 +514,10 @@ async fn invoice_detail(
                 long_date(i.billing_period_end)
             )),
         ),
-        ("Electricity used", kwh(i.total_kwh.parse().unwrap_or_default())),
+        (
+            "Electricity used",
+            kwh(i.total_kwh.parse().unwrap_or_default()),
+        ),
     ]));
     body.push_str(&format!(
         "<p><a href=\"{}/pdf\" data-testid=\"invoice-pdf\">The bill as a PDF</a></p>",
@@ -684,8 +692,18 @@ fn address_form(csrf: &str, same: bool, given: &AddressForm) -> String {
         html_escape(csrf),
         checked(same),
         checked(!same),
-        field("address_1", "Street address", "address-line1", &given.address_1),
-        field("address_2", "Apartment or unit (optional)", "address-line2", &given.address_2),
+        field(
+            "address_1",
+            "Street address",
+            "address-line1",
+            &given.address_1
+        ),
+        field(
+            "address_2",
+            "Apartment or unit (optional)",
+            "address-line2",
+            &given.address_2
+        ),
         field("city", "City", "address-level2", &given.city),
         field("state", "State", "address-level1", &given.state),
         field("postal_code", "ZIP code", "postal-code", &given.postal_code),
@@ -975,10 +993,7 @@ pub async fn document_pdf(
 // Renewal.
 
 /// Where each location stands with its renewal, and the renewal flow when it is open.
-pub async fn renewal_page(
-    State(state): State<AppState>,
-    session: Session,
-) -> ApiResult<Response> {
+pub async fn renewal_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
     let c = customer_or_sign_in!(state, session);
     let renewals = portal_service::renewals(&state, c.account.uuid).await?;
     let mut body = String::new();
@@ -1082,7 +1097,11 @@ pub(super) fn partner_lines(app: &AppRow) -> Vec<String> {
     if let Some(hours) = &app.support_hours {
         lines.push(format!("Hours: {}", html_escape(hours)));
     }
-    if let Some(url) = app.support_url.as_ref().filter(|u| u.starts_with("https://")) {
+    if let Some(url) = app
+        .support_url
+        .as_ref()
+        .filter(|u| u.starts_with("https://"))
+    {
         lines.push(format!("<a href=\"{0}\">{0}</a>", html_escape(url)));
     }
     lines
@@ -1113,10 +1132,7 @@ pub(super) fn outage_line(tdu: Option<&store::market::TduRow>) -> String {
 }
 
 /// Whom to call: the partner for the account and bills, the utility for outages and meters.
-pub async fn support_page(
-    State(state): State<AppState>,
-    session: Session,
-) -> ApiResult<Response> {
+pub async fn support_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
     let c = customer_or_sign_in!(state, session);
     let utilities = portal_service::utilities(&state, c.account.uuid).await?;
     let mut body = String::new();
@@ -1142,10 +1158,7 @@ pub async fn support_page(
                 html_escape(&phone(&t.phone))
             ));
             if t.website.starts_with("https://") {
-                lines.push(format!(
-                    "<a href=\"{0}\">{0}</a>",
-                    html_escape(&t.website)
-                ));
+                lines.push(format!("<a href=\"{0}\">{0}</a>", html_escape(&t.website)));
             }
         }
         body.push_str(&format!(
