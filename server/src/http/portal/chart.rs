@@ -13,7 +13,9 @@ pub struct Bar {
 
 const WIDTH: i64 = 600;
 const HEIGHT: i64 = 160;
-const LABELS: i64 = 18;
+const LABELS: i64 = 20;
+/// Room on each side for the first and last labels, which are wider than their bars.
+const PAD: i64 = 24;
 
 /// kWh to a whole number with separators: "1,035 kWh".
 pub fn kwh(value: Decimal) -> String {
@@ -59,10 +61,11 @@ pub fn bar_chart(caption: &str, testid: &str, bars: &[Bar], label_every: usize) 
         .collect();
     format!(
         "<figure class=\"chart\" data-testid=\"{testid}\"><figcaption>{caption}</figcaption>\
-         <svg viewBox=\"0 0 {WIDTH} {}\" aria-hidden=\"true\" focusable=\"false\">{shapes}</svg>\
+         <svg viewBox=\"-{PAD} 0 {} {}\" aria-hidden=\"true\" focusable=\"false\">{shapes}</svg>\
          <details><summary>The figures</summary><table data-testid=\"chart-values\">\
          <caption class=\"visually-hidden\">{caption}</caption><tbody>{rows}</tbody></table>\
          </details></figure>",
+        WIDTH + 2 * PAD,
         HEIGHT + LABELS,
         caption = html_escape(caption),
     )
