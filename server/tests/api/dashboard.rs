@@ -545,3 +545,24 @@ both_engines! {
         assert!(r.text.contains(&account) && r.text.contains("zoe.other@example.com"), "the operator finds every app's");
     }
 }
+
+both_engines! {
+    async fn the_landing_text_set_here_shows_on_the_hosted_sign_up_page(app) {
+        let browser = signed_in(&app, "landing@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        let r = browser
+            .submit(&page, &format!("{page}/landing"), &[("landing_text", "Acme solar owners: switch in two minutes <today>.")])
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        let slug = server::store::apps::app_by_uuid(&app.state.db, uuid).await.unwrap().unwrap().slug;
+        let landing = reqwest::get(app.url(&format!("/go/{slug}"))).await.unwrap().text().await.unwrap();
+        assert!(landing.contains("Acme solar owners: switch in two minutes &lt;today&gt;."), "{landing}");
+        // Bounded: too long is refused and changes nothing.
+        let long = "x".repeat(601);
+        let r = browser.submit(&page, &format!("{page}/landing"), &[("landing_text", &long)]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        let landing = reqwest::get(app.url(&format!("/go/{slug}"))).await.unwrap().text().await.unwrap();
+        assert!(landing.contains("Acme solar owners"), "{landing}");
+    }
+}
