@@ -370,8 +370,11 @@ both_engines! {
     }
 
     async fn the_landing_page_shows_the_app_s_own_text_escaped(app) {
+        use crate::cli::{operator, succeeds};
         let slug = slug(&app).await;
-        server::admin::set_landing_text(&app.state.db, app.app_uuid, "Solar homes save more.\r\n<script>alert(1)</script>").await.unwrap();
+        let uuid = app.app_uuid.to_string();
+        let out = succeeds(&operator(&app, &["apps", "set-landing-text", "--app", &uuid, "--text", "Solar homes save more.\r\n<script>alert(1)</script>"]));
+        assert!(out.contains("Landing text set"), "{out}");
         let page = Browser::new(&app).get(&format!("/go/{slug}")).await;
         assert_page(&page, "sign-up");
         assert!(page.testid("landing-text"), "{}", page.text);
@@ -379,11 +382,14 @@ both_engines! {
         assert!(!page.text.contains("<script>"));
         // Bounded: too long is refused and the text stays.
         let long = "a".repeat(601);
-        assert!(server::admin::set_landing_text(&app.state.db, app.app_uuid, &long).await.is_err());
+        let refused = operator(&app, &["apps", "set-landing-text", "--app", &uuid, "--text", &long]);
+        assert!(!refused.status.success());
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("at most 600"), "{refused:?}");
         let page = Browser::new(&app).get(&format!("/go/{slug}")).await;
         assert!(page.text.contains("Solar homes save more."));
         // Blank clears it: the general promise again.
-        server::admin::set_landing_text(&app.state.db, app.app_uuid, " ").await.unwrap();
+        let out = succeeds(&operator(&app, &["apps", "set-landing-text", "--app", &uuid, "--text", " "]));
+        assert!(out.contains("cleared"), "{out}");
         let page = Browser::new(&app).get(&format!("/go/{slug}")).await;
         assert!(!page.testid("landing-text"), "{}", page.text);
     }
