@@ -804,15 +804,19 @@ async fn address_page(
     ))
 }
 
+#[derive(Debug, Deserialize)]
+pub struct SavedQuery {
+    saved: Option<String>,
+}
+
 pub async fn billing_address_page(
     State(state): State<AppState>,
     session: Session,
-    Query(q): Query<PaidQuery>,
+    Query(q): Query<SavedQuery>,
 ) -> ApiResult<Response> {
     let c = customer_or_sign_in!(state, session);
-    // `paid` stands for "saved" here: the one notice a redirect brings back.
     let message = q
-        .paid
+        .saved
         .is_some()
         .then_some(("Saved: your next bills go to this address.", false));
     address_page(&state, &c, StatusCode::OK, None, message).await
@@ -872,7 +876,7 @@ pub async fn set_billing_address(
     {
         Ok(_) => {
             state.account_changed(c.account.uuid);
-            Ok(see_other("/portal/billing-address?paid=saved"))
+            Ok(see_other("/portal/billing-address?saved=1"))
         }
         Err(services::Error::Refused(_)) => {
             address_page(
