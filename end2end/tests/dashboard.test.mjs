@@ -35,6 +35,8 @@ async function signIn(page, email, password) {
 async function shots(page, name) {
   for (const width of [360, 1280]) {
     await page.setViewportSize({ width, height: 900 });
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(scrollWidth <= width, `the ${name} page is ${scrollWidth} px wide at ${width} px`);
     await page.screenshot({ path: path.join(artifacts, `dashboard-${name}-${width}.png`), fullPage: true });
   }
 }
