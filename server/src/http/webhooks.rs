@@ -81,8 +81,14 @@ pub async fn create_endpoint(
     principal: AppPrincipal,
     Json(input): Json<CreateWebhookEndpointIn>,
 ) -> ApiResult<(StatusCode, axum::Json<WebhookEndpoint>)> {
-    let row = webhooks::create_endpoint(&state, principal.app.uuid, principal.environment(), input)
-        .await?;
+    let row = webhooks::create_endpoint(
+        &state,
+        principal.app.uuid,
+        principal.environment(),
+        input,
+        None,
+    )
+    .await?;
     Ok((StatusCode::CREATED, axum::Json(render(&row, true))))
 }
 
@@ -167,6 +173,7 @@ pub async fn update_endpoint(
         principal.environment(),
         endpoint_uuid,
         input,
+        None,
     )
     .await?;
     Ok(axum::Json(render(&row, false)))
@@ -210,7 +217,7 @@ pub async fn rotate_secret(
     principal: AppPrincipal,
     Path(endpoint_uuid): Path<Uuid>,
 ) -> ApiResult<axum::Json<WebhookEndpoint>> {
-    let row = webhooks::rotate_secret(&state, principal.app.uuid, endpoint_uuid).await?;
+    let row = webhooks::rotate_secret(&state, principal.app.uuid, endpoint_uuid, None).await?;
     Ok(axum::Json(render(&row, true)))
 }
 

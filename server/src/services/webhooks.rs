@@ -7,7 +7,10 @@ use app::api::{
 };
 use uuid::Uuid;
 
-use super::Error;
+use super::{
+    audit::{self, Actor},
+    Error,
+};
 use crate::{
     crypto::is_sealed_text,
     domain::{
@@ -76,12 +79,27 @@ fn not_found<T>() -> Result<T, Error<WebhookRefused>> {
     Err(Error::Refused(WebhookRefused::EndpointNotFound))
 }
 
+/// The audit entry of a change made from the dashboard (`actor`), in the change's transaction.
+/// Changes made through the API carry no actor: the app's own token made them.
+async fn audited(
+    tx: &mut store::Tx,
+    core: &Core,
+    actor: &Actor,
+    action: &str,
+    app_uuid: Uuid,
+    detail: serde_json::Value,
+) -> store::Result<()> {
+    let target = format!("app:{app_uuid}");
+    audit::record(tx, actor, action, &target, detail, core.clock.now()).await
+}
+
 /// A new endpoint of the app, with a fresh secret.
 pub async fn create_endpoint(
     core: &Core,
     app_uuid: Uuid,
     environment: Environment,
     input: CreateWebhookEndpointIn,
+    actor: Option<&Actor>,
 ) -> Result<EndpointRow, Error<WebhookRefused>> {
     let url = parse_url(core, &input.url, environment)?;
     let event_types = parse_event_types(input.event_types)?;
@@ -109,6 +127,18 @@ pub async fn create_endpoint(
     };
     let mut tx = core.db.begin().await?;
     store::webhooks::insert_endpoint(&mut tx, &stored).await?;
+    if let Some(actor) = actor {
+        let detail = serde_json::json!({"endpoint": row.uuid, "url": row.url});
+        audited(
+            &mut tx,
+            core,
+            actor,
+            "webhook_endpoint.created",
+            app_uuid,
+            detail,
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(row)
 }
@@ -121,6 +151,7 @@ pub async fn update_endpoint(
     environment: Environment,
     endpoint_uuid: Uuid,
     input: UpdateWebhookEndpointIn,
+    actor: Option<&Actor>,
 ) -> Result<EndpointRow, Error<WebhookRefused>> {
     let url = match input.url {
         Patch::Absent => None,
@@ -158,7 +189,13 @@ pub async fn update_endpoint(
     if let Some(d) = description {
         row.description = d;
     }
-    match disabled_change(disabled, row.disabled) {
+    let change = disabled_change(disabled, row.disabled);
+    let action = match change {
+        DisabledChange::Disable => "webhook_endpoint.disabled",
+        DisabledChange::Enable => "webhook_endpoint.enabled",
+        DisabledChange::Keep => "webhook_endpoint.updated",
+    };
+    match change {
         DisabledChange::Disable => {
             row.disabled = true;
             row.disabled_reason = Some(DisableReason::Manual.as_str().to_owned());
@@ -171,6 +208,10 @@ pub async fn update_endpoint(
         DisabledChange::Keep => {}
     }
     store::webhooks::update_endpoint(&mut tx, &row).await?;
+    if let Some(actor) = actor {
+        let detail = serde_json::json!({"endpoint": row.uuid});
+        audited(&mut tx, core, actor, action, app_uuid, detail).await?;
+    }
     tx.commit().await?;
     Ok(row)
 }
@@ -197,6 +238,7 @@ pub async fn rotate_secret(
     core: &Core,
     app_uuid: Uuid,
     endpoint_uuid: Uuid,
+    actor: Option<&Actor>,
 ) -> Result<EndpointRow, Error<WebhookRefused>> {
     let mut tx = core.db.begin().await?;
     let Some(mut row) = store::webhooks::endpoint_of_app(&mut tx, app_uuid, endpoint_uuid).await?
@@ -210,6 +252,18 @@ pub async fn rotate_secret(
     ));
     row.previous_secret_expires_at = Some(core.clock.now() + ROTATION_OVERLAP);
     store::webhooks::update_endpoint(&mut tx, &row).await?;
+    if let Some(actor) = actor {
+        let detail = serde_json::json!({"endpoint": row.uuid});
+        audited(
+            &mut tx,
+            core,
+            actor,
+            "webhook_endpoint.secret_rotated",
+            app_uuid,
+            detail,
+        )
+        .await?;
+    }
     tx.commit().await?;
     // The answer shows the new secret once, in clear.
     row.secret = new.expose().to_owned();

@@ -500,6 +500,16 @@ both_engines! {
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert!(browser.get(&endpoint).await.text.contains("disabled"));
 
+        // Each change is in the audit log, written with the change, and never with its secret.
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let audit = operator.get("/dashboard/audit").await;
+        assert_eq!(audit.status, StatusCode::OK);
+        for action in ["webhook_endpoint.created", "webhook_endpoint.secret_rotated", "webhook_endpoint.disabled"] {
+            assert!(audit.text.contains(action), "{action} is audited");
+        }
+        assert!(audit.text.contains("member@example.com"));
+        assert!(!audit.text.contains(&secret) && !audit.text.contains(&rotated), "no secret in the audit log");
+
         let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
         assert_eq!(stranger.get(&endpoint).await.status, StatusCode::NOT_FOUND);
         for form in ["test", "rotate", "enabled"] {

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::{html, member_app, see_other, views, CsrfForm, Dash, Done, PageError, PageResult};
 use crate::{
     http::{error::ApiError, AppState},
-    services::{self, audit, webhooks::WebhookRefused},
+    services::{self, webhooks::WebhookRefused},
     store::{
         self,
         apps::AppRow,
@@ -86,29 +86,6 @@ fn page_error(e: services::Error<WebhookRefused>) -> PageError {
     PageError::from(ApiError::from(e))
 }
 
-/// Records a webhook change made in the dashboard (after it committed: the webhook use cases
-/// are the API's own and keep their transactions).
-async fn record(
-    state: &AppState,
-    dash: &Dash,
-    action: &str,
-    target: String,
-    detail: serde_json::Value,
-) -> Result<(), ApiError> {
-    let mut tx = state.db.begin().await?;
-    audit::record(
-        &mut tx,
-        &dash.actor(),
-        action,
-        &target,
-        detail,
-        state.clock.now(),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
 #[derive(Deserialize)]
 struct EndpointForm {
     #[serde(default)]
@@ -141,21 +118,19 @@ async fn create_endpoint(
         description: Some(form.description.trim().to_owned()).filter(|d| !d.is_empty()),
         disabled: false,
     };
-    match services::webhooks::create_endpoint(&state, app.uuid, environment(&app), input).await {
-        Ok(endpoint) => {
-            record(
-                &state,
-                &dash,
-                "webhook_endpoint.created",
-                format!("app:{}", app.uuid),
-                serde_json::json!({"endpoint": endpoint.uuid, "url": endpoint.url}),
-            )
-            .await?;
-            Ok(html(
-                StatusCode::CREATED,
-                secret_shown(&dash.nav(), &app, &endpoint),
-            ))
-        }
+    match services::webhooks::create_endpoint(
+        &state,
+        app.uuid,
+        environment(&app),
+        input,
+        Some(&dash.actor()),
+    )
+    .await
+    {
+        Ok(endpoint) => Ok(html(
+            StatusCode::CREATED,
+            secret_shown(&dash.nav(), &app, &endpoint),
+        )),
         Err(e) => {
             let (status, why) = refusal(e)?;
             let page = super::render_app(&state, &dash, &app, None, Some(&why)).await?;
@@ -358,22 +333,11 @@ async fn set_enabled(
         environment(&app),
         endpoint.uuid,
         input,
+        Some(&dash.actor()),
     )
     .await
     {
         Ok(_) => {
-            record(
-                &state,
-                &dash,
-                if disabled {
-                    "webhook_endpoint.disabled"
-                } else {
-                    "webhook_endpoint.enabled"
-                },
-                format!("app:{}", app.uuid),
-                serde_json::json!({"endpoint": endpoint.uuid}),
-            )
-            .await?;
             let done = if disabled { "disabled" } else { "enabled" };
             Ok(see_other(&format!("{base}?done={done}")))
         }
@@ -436,17 +400,10 @@ async fn rotate_secret(
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
     let endpoint = endpoint_of(&state, &app, endpoint).await?;
-    let rotated = services::webhooks::rotate_secret(&state, app.uuid, endpoint.uuid)
-        .await
-        .map_err(page_error)?;
-    record(
-        &state,
-        &dash,
-        "webhook_endpoint.secret_rotated",
-        format!("app:{}", app.uuid),
-        serde_json::json!({"endpoint": endpoint.uuid}),
-    )
-    .await?;
+    let rotated =
+        services::webhooks::rotate_secret(&state, app.uuid, endpoint.uuid, Some(&dash.actor()))
+            .await
+            .map_err(page_error)?;
     Ok(html(
         StatusCode::CREATED,
         secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
