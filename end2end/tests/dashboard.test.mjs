@@ -82,6 +82,10 @@ test("a partner signs in, creates a sandbox app, manages keys and origins", asyn
   await page.getByRole("heading", { name: "A new key was created" }).waitFor();
   const second = await page.locator("#token").inputValue();
   assert.equal(await apiStatus(second), 200);
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseUrl });
+  await page.getByRole("button", { name: "Copy" }).click();
+  await page.getByText("Copied.").waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), second, "the key is on the clipboard");
   await page.getByRole("link", { name: "Continue to the app" }).click();
   const prefix = second.slice(0, "swb_sandbox_".length + 8);
   await page.getByRole("button", { name: `Revoke ${prefix}` }).click();

@@ -79,9 +79,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
+        .route("/dashboard/assets/copy.js", get(copy_script))
 }
 
-/// Dashboard pages load nothing but their own stylesheet, run no script, may not be framed,
+/// Dashboard pages load nothing but their own stylesheet and copy script, may not be framed,
 /// and are never cached (they show secrets once and per-user data).
 async fn page_headers(req: Request, next: Next) -> Response {
     let mut response = next.run(req).await;
@@ -100,7 +101,7 @@ async fn page_headers(req: Request, next: Next) -> Response {
         h.insert(
             CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(
-                "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; \
                  form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             ),
         );
@@ -117,6 +118,17 @@ async fn stylesheet() -> Response {
             (CACHE_CONTROL, "public, max-age=3600"),
         ],
         include_str!("../../../../style/dashboard.css"),
+    )
+        .into_response()
+}
+
+async fn copy_script() -> Response {
+    (
+        [
+            (CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("copy.js"),
     )
         .into_response()
 }

@@ -57,6 +57,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <title>{title}</title>
                 <link rel="stylesheet" href="/dashboard/assets/dashboard.css"/>
+                <script src="/dashboard/assets/copy.js" defer></script>
             </head>
             <body>
                 {header}
@@ -218,11 +219,23 @@ pub fn token_shown(nav: &Nav, app: Uuid, token: &str, new_app: bool) -> String {
             <p>"This is the app's new API key (AppToken). It is shown only now: copy it and keep it secret."</p>
             <label for="token">"API key"</label>
             <input id="token" class="secret" type="text" readonly value=token/>
+            {copy_button("token")}
             <p><a href=href>"Continue to the app"</a></p>
         </section>
     }
     .into_any();
     document(heading, Some(nav), body)
+}
+
+/// A button that copies the shown-once field `id` (hidden until the page's script runs), and
+/// the place that says it did.
+pub(super) fn copy_button(id: &'static str) -> impl IntoView {
+    view! {
+        <div class="copy">
+            <button type="button" data-copy=id hidden>"Copy"</button>
+            <span id=format!("{id}-copied") role="status"></span>
+        </div>
+    }
 }
 
 /// What the app page shows.

@@ -153,6 +153,7 @@ fn secret_page(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow, heading: 
             <p>"Deliveries to " <code>{url}</code> " are signed with this secret. It is shown only now: copy it and keep it secret."</p>
             <label for="token">"Signing secret"</label>
             <input id="token" class="secret" type="text" readonly value=secret/>
+            {views::copy_button("token")}
             <p><a href=href>"Continue to the endpoint"</a></p>
         </section>
     }
