@@ -5,7 +5,7 @@ use app::format::{dollars, month_day, short_date, thousands};
 use chrono::{Datelike, NaiveDate};
 
 use super::pdf::{
-    self, win_ansi, Canvas, Font, Rgb, Style, HAIRLINE, INK, MUTED, PAGE_HEIGHT, PAGE_WIDTH, WHITE,
+    self, win_ansi, Canvas, Font, Rgb, Style, BAND_HEIGHT, HAIRLINE, INK, MUTED, PAGE_HEIGHT, WHITE,
 };
 
 /// Everything printed on an invoice; amounts in integer cents, quantities and rates as
@@ -54,6 +54,8 @@ pub struct InvoiceDocument {
     /// The licensed provider and its certificate number, e.g. "Switchboard Energy LLC, PUCT
     /// Certificate No. 10000".
     pub provider_line: Option<String>,
+    /// The partner's uploaded logo, drawn at the head of the bill.
+    pub logo: Option<pdf::Image>,
 }
 
 #[derive(Debug, Clone)]
@@ -110,7 +112,7 @@ pub fn render(doc: &InvoiceDocument) -> Vec<u8> {
     layout.payments();
     let pages = layout.finish();
     let title = format!("{} electricity bill {}", doc.brand_name, doc.invoice_number);
-    pdf::document(pages, &title, &doc.brand_name)
+    pdf::document_with_image(pages, &title, &doc.brand_name, doc.logo.as_ref())
 }
 
 /// `Oct 9 – Nov 7, 2026`, with both years when the period spans New Year.
@@ -127,7 +129,6 @@ const RIGHT: f32 = 564.0;
 /// The lowest baseline body content may use; the footer lives below it.
 const BOTTOM: f32 = 104.0;
 const FOOTER_RULE: f32 = 86.0;
-const BAND_HEIGHT: f32 = 64.0;
 /// Left edge of the amount-due box; the account's details fill the space before it.
 const BOX_LEFT: f32 = 336.0;
 
@@ -220,8 +221,6 @@ impl Standing {
 struct Layout<'a> {
     doc: &'a InvoiceDocument,
     brand: Rgb,
-    /// Dark rather than white text on the brand colour.
-    dark_text: bool,
     done: Vec<Canvas>,
     page: Canvas,
     /// The baseline of the next line.
@@ -230,50 +229,37 @@ struct Layout<'a> {
 
 impl<'a> Layout<'a> {
     fn new(doc: &'a InvoiceDocument) -> Layout<'a> {
-        let (brand, dark_text) = pdf::brand(doc.brand_color.as_deref());
-        let mut layout = Layout {
+        let mut page = Canvas::new();
+        let number = format!("Invoice {}", doc.invoice_number);
+        let (brand, _) = pdf::TitleBand {
+            color: doc.brand_color.as_deref(),
+            name: &doc.brand_name,
+            name_size: 20.0,
+            title: "Electricity bill",
+            second_line: Some(&number),
+            logo: doc.logo.as_ref(),
+        }
+        .draw(&mut page, LEFT, RIGHT);
+        Layout {
             doc,
             brand,
-            dark_text,
             done: Vec::new(),
-            page: Canvas::new(),
+            page,
             y: PAGE_HEIGHT - BAND_HEIGHT,
-        };
-        layout.header_band();
-        layout
-    }
-
-    fn header_band(&mut self) {
-        let bottom = PAGE_HEIGHT - BAND_HEIGHT;
-        self.page
-            .fill_rect(0.0, bottom, PAGE_WIDTH, BAND_HEIGHT, self.brand);
-        // A pale brand colour (yellow, say) would swallow white text.
-        let on_band = if self.dark_text { INK } else { WHITE };
-        let title_style = BOLD.sized(13.0).colored(on_band);
-        let title = win_ansi("Electricity bill");
-        let name_style = BOLD.sized(20.0).colored(on_band);
-        let name = name_style.fit(
-            &win_ansi(&self.doc.brand_name),
-            RIGHT - LEFT - title_style.width(&title) - 24.0,
-        );
-        self.page.text(LEFT, bottom + 25.0, name_style, &name);
-        self.page
-            .text_right(RIGHT, bottom + 34.0, title_style, &title);
-        let number = win_ansi(&format!("Invoice {}", self.doc.invoice_number));
-        self.page
-            .text_right(RIGHT, bottom + 20.0, SMALL.colored(on_band), &number);
+        }
     }
 
     fn new_page(&mut self) {
         let finished = std::mem::replace(&mut self.page, Canvas::new());
         self.done.push(finished);
-        let top = PAGE_HEIGHT - 48.0;
-        let name = win_ansi(&self.doc.brand_name);
-        self.page
-            .text(LEFT, top, BOLD.sized(10.0).colored(self.brand), &name);
-        let number = win_ansi(&format!("Invoice {} (continued)", self.doc.invoice_number));
-        self.page.text_right(RIGHT, top, SMALL, &number);
-        self.page.hline(LEFT, RIGHT, top - 8.0, 1.0, self.brand);
+        let aside = format!("Invoice {} (continued)", self.doc.invoice_number);
+        let top = pdf::continued_header(
+            &mut self.page,
+            (LEFT, RIGHT),
+            self.brand,
+            &self.doc.brand_name,
+            Some(&aside),
+        );
         self.y = top - 34.0;
     }
 
@@ -814,6 +800,7 @@ mod tests {
                 read_type: "actual".to_string(),
             }],
             provider_line: Some("Switchboard Energy LLC, PUCT Certificate No. 10000".to_string()),
+            logo: None,
         }
     }
 

@@ -1,18 +1,18 @@
-//! A flowing layout over the PDF canvas (`pdf`): a document is a title band in the brand's
-//! colour, then headings, paragraphs (wrapped to the page) and key/value tables (wrapped in
-//! their value column) running down the page, a new page when the next block does not fit
+//! A flowing layout over the PDF canvas (`pdf`): a document is the title band every document
+//! opens with (`pdf::TitleBand`, the bill's too), then headings, paragraphs (wrapped to the
+//! page) and key/value tables (wrapped in their value column) running down the page, a new page when the next block does not fit
 //! (or on demand), and a footer with the document's name and version and the page number.
 //! Every plan document (EFL, TOS, YRAC, LOA, renewal notice) is written with it.
 
 use super::pdf::{
-    self, win_ansi, Canvas, Font, Rgb, Style, HAIRLINE, INK, MUTED, PAGE_HEIGHT, PAGE_WIDTH, WHITE,
+    self, win_ansi, Canvas, Font, Rgb, Style, BAND_HEIGHT, HAIRLINE, INK, MUTED, PAGE_HEIGHT,
+    PAGE_WIDTH,
 };
 
 const LEFT: f32 = 54.0;
 const RIGHT: f32 = PAGE_WIDTH - 54.0;
 const BOTTOM: f32 = 78.0;
 const FOOTER_RULE: f32 = 60.0;
-const BAND_HEIGHT: f32 = 64.0;
 const KEY_WIDTH: f32 = 190.0;
 
 const BODY: Style = Style {
@@ -35,7 +35,6 @@ const LINE: f32 = 13.5;
 /// A document being laid out, top to bottom.
 pub struct Flow {
     brand: Rgb,
-    dark_text: bool,
     brand_name: String,
     /// The footer's left text: the document's name and version.
     footer: String,
@@ -48,41 +47,37 @@ pub struct Flow {
 impl Flow {
     /// A first page with the title band: the brand's name on the left, `title` on the right.
     pub fn new(brand_name: &str, brand_color: Option<&str>, title: &str, footer: &str) -> Flow {
-        let (brand, dark_text) = pdf::brand(brand_color);
-        let mut flow = Flow {
+        let mut page = Canvas::new();
+        let (brand, _) = pdf::TitleBand {
+            color: brand_color,
+            name: brand_name,
+            name_size: 18.0,
+            title,
+            second_line: None,
+            logo: None,
+        }
+        .draw(&mut page, LEFT, RIGHT);
+        Flow {
             brand,
-            dark_text,
             brand_name: brand_name.to_owned(),
             footer: footer.to_owned(),
             done: Vec::new(),
-            page: Canvas::new(),
+            page,
             y: PAGE_HEIGHT - BAND_HEIGHT - 34.0,
-        };
-        let bottom = PAGE_HEIGHT - BAND_HEIGHT;
-        flow.page
-            .fill_rect(0.0, bottom, PAGE_WIDTH, BAND_HEIGHT, flow.brand);
-        let on_band = if flow.dark_text { INK } else { WHITE };
-        let title_style = BOLD.sized(13.0).colored(on_band);
-        let title = title_style.fit(&win_ansi(title), (RIGHT - LEFT) / 2.0);
-        let name_style = BOLD.sized(18.0).colored(on_band);
-        let name = name_style.fit(
-            &win_ansi(brand_name),
-            RIGHT - LEFT - title_style.width(&title) - 24.0,
-        );
-        flow.page.text(LEFT, bottom + 25.0, name_style, &name);
-        flow.page
-            .text_right(RIGHT, bottom + 26.0, title_style, &title);
-        flow
+        }
     }
 
     /// Starts the next page.
     pub fn page_break(&mut self) {
         let finished = std::mem::replace(&mut self.page, Canvas::new());
         self.done.push(finished);
-        let top = PAGE_HEIGHT - 48.0;
-        let name = win_ansi(&self.brand_name);
-        self.page.text(LEFT, top, BOLD.colored(self.brand), &name);
-        self.page.hline(LEFT, RIGHT, top - 8.0, 1.0, self.brand);
+        let top = pdf::continued_header(
+            &mut self.page,
+            (LEFT, RIGHT),
+            self.brand,
+            &self.brand_name,
+            None,
+        );
         self.y = top - 30.0;
     }
 

@@ -55,6 +55,8 @@ pub struct InvoiceRecords<'a> {
     /// The meter reads the period was billed from.
     pub reads: &'a [MeterReadRow],
     pub provider: &'a Provider,
+    /// The app's uploaded logo (PNG), when it has one.
+    pub logo: Option<&'a [u8]>,
 }
 
 /// A line's quantity, unit and rate as a customer reads them: `1,035 kWh at 9.1¢`,
@@ -97,6 +99,12 @@ fn whole_kwh(kwh: Decimal) -> String {
     kwh.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
         .normalize()
         .to_string()
+}
+
+/// Whether a PNG decodes into an image a document can draw (an uploaded logo is checked
+/// once, when it is uploaded).
+pub fn image_decodes(png: &[u8]) -> bool {
+    pdf::Image::from_png(png).is_ok()
 }
 
 /// The invoice as its PDF prints it.
@@ -198,6 +206,9 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
             })
             .collect(),
         provider_line: Some(format!("{}, {}", r.provider.name, r.provider.certificate)),
+        // The logo was decoded once when it was uploaded; one that no longer decodes is left off
+        // rather than failing the bill.
+        logo: r.logo.and_then(|png| pdf::Image::from_png(png).ok()),
     }
 }
 
@@ -470,6 +481,10 @@ mod tests {
                 early_termination_fee_cents: 0,
                 ..sample_efl()
             }),
+            offer: Some(efl::EflDocument {
+                plan_name: "Lone Star 12".to_owned(),
+                ..sample_efl()
+            }),
         }
     }
 
@@ -532,6 +547,11 @@ mod tests {
         assert!(contains(&last, b"Month-to-Month Variable"));
         assert!(!contains(&plain, b"Month-to-Month Variable"));
         assert!(last.len() > plain.len());
+        // Every notice offers a fixed plan and carries its EFL.
+        for notice in [&plain, &last] {
+            assert!(contains(notice, b"A plan you can renew onto"));
+            assert!(contains(notice, b"Electricity Facts Label: Lone Star 12"));
+        }
     }
 
     /// Sizes and render times of each kind (`cargo test -p server --release --lib

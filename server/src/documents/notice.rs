@@ -1,6 +1,6 @@
-//! An expiration notice as a PDF: when the contract ends, where to renew, and in the final
-//! notice the month-to-month plan the contract rolls onto, with that plan's Electricity Facts
-//! Label on the following pages.
+//! An expiration notice as a PDF: when the contract ends, where to renew, a fixed plan the
+//! customer can renew onto, and in the final notice the month-to-month plan the contract rolls
+//! onto, each plan's Electricity Facts Label on the following pages.
 
 use app::format::long_date;
 use chrono::NaiveDate;
@@ -21,6 +21,8 @@ pub struct NoticeDocument {
     pub renewal_url: String,
     /// The final notice: the month-to-month plan's EFL.
     pub month_to_month: Option<EflDocument>,
+    /// The fixed plan offered for renewal, as priced the day the notice was made.
+    pub offer: Option<EflDocument>,
 }
 
 /// The notice as a PDF.
@@ -47,6 +49,24 @@ pub fn render(d: &NoticeDocument) -> Vec<u8> {
         ("Current plan", d.plan_name.clone()),
         ("Contract end date", long_date(d.contract_end)),
     ]);
+    if let Some(o) = &d.offer {
+        flow.heading("A plan you can renew onto");
+        flow.paragraph(&format!(
+            "{}: a fixed rate for {} months from {}, as priced the day this notice was made. \
+             Its Electricity Facts Label follows; the renewal page shows every plan at the \
+             prices of the day you choose.",
+            o.plan_name,
+            o.term_months,
+            long_date(d.contract_end + chrono::Duration::days(1)),
+        ));
+        flow.table(&[
+            ("Energy charge", super::efl::cents(&o.energy_cents_per_kwh)),
+            (
+                "Average price at 1,000 kWh",
+                super::efl::cents(&o.averages[1].to_string()),
+            ),
+        ]);
+    }
     match &d.month_to_month {
         None => flow.paragraph(
             "If you do nothing, your service continues on a month-to-month plan with a \
@@ -72,9 +92,9 @@ pub fn render(d: &NoticeDocument) -> Vec<u8> {
             ]);
         }
     }
-    if let Some(m) = &d.month_to_month {
+    for efl in d.offer.iter().chain(&d.month_to_month) {
         flow.page_break();
-        super::efl::write(&mut flow, m);
+        super::efl::write(&mut flow, efl);
     }
     flow.finish(&format!("Expiration notice: {}", d.plan_name))
 }

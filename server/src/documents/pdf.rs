@@ -6,7 +6,9 @@
 //! so that text can be right-aligned and long lines wrapped. Content streams are left
 //! uncompressed: they are small, and the printed text stays searchable in the file.
 
-use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+use std::io::{Cursor, Write};
+
+use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 use crate::domain::apps;
 
@@ -17,6 +19,17 @@ pub const PAGE_HEIGHT: f32 = 792.0;
 /// The pages as a PDF with the two standard fonts, titled `title` by `author`.
 #[must_use]
 pub fn document(pages: Vec<Canvas>, title: &str, author: &str) -> Vec<u8> {
+    document_with_image(pages, title, author, None)
+}
+
+/// The pages as a PDF, with `image` available to every page's `Canvas::image`.
+#[must_use]
+pub fn document_with_image(
+    pages: Vec<Canvas>,
+    title: &str,
+    author: &str,
+    image: Option<&Image>,
+) -> Vec<u8> {
     let mut pdf = Pdf::new();
     let mut ids = Ref::new(1);
     let catalog_id = ids.bump();
@@ -25,6 +38,7 @@ pub fn document(pages: Vec<Canvas>, title: &str, author: &str) -> Vec<u8> {
     let bold_id = ids.bump();
     let info_id = ids.bump();
     let page_ids: Vec<(Ref, Ref)> = pages.iter().map(|_| (ids.bump(), ids.bump())).collect();
+    let image_ids = image.map(|_| (ids.bump(), ids.bump()));
 
     pdf.catalog(catalog_id).pages(tree_id);
     pdf.pages(tree_id)
@@ -40,12 +54,36 @@ pub fn document(pages: Vec<Canvas>, title: &str, author: &str) -> Vec<u8> {
         page.media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
             .parent(tree_id)
             .contents(content_id);
-        page.resources()
+        let mut resources = page.resources();
+        resources
             .fonts()
             .pair(Font::Regular.name(), regular_id)
             .pair(Font::Bold.name(), bold_id);
+        if let Some((image_id, _)) = image_ids {
+            resources.x_objects().pair(IMAGE, image_id);
+        }
+        resources.finish();
         page.finish();
         pdf.stream(content_id, &canvas.0.finish());
+    }
+    if let (Some(image), Some((image_id, mask_id))) = (image, image_ids) {
+        let mut xobject = pdf.image_xobject(image_id, &image.rgb);
+        xobject.filter(Filter::FlateDecode);
+        xobject.width(image.width).height(image.height);
+        xobject.color_space().device_rgb();
+        xobject.bits_per_component(8);
+        if image.alpha.is_some() {
+            xobject.s_mask(mask_id);
+        }
+        xobject.finish();
+        if let Some(alpha) = &image.alpha {
+            let mut mask = pdf.image_xobject(mask_id, alpha);
+            mask.filter(Filter::FlateDecode);
+            mask.width(image.width).height(image.height);
+            mask.color_space().device_gray();
+            mask.bits_per_component(8);
+            mask.finish();
+        }
     }
     pdf.document_info(info_id)
         .title(TextStr(title))
@@ -252,6 +290,191 @@ impl Style {
     }
 }
 
+/// The height of the band across the top of a document's first page.
+pub const BAND_HEIGHT: f32 = 64.0;
+/// The logo's room in the band: its widest, its margin from the band's edges, and the white
+/// tile's margin around it.
+const LOGO_MAX_WIDTH: f32 = 150.0;
+const LOGO_INSET: f32 = 12.0;
+const LOGO_PAD: f32 = 6.0;
+
+/// The band across the top of a document's first page, in the brand's colour: the partner's
+/// logo (on a white tile, so that it reads on any colour) and name on the left, the document's
+/// title on the right with an optional line under it (a bill's number). Every document, bill or
+/// plan document, opens with it.
+pub struct TitleBand<'a> {
+    pub color: Option<&'a str>,
+    pub name: &'a str,
+    pub name_size: f32,
+    pub title: &'a str,
+    pub second_line: Option<&'a str>,
+    /// Drawn when the document carries the image (`document_with_image`).
+    pub logo: Option<&'a Image>,
+}
+
+impl TitleBand<'_> {
+    /// Draws the band on `page`, its text between `left` and `right`; returns the brand's
+    /// colour and whether text on it is dark, for the rest of the document.
+    pub fn draw(&self, page: &mut Canvas, left: f32, right: f32) -> (Rgb, bool) {
+        let (color, dark_text) = brand(self.color);
+        let bottom = PAGE_HEIGHT - BAND_HEIGHT;
+        page.fill_rect(0.0, bottom, PAGE_WIDTH, BAND_HEIGHT, color);
+        // A pale brand colour (yellow, say) would swallow white text.
+        let on_band = if dark_text { INK } else { WHITE };
+        let bold = |size: f32| Style {
+            font: Font::Bold,
+            size,
+            color: on_band,
+        };
+        let title_style = bold(13.0);
+        let title = title_style.fit(&win_ansi(self.title), (right - left) / 2.0);
+        match self.second_line {
+            Some(line) => {
+                page.text_right(right, bottom + 34.0, title_style, &title);
+                let small = Style {
+                    font: Font::Regular,
+                    size: 8.0,
+                    color: on_band,
+                };
+                page.text_right(right, bottom + 20.0, small, &win_ansi(line));
+            }
+            None => page.text_right(right, bottom + 26.0, title_style, &title),
+        }
+        let mut name_left = left;
+        if let Some(logo) = self.logo {
+            let (width, height) = logo.fit(LOGO_MAX_WIDTH, BAND_HEIGHT - 2.0 * LOGO_INSET);
+            page.fill_rect(
+                left - LOGO_PAD,
+                bottom + LOGO_INSET / 2.0,
+                width + 2.0 * LOGO_PAD,
+                BAND_HEIGHT - LOGO_INSET,
+                WHITE,
+            );
+            page.image(left, bottom + (BAND_HEIGHT - height) / 2.0, width, height);
+            name_left = left + width + LOGO_PAD + 14.0;
+        }
+        let name_style = bold(self.name_size);
+        let name = name_style.fit(
+            &win_ansi(self.name),
+            right - name_left - title_style.width(&title) - 24.0,
+        );
+        page.text(name_left, bottom + 25.0, name_style, &name);
+        (color, dark_text)
+    }
+}
+
+/// The head of every page after the first: the brand's name in its colour, an optional note on
+/// the right, and a rule. Returns the baseline of that line.
+pub fn continued_header(
+    page: &mut Canvas,
+    (left, right): (f32, f32),
+    color: Rgb,
+    name: &str,
+    aside: Option<&str>,
+) -> f32 {
+    let top = PAGE_HEIGHT - 48.0;
+    let style = Style {
+        font: Font::Bold,
+        size: 10.0,
+        color,
+    };
+    page.text(left, top, style, &win_ansi(name));
+    if let Some(aside) = aside {
+        let small = Style {
+            font: Font::Regular,
+            size: 8.0,
+            color: MUTED,
+        };
+        page.text_right(right, top, small, &win_ansi(aside));
+    }
+    page.hline(left, right, top - 8.0, 1.0, color);
+    top
+}
+
+/// The name pages give the document's one image.
+const IMAGE: Name<'static> = Name(b"Im1");
+
+/// A raster image ready for a PDF: 8-bit RGB samples and, when it has transparency, 8-bit
+/// alpha samples, each deflated.
+#[derive(Debug, Clone)]
+pub struct Image {
+    pub width: i32,
+    pub height: i32,
+    rgb: Vec<u8>,
+    alpha: Option<Vec<u8>>,
+}
+
+/// The most a PNG's decoding may allocate: a 2,000 by 2,000 logo with 16-bit samples, and room.
+const PNG_DECODE_LIMIT: usize = 40 << 20;
+
+impl Image {
+    /// A PNG's pixels, whatever its colour type and depth (palettes, greyscale and 16-bit
+    /// samples are expanded to 8-bit RGB, and an alpha channel kept apart as the soft mask).
+    pub fn from_png(bytes: &[u8]) -> Result<Image, String> {
+        let mut decoder = png::Decoder::new_with_limits(
+            Cursor::new(bytes),
+            png::Limits {
+                bytes: PNG_DECODE_LIMIT,
+            },
+        );
+        decoder.set_transformations(png::Transformations::normalize_to_color8());
+        let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+        let size = reader
+            .output_buffer_size()
+            .ok_or("the image is too large")?;
+        let mut pixels = vec![0; size];
+        let info = reader.next_frame(&mut pixels).map_err(|e| e.to_string())?;
+        pixels.truncate(info.buffer_size());
+        let channels = match info.color_type {
+            png::ColorType::Grayscale => 1,
+            png::ColorType::GrayscaleAlpha => 2,
+            png::ColorType::Rgb => 3,
+            png::ColorType::Rgba => 4,
+            png::ColorType::Indexed => return Err("the palette was not expanded".to_owned()),
+        };
+        let has_alpha = channels == 2 || channels == 4;
+        let mut rgb = Vec::with_capacity(pixels.len() / channels * 3);
+        let mut alpha = Vec::with_capacity(if has_alpha {
+            pixels.len() / channels
+        } else {
+            0
+        });
+        for px in pixels.chunks_exact(channels) {
+            match px {
+                [g] | [g, _] => rgb.extend_from_slice(&[*g, *g, *g]),
+                [r, g, b] | [r, g, b, _] => rgb.extend_from_slice(&[*r, *g, *b]),
+                _ => {}
+            }
+            if has_alpha {
+                alpha.push(px[channels - 1]);
+            }
+        }
+        // A fully opaque image needs no mask.
+        let alpha = (has_alpha && alpha.iter().any(|&a| a != 255)).then_some(alpha);
+        Ok(Image {
+            width: i32::try_from(info.width).map_err(|_| "the image is too wide")?,
+            height: i32::try_from(info.height).map_err(|_| "the image is too tall")?,
+            rgb: deflate(&rgb)?,
+            alpha: alpha.map(|a| deflate(&a)).transpose()?,
+        })
+    }
+
+    /// The width and height of the largest box of `max_width` by `max_height` that keeps the
+    /// image's proportions.
+    pub fn fit(&self, max_width: f32, max_height: f32) -> (f32, f32) {
+        #[allow(clippy::cast_precision_loss)] // at most a few thousand pixels a side
+        let (w, h) = (self.width as f32, self.height as f32);
+        let scale = (max_width / w).min(max_height / h);
+        (w * scale, h * scale)
+    }
+}
+
+fn deflate(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).map_err(|e| e.to_string())?;
+    encoder.finish().map_err(|e| e.to_string())
+}
+
 /// One page's content stream, with the few drawing operations a document needs.
 pub struct Canvas(Content);
 
@@ -269,6 +492,16 @@ impl Canvas {
             .next_line(x, y)
             .show(Str(text))
             .end_text();
+    }
+
+    /// Draws the document's image (`document_with_image`) in the box whose lower left corner is
+    /// at `x`, `y`.
+    pub fn image(&mut self, x: f32, y: f32, width: f32, height: f32) {
+        self.0
+            .save_state()
+            .transform([width, 0.0, 0.0, height, x, y])
+            .x_object(IMAGE)
+            .restore_state();
     }
 
     pub fn text_right(&mut self, right: f32, y: f32, style: Style, text: &[u8]) {
@@ -412,5 +645,39 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part}");
         }
+    }
+
+    #[test]
+    fn a_png_logo_becomes_rgb_samples_and_a_soft_mask() {
+        let logo = include_bytes!("../../tests/api/fixtures/logo.png");
+        let image = Image::from_png(logo).unwrap();
+        assert_eq!((image.width, image.height), (64, 32));
+        assert!(image.alpha.is_some(), "its transparent corners are kept");
+        let (w, h) = image.fit(150.0, 40.0);
+        assert!(
+            (w - 80.0).abs() < 0.01 && (h - 40.0).abs() < 0.01,
+            "{w} {h}"
+        );
+        assert!(Image::from_png(b"not a png").is_err());
+        assert!(
+            Image::from_png(&logo[..60]).is_err(),
+            "a cut file is refused"
+        );
+
+        let mut page = Canvas::new();
+        page.image(48.0, 700.0, w, h);
+        let pdf = document_with_image(vec![page], "t", "a", Some(&image));
+        let text = String::from_utf8_lossy(&pdf);
+        for part in [
+            "/XObject",
+            "/Im1 Do",
+            "/Subtype /Image",
+            "/SMask",
+            "/FlateDecode",
+        ] {
+            assert!(text.contains(part), "{part}");
+        }
+        let plain = String::from_utf8_lossy(&document(vec![Canvas::new()], "t", "a")).into_owned();
+        assert!(!plain.contains("/XObject"));
     }
 }

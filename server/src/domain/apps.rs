@@ -129,6 +129,42 @@ pub fn allowed_origins(origins: Vec<Origin>) -> Result<Vec<Origin>, String> {
     Ok(out)
 }
 
+/// The largest logo file accepted, and the smallest and largest side in pixels.
+pub const LOGO_MAX_BYTES: usize = 512 * 1024;
+pub const LOGO_MIN_SIDE: u32 = 16;
+pub const LOGO_MAX_SIDE: u32 = 2000;
+
+/// A logo upload's width and height, read from its PNG header, when it is a PNG of an accepted
+/// size. PNG only: it keeps transparency and draws sharp on a bill; SVG can carry script, and a
+/// photo format is the wrong tool for a logo.
+pub fn logo_dimensions(bytes: &[u8]) -> Result<(u32, u32), super::FieldError> {
+    let invalid = |message: &str| super::FieldError::invalid("logo", message);
+    if bytes.is_empty() {
+        return Err(invalid("Choose a PNG file for the logo."));
+    }
+    if bytes.len() > LOGO_MAX_BYTES {
+        return Err(invalid("The logo must be 512 KB or smaller."));
+    }
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    // The signature, then the IHDR chunk: its length (13), its type, width and height.
+    let header = bytes
+        .get(..24)
+        .filter(|h| h.starts_with(SIGNATURE) && &h[12..16] == b"IHDR")
+        .ok_or_else(|| invalid("The logo must be a PNG image."))?;
+    let side = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let (width, height) = (side(16), side(20));
+    let fits = |n: u32| (LOGO_MIN_SIDE..=LOGO_MAX_SIDE).contains(&n);
+    if !fits(width) || !fits(height) {
+        return Err(invalid(&format!(
+            "The logo must be between {LOGO_MIN_SIDE} and {LOGO_MAX_SIDE} pixels on each side \
+             (this one is {width} by {height})."
+        )));
+    }
+    Ok((width, height))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +252,32 @@ mod tests {
             .collect();
         assert!(allowed_origins(many).is_err());
         assert_eq!(allowed_origins(vec![]), Ok(vec![]));
+    }
+
+    #[test]
+    fn a_logo_is_a_png_of_a_sensible_size() {
+        let png = |w: u32, h: u32| {
+            let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+            b.extend_from_slice(&w.to_be_bytes());
+            b.extend_from_slice(&h.to_be_bytes());
+            b.extend_from_slice(&[8, 6, 0, 0, 0]);
+            b
+        };
+        assert_eq!(logo_dimensions(&png(200, 50)), Ok((200, 50)));
+        assert_eq!(logo_dimensions(&png(16, 2000)), Ok((16, 2000)));
+        for bad in [png(15, 50), png(200, 2001), png(0, 0)] {
+            assert_eq!(logo_dimensions(&bad).unwrap_err().param, "logo");
+        }
+        let too_big = [png(200, 50), vec![0; LOGO_MAX_BYTES]].concat();
+        assert!(logo_dimensions(&too_big)
+            .unwrap_err()
+            .message
+            .contains("512 KB"));
+        assert!(logo_dimensions(b"<svg onload=alert(1)>")
+            .unwrap_err()
+            .message
+            .contains("PNG"));
+        assert!(logo_dimensions(b"").is_err());
+        assert!(logo_dimensions(b"\xff\xd8\xff\xe0 a jpeg").is_err());
     }
 }

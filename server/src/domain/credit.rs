@@ -45,6 +45,8 @@ pub fn next_attempt_in(state: CreditState, attempt: u32) -> Option<Duration> {
 /// never on a retry that answers the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreditNotice {
+    /// Approved: no deposit, and what happens next.
+    Approved,
     /// A link to the bureau's unfreeze portal; the check is retried automatically.
     Frozen,
     /// Declined: support contacts the customer about alternatives.
@@ -58,6 +60,7 @@ pub fn notice_for(before: CreditState, after: CreditState) -> Option<CreditNotic
         return None;
     }
     match after {
+        CreditState::Passed => Some(CreditNotice::Approved),
         CreditState::Frozen => Some(CreditNotice::Frozen),
         CreditState::Declined => Some(CreditNotice::Declined),
         CreditState::NotFound => Some(CreditNotice::NotFound),
@@ -192,7 +195,11 @@ mod tests {
             Some(CreditNotice::NotFound)
         );
         assert_eq!(notice_for(C::Pending, C::Error), None);
-        assert_eq!(notice_for(C::Frozen, C::Passed), None);
+        assert_eq!(
+            notice_for(C::Frozen, C::Passed),
+            Some(CreditNotice::Approved)
+        );
+        assert_eq!(notice_for(C::Passed, C::Passed), None);
     }
 
     #[test]

@@ -1,12 +1,60 @@
-//! The app of the AppToken (`GET /v1/app`).
+//! The app of the AppToken (`GET /v1/app`), and the logos apps upload, served to anyone from
+//! our own origin.
 
 use app::api::{AppOut, Branding, Environment, ErrorEnvelope, SupportContacts, Timestamp};
 
-use super::{auth::AppPrincipal, error::ApiResult, routes, ApiRouter};
+use axum::{
+    http::header,
+    response::{IntoResponse, Response},
+};
+use uuid::Uuid;
+
+use super::{
+    auth::AppPrincipal,
+    error::{ApiError, ApiResult},
+    routes, ApiRouter, AppState,
+};
 use crate::store::apps::AppRow;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new().routes(routes!(get_app))
+}
+
+/// `/apps/{app}/logo/{sha256}.png`: an uploaded logo, cacheable for good (its address changes
+/// with its content).
+pub fn logo_router() -> axum::Router<AppState> {
+    axum::Router::new().route("/apps/{app}/logo/{file}", axum::routing::get(logo))
+}
+
+async fn logo(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    axum::extract::Path((app, file)): axum::extract::Path<(String, String)>,
+) -> ApiResult<Response> {
+    let found = match (Uuid::parse_str(&app), file.strip_suffix(".png")) {
+        (Ok(app), Some(sha256)) => {
+            crate::services::apps::served_logo(&state.db, app, sha256).await?
+        }
+        _ => None,
+    };
+    let Some(logo) = found else {
+        return Err(ApiError::not_found("logo"));
+    };
+    Ok((
+        [
+            (header::CONTENT_TYPE, logo.content_type),
+            (
+                header::CACHE_CONTROL,
+                "public, max-age=31536000, immutable".to_owned(),
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; sandbox".to_owned(),
+            ),
+        ],
+        logo.bytes,
+    )
+        .into_response())
 }
 
 pub fn render(app: &AppRow) -> AppOut {

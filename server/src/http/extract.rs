@@ -244,3 +244,20 @@ mod tests {
         assert!(!is_json_content_type("application/x-www-form-urlencoded"));
     }
 }
+
+/// The client's address as a rate limit's key ("unknown" when the server was not told), for
+/// the per-address limits of the pages people sign in to.
+pub struct ClientIp(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string()),
+        ))
+    }
+}

@@ -20,7 +20,15 @@ use super::{
     extract::{Json, Path, Query},
     routes, ApiRouter, AppState,
 };
-use crate::services::flows;
+use crate::{
+    domain::{
+        self,
+        apps::{brand_color, text_on},
+    },
+    services::flows::{self, LinkOpening},
+    store::apps::AppRow,
+};
+use app::{api::Environment, format::html_escape};
 
 /// `flow-login`, under `/v1/app`.
 pub fn app_router() -> ApiRouter {
@@ -86,9 +94,14 @@ pub struct LinkQuery {
 pub async fn open_flow_link(
     State(state): State<AppState>,
     axum::extract::Query(query): axum::extract::Query<LinkQuery>,
-) -> Response {
-    match open(&state, query.token.as_deref().unwrap_or("")).await {
-        Ok(Some(location)) => {
+) -> ApiResult<Response> {
+    let token = query.token.as_deref().unwrap_or("");
+    Ok(match flows::open_flow_link(&state, token).await? {
+        LinkOpening::Opened(o) => {
+            let location = format!(
+                "/flow/{}?app={}#session={}",
+                o.scope, o.app_uuid, o.session_token
+            );
             let mut r = StatusCode::SEE_OTHER.into_response();
             let headers = r.headers_mut();
             if let Ok(v) = HeaderValue::from_str(&location) {
@@ -101,37 +114,99 @@ pub async fn open_flow_link(
             );
             r
         }
-        Ok(None) => link_expired_page(),
-        Err(e) => e.into_response(),
-    }
+        LinkOpening::Spent(app) => link_expired_page(app.as_ref()),
+    })
 }
 
-async fn open(state: &AppState, token: &str) -> ApiResult<Option<String>> {
-    let opened = flows::open_flow_link(state, token).await?;
-    Ok(opened.map(|o| {
-        format!(
-            "/flow/{}?app={}#session={}",
-            o.scope, o.app_uuid, o.session_token
-        )
-    }))
-}
-
-/// What a customer sees when a flow link was already used or is too old. The host hears
-/// `service-flow-close` with `reason: "expired"` (to any origin: the link no longer says which
-/// app it was for, and the message carries nothing else), so that it can open a new link.
-fn link_expired_page() -> Response {
-    let html = r#"<!DOCTYPE html>
+/// What a customer sees when a flow link was already used or is too old: in the branding of
+/// the app that made the link, with its support contacts, framed only where its flows may be.
+/// The host hears `service-flow-close` with `reason: "expired"` at the origins its flows post
+/// to, so that it can open a new link; a token that is not one of ours gets a plain page.
+fn link_expired_page(app: Option<&AppRow>) -> Response {
+    let (name, style, logo, contacts, targets, framing) = match app {
+        Some(app) => {
+            let origins: Vec<String> =
+                serde_json::from_str(&app.allowed_origins).unwrap_or_default();
+            let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+            let style = app
+                .primary_color
+                .as_deref()
+                .and_then(brand_color)
+                .map(|c| {
+                    format!(
+                        "<style>:root{{--brand:{c};--brand-contrast:{}}}</style>",
+                        text_on(c)
+                    )
+                })
+                .unwrap_or_default();
+            let logo = app
+                .logo_url
+                .as_deref()
+                .filter(|u| {
+                    u.starts_with("https://") || u.starts_with("http://") || u.starts_with('/')
+                })
+                .map(|u| format!("<img class=\"logo\" src=\"{}\" alt=\"\">", html_escape(u)))
+                .unwrap_or_default();
+            let lines = crate::http::portal::pages::partner_lines(app);
+            let contacts = if lines.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<p data-testid=\"support\">Need help? {}</p>",
+                    lines.join("<br>")
+                )
+            };
+            (
+                app.display_name.clone(),
+                style,
+                logo,
+                contacts,
+                domain::flows::post_message_origins(environment, &origins),
+                Some(domain::flows::frame_ancestors(environment, &origins)),
+            )
+        }
+        None => (
+            "Switchboard".to_owned(),
+            String::new(),
+            String::new(),
+            String::new(),
+            vec!["*".to_owned()],
+            None,
+        ),
+    };
+    let back = match app {
+        Some(app) => format!(
+            "Go back to {} and open it again from there.",
+            html_escape(&app.display_name)
+        ),
+        None => "Close this window and open it again from the app you came from.".to_owned(),
+    };
+    // JSON is safe inside a script once `<` cannot start a closing tag.
+    let targets = serde_json::to_string(&targets)
+        .unwrap_or_else(|_| "[]".to_owned())
+        .replace('<', "\\u003c");
+    let html = format!(
+        r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>This link has expired</title><link rel="stylesheet" href="/pkg/switchboard.css"><link rel="icon" href="/favicon.svg"></head>
-<body><main class="page" data-testid="link-expired">
+<title>This link has expired · {name}</title><link rel="stylesheet" href="/pkg/switchboard.css"><link rel="icon" href="/favicon.svg">{style}</head>
+<body><main class="page" data-testid="link-expired"><header class="flow-header">{logo}<span class="brand" data-testid="app-name">{name}</span></header>
 <h1>This link has expired</h1>
 <p>For your security, each link works once and only for a few minutes.</p>
-<p>Close this window and open it again from the app you came from.</p>
+<p>{back}</p>{contacts}
 </main>
-<script>(()=>{const m={type:"service-flow-close",reason:"expired"};if(parent!==window)parent.postMessage(m,"*");const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))})()</script>
-</body></html>"#;
+<script>(()=>{{const m={{type:"service-flow-close",reason:"expired"}};if(parent!==window)for(const o of {targets})parent.postMessage(m,o);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}})()</script>
+</body></html>"#,
+        name = html_escape(&name),
+    );
     let mut r = (StatusCode::GONE, Html(html)).into_response();
-    r.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let headers = r.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    if let Some(v) = framing.and_then(|f| HeaderValue::from_str(&f).ok()) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     r
 }

@@ -166,6 +166,7 @@ pub fn router(state: AppState) -> Router {
     let mut router = api
         .route("/v1/openapi.json", get(openapi::serve))
         .merge(flows::page_router())
+        .merge(apps::logo_router())
         .merge(market::documents_router())
         .merge(portal::router(&state))
         .merge(billing::public_router())

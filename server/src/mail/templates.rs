@@ -42,6 +42,8 @@ pub enum Template {
         renewal_url: String,
         /// The final notice states the month-to-month plan the contract rolls onto.
         month_to_month: Option<MonthToMonthOffer>,
+        /// A fixed plan the customer can renew onto, whose EFL the notice carries.
+        offer: Option<RenewalOffer>,
     },
     /// The credit check found the customer's file frozen: a link to the bureau's unfreeze
     /// portal; the check is retried automatically.
@@ -52,6 +54,8 @@ pub enum Template {
         /// check at once.
         retry_url: Option<String>,
     },
+    /// The soft credit check passed: no deposit, and what happens next.
+    CreditApproved { first_name: String },
     /// The credit check declined the customer or found no file: support will get in touch about
     /// alternatives.
     CreditNotApproved {
@@ -186,6 +190,16 @@ pub struct MonthToMonthOffer {
     pub efl_attached: bool,
 }
 
+/// The fixed plan an expiration notice offers, as priced the day it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenewalOffer {
+    pub plan_name: String,
+    pub term_months: i64,
+    /// The EFL's average price at 1,000 kWh a month, delivery included.
+    pub average_1000: String,
+    pub priced_on: chrono::NaiveDate,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
     pub subject: String,
@@ -200,6 +214,7 @@ impl Template {
             Template::Notice { .. } => "notice",
             Template::RenewalReminder { .. } => "renewal_reminder",
             Template::CreditFrozen { .. } => "credit_frozen",
+            Template::CreditApproved { .. } => "credit_approved",
             Template::CreditNotApproved {
                 not_found: false, ..
             } => "credit_declined",
@@ -442,6 +457,7 @@ impl Template {
                 days_left,
                 renewal_url,
                 month_to_month,
+                offer,
             } => {
                 let end = long_date(*contract_end);
                 let mut paragraphs = vec![
@@ -454,6 +470,18 @@ impl Template {
                      variable rate."
                         .to_owned(),
                 ];
+                if let Some(o) = offer {
+                    paragraphs.push(format!(
+                        "One plan you can renew onto: {}, a fixed rate for {} months, an average \
+                         of {}\u{a2} per kWh at 1,000 kWh a month with the utility's delivery \
+                         charges, as priced on {}. Its Electricity Facts Label is in the notice \
+                         attached; the renewal page shows every plan at today's prices.",
+                        o.plan_name,
+                        o.term_months,
+                        o.average_1000,
+                        long_date(o.priced_on)
+                    ));
+                }
                 if let Some(m) = month_to_month {
                     paragraphs.push(format!(
                         "From {} that plan is {}, under the same terms of service: {}\u{a2} \
@@ -522,6 +550,24 @@ impl Template {
                         url: unfreeze_url.clone(),
                     },
                 }),
+            ),
+            Template::CreditApproved { first_name } => layout(
+                brand,
+                "Your credit check is approved",
+                first_name,
+                &[
+                    format!(
+                        "Good news: the soft credit check for your {} electricity enrollment is \
+                         approved, and no deposit is needed. The check did not affect your \
+                         credit score.",
+                        brand.display_name
+                    ),
+                    "Next, we ask your utility to switch your service to us. We will e-mail you \
+                     the start date as soon as the utility confirms it; there is nothing you \
+                     need to do."
+                        .to_owned(),
+                ],
+                None,
             ),
             Template::CreditNotApproved {
                 first_name,
@@ -987,6 +1033,18 @@ mod tests {
             .render(&brand())
             .text
             .contains("could not find a credit file"));
+        let approved = Template::CreditApproved {
+            first_name: "Ana".to_owned(),
+        };
+        assert_eq!(approved.name(), "credit_approved");
+        let r = approved.render(&full_brand());
+        assert!(
+            r.text.contains("approved, and no deposit is needed"),
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("e-mail you the start date"), "{}", r.text);
+        assert_links_work(&r);
     }
 
     #[test]
@@ -997,6 +1055,12 @@ mod tests {
             days_left: 30,
             renewal_url: "https://renew.example/a".to_owned(),
             month_to_month: None,
+            offer: Some(RenewalOffer {
+                plan_name: "Lone Star 12".to_owned(),
+                term_months: 12,
+                average_1000: "14.1".to_owned(),
+                priced_on: chrono::NaiveDate::from_ymd_opt(2027, 1, 1).unwrap(),
+            }),
         }
         .render(&Brand {
             primary_color: Some("red; x".to_owned()),
@@ -1005,6 +1069,11 @@ mod tests {
         assert_eq!(r.subject, "Your electricity plan ends in 30 days");
         assert!(r.text.contains("March 31, 2027"));
         assert!(r.html.contains("https://renew.example/a"));
+        assert!(r.text.contains(
+            "One plan you can renew onto: Lone Star 12, a fixed rate for 12 months, an average \
+             of 14.1\u{a2} per kWh"
+        ));
+        assert!(r.text.contains("as priced on January 1, 2027"));
         assert!(
             !r.html.contains("red; x"),
             "malformed colors are not injected"
@@ -1026,6 +1095,7 @@ mod tests {
                 average_1000: "16.7".to_owned(),
                 efl_attached: true,
             }),
+            offer: None,
         }
         .render(&brand());
         assert!(r

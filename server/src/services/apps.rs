@@ -1,7 +1,7 @@
 //! Apps as the dashboard and the CLI change them, through the same functions: creating an app
 //! (with its default plan groups and first AppToken), issuing and revoking AppTokens, a live
 //! app's keys for the card processor, its brand, the origins that may embed its flows, its
-//! support contacts and its default renewal link. Every change is written to the audit log in
+//! support contacts and its default renewal link, and its uploaded logo. Every change is written to the audit log in
 //! its own transaction, never with a secret.
 
 use app::api::Environment;
@@ -17,7 +17,7 @@ use crate::{
     crypto::PiiKey,
     domain::{
         account::{parse_email, parse_renewals_url, parse_us_phone},
-        apps::{allowed_origins, brand_color, check_payment_keys, slug, Origin},
+        apps::{allowed_origins, brand_color, check_payment_keys, logo_dimensions, slug, Origin},
         pricing, tokens, FieldError,
     },
     store::{
@@ -332,6 +332,90 @@ pub async fn set_branding(
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// The address an uploaded logo is served at: named by its digest, so a new logo gets a new
+/// address and every copy may be cached for good.
+pub fn logo_path(app_uuid: Uuid, sha256: &str) -> String {
+    format!("/apps/{app_uuid}/logo/{sha256}.png")
+}
+
+/// Stores an uploaded logo (a PNG, checked and decoded here so that a bill never meets a
+/// broken one) and makes it the app's logo: `logo_url` becomes its address under `public_url`,
+/// which flows, e-mails, hosted pages and bills show. Returns that address.
+pub async fn set_logo(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    public_url: &str,
+    app_uuid: Uuid,
+    bytes: Vec<u8>,
+) -> Result<String, Error<AppRefused>> {
+    let (width, height) = logo_dimensions(&bytes)?;
+    if !crate::documents::image_decodes(&bytes) {
+        return Err(
+            FieldError::invalid("logo", "The logo could not be read as a PNG image.").into(),
+        );
+    }
+    let before = existing_app(db, app_uuid).await?;
+    let sha256 = super::documents::sha256_hex(&bytes);
+    let url = format!(
+        "{}{}",
+        public_url.trim_end_matches('/'),
+        logo_path(app_uuid, &sha256)
+    );
+    let size = bytes.len();
+    let mut tx = db.begin().await?;
+    store::apps::upsert_logo(
+        &mut tx,
+        &store::apps::LogoRow {
+            app_uuid,
+            content_type: "image/png".to_owned(),
+            sha256: sha256.clone(),
+            bytes,
+            width: i32::try_from(width).unwrap_or(i32::MAX),
+            height: i32::try_from(height).unwrap_or(i32::MAX),
+            updated_at: clock.now(),
+        },
+    )
+    .await?;
+    store::apps::update_branding(&mut tx, app_uuid, None, None, Some(&url)).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.logo_uploaded",
+        &format!("app:{app_uuid}"),
+        serde_json::json!({
+            "before": {"logo_url": before.logo_url},
+            "after": {"logo_url": url, "sha256": sha256, "bytes": size, "width": width, "height": height},
+        }),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(url)
+}
+
+/// The app's uploaded logo, when it is the one the app shows (a logo URL set later elsewhere
+/// takes its place).
+pub async fn uploaded_logo(db: &Db, app: &AppRow) -> store::Result<Option<store::apps::LogoRow>> {
+    let Some(url) = app.logo_url.as_deref() else {
+        return Ok(None);
+    };
+    Ok(store::apps::logo_of_app(db, app.uuid)
+        .await?
+        .filter(|logo| url.ends_with(&logo_path(app.uuid, &logo.sha256))))
+}
+
+/// An uploaded logo by the address it is served at, for anyone (logos are public).
+pub async fn served_logo(
+    db: &Db,
+    app_uuid: Uuid,
+    sha256: &str,
+) -> store::Result<Option<store::apps::LogoRow>> {
+    Ok(store::apps::logo_of_app(db, app_uuid)
+        .await?
+        .filter(|logo| logo.sha256 == sha256))
 }
 
 /// Replaces the origins that may frame the app's flows and receive their close message (none:

@@ -217,6 +217,9 @@ pub async fn run_check(
                     ),
                 }
             }
+            (CreditNotice::Approved, _) => Template::CreditApproved {
+                first_name: account.first_name.clone(),
+            },
             (CreditNotice::NotFound, _) => Template::CreditNotApproved {
                 first_name: account.first_name.clone(),
                 not_found: true,

@@ -11,7 +11,7 @@ use crate::{
         tokens, FieldError,
     },
     state::Core,
-    store::{self, flows::NewFlowLogin},
+    store::{self, apps::AppRow, flows::NewFlowLogin},
 };
 
 /// How long a flow link may wait to be opened.
@@ -90,30 +90,40 @@ pub struct OpenedFlow {
     pub session_token: String,
 }
 
-/// Spends a flow link's token and opens its session. `None` when the token is not a flow link,
-/// unknown, expired or already spent (the customer sees one page for all of them).
-pub async fn open_flow_link(core: &Core, token: &str) -> store::Result<Option<OpenedFlow>> {
+/// What opening a flow link came to.
+pub enum LinkOpening {
+    Opened(OpenedFlow),
+    /// The link was already spent or is too old: the customer sees one page for both, in the
+    /// branding of the app that made it when the link is one of ours (`None` for a token that
+    /// is not).
+    Spent(Option<AppRow>),
+}
+
+/// Spends a flow link's token and opens its session.
+pub async fn open_flow_link(core: &Core, token: &str) -> store::Result<LinkOpening> {
     if !tokens::is_flow_login_token(token) {
-        return Ok(None);
+        return Ok(LinkOpening::Spent(None));
     }
     let hash = tokens::hash_token(token);
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
     let Some(login) = store::flows::flow_login(&mut tx, &hash).await? else {
-        return Ok(None);
+        return Ok(LinkOpening::Spent(None));
     };
-    if login.expires_at <= now || login.used_at.is_some() {
-        return Ok(None);
-    }
     // Two tabs opening one link: only the first spends it.
-    if !store::flows::use_flow_login(&mut tx, &hash, now).await? {
-        return Ok(None);
+    if login.expires_at <= now
+        || login.used_at.is_some()
+        || !store::flows::use_flow_login(&mut tx, &hash, now).await?
+    {
+        drop(tx);
+        let app = store::apps::app_by_uuid(&core.db, login.app_uuid).await?;
+        return Ok(LinkOpening::Spent(app));
     }
     let session = tokens::issue_flow_session_token();
     store::flows::insert_flow_session(&mut tx, &session.hash, &login, now + SESSION_TTL, now)
         .await?;
     tx.commit().await?;
-    Ok(Some(OpenedFlow {
+    Ok(LinkOpening::Opened(OpenedFlow {
         scope: login.scope,
         app_uuid: login.app_uuid,
         session_token: session.plain,

@@ -185,6 +185,7 @@ async fn render_pdf(
     )
     .await?;
     let detail = detail_of(core, invoice).await?;
+    let logo = super::apps::uploaded_logo(&core.db, app).await?;
     let doc = documents::invoice_document(InvoiceRecords {
         app,
         account,
@@ -198,6 +199,7 @@ async fn render_pdf(
         contract,
         reads: &reads,
         provider: &core.config.provider,
+        logo: logo.as_ref().map(|l| l.bytes.as_slice()),
     });
     Ok(InvoicePdf {
         number: detail.invoice.number,

@@ -546,13 +546,55 @@ pub async fn month_to_month_plan(
 ) -> Result<Option<PlanRow>> {
     let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
     let monthly = PlanType::MonthToMonth.as_str();
-    let Some(group) = groups
+    let group = groups
         .iter()
         .find(|g| g.is_month_to_month_default && g.plan_type == monthly)
-        .or_else(|| groups.iter().find(|g| g.plan_type == monthly))
-    else {
-        return Ok(None);
-    };
+        .or_else(|| groups.iter().find(|g| g.plan_type == monthly));
+    match group {
+        Some(group) => {
+            offer_of_group(core, app, account, location_uuid, esi_id, start, group).await
+        }
+        None => Ok(None),
+    }
+}
+
+/// The fixed-rate plan an expiration notice offers for a location's meter from `start` (the
+/// day after its contract ends), priced today with the same model as a new customer's and not
+/// stored: the app's first fixed group with the term the customer has now, else its first
+/// fixed group; `None` when the app has none.
+pub async fn renewal_offer_plan(
+    core: &Core,
+    app: &AppRow,
+    account: &AccountRow,
+    location_uuid: Uuid,
+    esi_id: &str,
+    start: NaiveDate,
+    term_months: i64,
+) -> Result<Option<PlanRow>> {
+    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
+    let fixed = PlanType::Fixed.as_str();
+    let group = groups
+        .iter()
+        .find(|g| g.plan_type == fixed && g.term_months == term_months)
+        .or_else(|| groups.iter().find(|g| g.plan_type == fixed));
+    match group {
+        Some(group) => {
+            offer_of_group(core, app, account, location_uuid, esi_id, start, group).await
+        }
+        None => Ok(None),
+    }
+}
+
+/// A plan of `group` for a location's meter from `start`, as a renewal prices it.
+async fn offer_of_group(
+    core: &Core,
+    app: &AppRow,
+    account: &AccountRow,
+    location_uuid: Uuid,
+    esi_id: &str,
+    start: NaiveDate,
+    group: &PlanGroupRow,
+) -> Result<Option<PlanRow>> {
     let clock = core.clock.for_account(&core.db, account.uuid).await?;
     let (now, today) = (clock.now(), clock.today());
     let target = target_of_esi_id(core, esi_id).await?;

@@ -28,7 +28,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{Brand, MonthToMonthOffer, Template},
+        templates::{Brand, MonthToMonthOffer, RenewalOffer, Template},
         NewEmail,
     },
     outbox::{self, JobKind, NewJob},
@@ -455,7 +455,19 @@ pub async fn send_notice(
     } else {
         None
     };
-    if let Some(plan) = &month_to_month {
+    // Every notice offers a fixed plan like the one ending, priced today and kept, so that its
+    // EFL names a plan the customer can accept while its price holds.
+    let offer = plans::renewal_offer_plan(
+        core,
+        &app,
+        &account,
+        location.uuid,
+        &location.esi_id,
+        starts_on,
+        contract.term_months,
+    )
+    .await?;
+    for plan in month_to_month.iter().chain(&offer) {
         store::market::insert_plan(tx, plan).await?;
     }
     let days_left = (end - clock.today()).num_days();
@@ -490,6 +502,12 @@ pub async fn send_notice(
             base_charge_cents_per_month: m.base_charge_cents_per_month,
             average_1000: m.average_1000.clone(),
             efl_attached: true,
+        }),
+        offer: offer.as_ref().map(|o| RenewalOffer {
+            plan_name: o.name.clone(),
+            term_months: o.term_months,
+            average_1000: o.average_1000.clone(),
+            priced_on: clock.today(),
         }),
     };
     let email_uuid = mail::queue(
@@ -530,8 +548,8 @@ pub async fn send_notice(
         },
     )
     .await?;
-    // The notice as a PDF, kept and attached to the e-mail; the final one carries the
-    // month-to-month plan's EFL.
+    // The notice as a PDF, kept and attached to the e-mail, with the offered plan's EFL; the
+    // final one carries the month-to-month plan's EFL too.
     let utility = store::market::tdus(&core.db)
         .await?
         .into_iter()
@@ -550,6 +568,9 @@ pub async fn send_notice(
         month_to_month: month_to_month
             .as_ref()
             .map(|m| documents::efl_document(&app, m, &utility, &core.config.provider)),
+        offer: offer
+            .as_ref()
+            .map(|o| documents::efl_document(&app, o, &utility, &core.config.provider)),
     };
     super::documents::store_notice(tx, account_uuid, notice_uuid, email_uuid, &document, now)
         .await?;

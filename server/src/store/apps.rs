@@ -251,3 +251,45 @@ pub async fn update_renewals_url(tx: &mut Tx, app_uuid: Uuid, url: Option<&str>)
         .map(|r| r.rows_affected()))?;
     Ok(n == 1)
 }
+
+/// An app's uploaded logo.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct LogoRow {
+    pub app_uuid: Uuid,
+    pub content_type: String,
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+    pub width: i32,
+    pub height: i32,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Stores the app's logo, replacing the one it had.
+pub async fn upsert_logo(tx: &mut Tx, logo: &LogoRow) -> Result<()> {
+    let sql = "INSERT INTO app_logos (app_uuid, content_type, sha256, bytes, width, height, \
+        updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+        ON CONFLICT (app_uuid) DO UPDATE SET content_type = excluded.content_type, \
+        sha256 = excluded.sha256, bytes = excluded.bytes, width = excluded.width, \
+        height = excluded.height, updated_at = excluded.updated_at";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(logo.app_uuid)
+        .bind(&logo.content_type)
+        .bind(&logo.sha256)
+        .bind(&logo.bytes)
+        .bind(logo.width)
+        .bind(logo.height)
+        .bind(logo.updated_at)
+        .execute(c)
+        .await
+        .map(|_| ()))
+}
+
+/// The app's uploaded logo, if it has one.
+pub async fn logo_of_app(conn: impl Into<Conn<'_>>, app_uuid: Uuid) -> Result<Option<LogoRow>> {
+    let sql = "SELECT app_uuid, content_type, sha256, bytes, width, height, updated_at \
+        FROM app_logos WHERE app_uuid = $1";
+    on_conn!(conn.into(), c => sqlx::query_as::<_, LogoRow>(sql)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)
+}

@@ -264,6 +264,14 @@ both_engines! {
         let with_rate: Vec<&String> = texts.iter().filter(|t| t.contains(&format!("Energy charge {}\u{a2} per kWh", rate.normalize()))).collect();
         assert_eq!(with_rate.len(), 1, "only the final notice states the month-to-month rate: {texts:#?}");
         assert!(with_rate[0].contains(&format!("Electricity Facts Label: {}", monthly.plan_name)));
+        // Every notice offers a fixed plan, priced the day it was made, with its EFL.
+        for text in &texts {
+            assert!(text.contains("A plan you can renew onto"), "{text}");
+            assert_eq!(text.matches("Electricity Facts Label: ").count(), if text == with_rate[0] { 2 } else { 1 }, "{text}");
+        }
+        for e in &sent {
+            assert!(e["text"].as_str().unwrap().contains("One plan you can renew onto: "), "{e}");
+        }
         let attached = app.query_texts("SELECT e.subject FROM stored_documents d JOIN emails e ON e.uuid = d.email_uuid ORDER BY e.created_at").await;
         assert_eq!(attached.len(), 3, "{attached:?}");
         // The month-to-month contract's own documents are in force.

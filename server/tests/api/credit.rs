@@ -242,11 +242,16 @@ both_engines! {
             announced(&app, &uuid).await,
             ["missing_identity", "enrollment_pending_client_agent", "credit_check_frozen", "enrollment_pending_client_agent"]
         );
+        // Passing after the freeze tells the customer, once.
+        app.eventually("the approved e-mail", || async {
+            templates(&emails(&app, &uuid).await) == ["credit_approved", "credit_frozen"]
+        }).await;
         let events = app.get(&format!("/v1/app/events?account_uuid={uuid}&limit=100"), &app.app_token).await;
         assert!(!events.text.contains("123450001") && !events.text.contains("0001\""));
         // Passed for good: nothing runs again.
         let answer = advance(&app, &token, 2).await;
         assert_eq!(emitted_reasons(&answer), Vec::<&str>::new());
+        assert_eq!(emails(&app, &uuid).await.len(), 2);
     }
 
     async fn a_declined_check_emails_the_customer_and_stops(app) {
@@ -285,7 +290,10 @@ both_engines! {
             announced(&app, &uuid).await,
             ["missing_identity", "enrollment_pending_client_agent", "credit_check_error", "enrollment_pending_client_agent"]
         );
-        assert!(emails(&app, &uuid).await.is_empty(), "errors e-mail nobody");
+        // An error e-mails nobody; passing afterwards is the only news.
+        app.eventually("the approved e-mail", || async {
+            templates(&emails(&app, &uuid).await) == ["credit_approved"]
+        }).await;
     }
 
     async fn a_normal_ssn_passes_and_standard_enrollments_wait_for_finalize(app) {
@@ -295,7 +303,9 @@ both_engines! {
             check_status(&app, &uuid).await == "passed"
         }).await;
         assert_eq!(reason(&app, &uuid).await, "not_enrolled/enrollment_pending_client_agent");
-        assert!(emails(&app, &uuid).await.is_empty());
+        app.eventually("the approved e-mail", || async {
+            templates(&emails(&app, &uuid).await) == ["credit_approved"]
+        }).await;
 
         // Without client agent, the check waits for finalize.
         let a = app.create_simple_account("standard@example.com").await;
@@ -336,7 +346,7 @@ both_engines! {
         let answer = simulate(&app, &token, "credit_check_frozen").await;
         assert_eq!(answer["account"]["status_reason"], "credit_check_frozen");
         app.eventually("the e-mails", || async {
-            templates(&emails(&app, &uuid).await) == ["credit_frozen", "credit_not_found", "credit_declined"]
+            templates(&emails(&app, &uuid).await) == ["credit_frozen", "credit_not_found", "credit_declined", "credit_approved"]
         }).await;
         simulate(&app, &token, "credit_check_unfrozen").await;
         advance(&app, &token, 1).await;

@@ -123,6 +123,44 @@ impl Browser {
             .unwrap_or_default()
     }
 
+    /// Posts a file as the multipart form at `path`, with the CSRF token of the page at `from`
+    /// (or `csrf` as given).
+    async fn upload(
+        &self,
+        from: &str,
+        path: &str,
+        csrf: Option<&str>,
+        file: (&str, &str, &[u8]),
+    ) -> Page {
+        let csrf = match csrf {
+            Some(c) => c.to_owned(),
+            None => self.get(from).await.csrf(),
+        };
+        let (name, content_type, bytes) = file;
+        let boundary = "switchboard-test-boundary";
+        let mut body = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"logo\"; filename=\"{name}\"\r\n\
+             Content-Type: {content_type}\r\n\r\n"
+        )
+        .into_bytes();
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        Self::read(
+            self.client
+                .post(format!("{}{path}", self.base))
+                .header(
+                    "content-type",
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
     async fn sign_in(&self, email: &str, password: &str) -> Page {
         self.submit(
             "/dashboard/sign-in",
@@ -354,6 +392,53 @@ both_engines! {
         let r = app.get("/v1/app", &token).await;
         assert_eq!(r.body["support"]["name"], "Acme Care", "a refused change changes nothing");
         assert_eq!(r.body["branding"]["display_name"], "Acme Power");
+    }
+
+    async fn an_uploaded_logo_is_served_from_our_origin_and_printed_on_bills(app) {
+        let browser = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = format!("/dashboard/apps/{}", app.app_uuid);
+        let upload = format!("{page}/logo");
+        let logo: &[u8] = include_bytes!("fixtures/logo.png");
+        let logo_url = || async { app.get("/v1/app", &app.app_token).await.body["branding"]["logo_url"].clone() };
+        let before = logo_url().await;
+
+        // Not a PNG, or without the form's token: refused, and nothing changes.
+        let r = browser.upload(&page, &upload, None, ("logo.svg", "image/svg+xml", b"<svg onload=\"alert(1)\"/>")).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(r.text.contains("The logo must be a PNG image."), "{}", r.text);
+        let r = browser.upload(&page, &upload, Some("forged"), ("logo.png", "image/png", logo)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+        let stranger = signed_in(&app, "other@example.com", Role::Partner, Some("Other")).await;
+        let r = stranger.upload("/dashboard", &upload, None, ("logo.png", "image/png", logo)).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "another organisation's app: {}", r.text);
+        assert_eq!(logo_url().await, before);
+
+        let r = browser.upload(&page, &upload, None, ("logo.png", "image/png", logo)).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert!(browser.get(&r.location).await.text.contains("The logo was uploaded."));
+        let url = logo_url().await.as_str().unwrap().to_owned();
+        assert!(url.starts_with(&app.url(&format!("/apps/{}/logo/", app.app_uuid))) && url.ends_with(".png"), "{url}");
+        let served = reqwest::Client::builder().no_proxy().build().unwrap().get(&url).send().await.unwrap();
+        assert_eq!(served.status(), StatusCode::OK);
+        assert_eq!(served.headers()["content-type"], "image/png");
+        assert!(served.headers()["cache-control"].to_str().unwrap().contains("immutable"));
+        assert_eq!(served.bytes().await.unwrap().as_ref(), logo, "served exactly as uploaded");
+        let r = reqwest::get(url.replace(".png", "0.png")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+
+        // The customer's bill prints it (an image with its transparency as a soft mask).
+        crate::enrollment::with_meters(&app).await;
+        let (_, token) = crate::enrollment::customer(&app, "logo@example.com").await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &serde_json::Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let list = app.get("/v1/account/billing/invoices?limit=1", &token).await;
+        let number = list.body["data"][0]["number"].as_str().unwrap().to_owned();
+        let pdf = app.get(&format!("/v1/account/billing/invoices/{number}/pdf"), &token).await;
+        assert_eq!(pdf.status, StatusCode::OK);
+        assert!(pdf.text.contains("/Subtype /Image") && pdf.text.contains("/SMask"), "the logo is drawn");
+
+        let audit = browser.get("/dashboard/audit").await;
+        assert!(audit.text.contains("app.logo_uploaded"), "{}", audit.text);
     }
 
     async fn another_organisations_member_gets_404_from_every_page_and_form(app) {

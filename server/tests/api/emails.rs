@@ -136,6 +136,10 @@ both_engines! {
         assert!(text.contains("We received your enrollment with Sunny Homes for 100 ELM ST, DALLAS, TX 75201."), "{text}");
         assert!(text.contains(&format!("start on {}", long(&start))), "{text}");
 
+        let approved = one(&app, &uuid, "credit_approved").await;
+        assert_branded(&approved);
+        assert!(approved["text"].as_str().unwrap().contains("no deposit is needed"), "{approved}");
+
         let scheduled = one(&app, &uuid, "service_scheduled").await;
         assert_branded(&scheduled);
         let me = app.get("/v1/account", &token).await.body;

@@ -72,6 +72,53 @@ both_engines! {
         assert!(again.text.contains("This link has expired"));
     }
 
+    async fn a_spent_link_s_page_speaks_for_its_app_and_tells_the_host(app) {
+        server::admin::set_branding(
+            &app.state.db,
+            app.app_uuid,
+            &server::admin::BrandingChange {
+                display_name: Some("Sunny <Homes>"),
+                primary_color: Some("#ff8800"),
+                logo_url: Some("https://cdn.sunny.example/logo.png"),
+            },
+        )
+        .await
+        .unwrap();
+        let a = app.create_simple_account("spent@example.com").await;
+        let link = flow_link(&app, a["uuid"].as_str().unwrap(), "billing").await;
+        let login_link = link["login_link"].as_str().unwrap();
+        open_link(&app, login_link).await.unwrap();
+        let again = open_link(&app, login_link).await.unwrap_err();
+        assert_eq!(again.status, StatusCode::GONE);
+        assert!(again.text.contains("Sunny &lt;Homes&gt;</span>"), "{}", again.text);
+        assert!(again.text.contains("Go back to Sunny &lt;Homes&gt; and open it again"), "{}", again.text);
+        assert!(again.text.contains("src=\"https://cdn.sunny.example/logo.png\""), "{}", again.text);
+        assert!(again.text.contains("--brand:#ff8800"), "{}", again.text);
+        // A sandbox app with no registered origin: its flows post to any host, and may be framed anywhere.
+        assert!(again.text.contains(r#"reason:"expired""#) && again.text.contains(r#"of ["*"]"#), "{}", again.text);
+        assert_eq!(again.header("content-security-policy"), "frame-ancestors *");
+
+        // With registered origins, only they are told, and only they may frame the page.
+        server::admin::set_allowed_origins(
+            &app.state.db,
+            app.app_uuid,
+            vec![server::domain::apps::Origin::parse("https://partner.example").unwrap()],
+        )
+        .await
+        .unwrap();
+        let link = flow_link(&app, a["uuid"].as_str().unwrap(), "billing").await;
+        app.clock.advance(chrono::Duration::minutes(11));
+        let late = open_link(&app, link["login_link"].as_str().unwrap()).await.unwrap_err();
+        assert_eq!(late.status, StatusCode::GONE);
+        assert!(late.text.contains(r#"of ["https://partner.example"]"#), "{}", late.text);
+        assert_eq!(late.header("content-security-policy"), "frame-ancestors 'self' https://partner.example");
+
+        // A token that was never ours gets the plain page.
+        let r = open_link(&app, &app.url("/flow/login?token=swb_login_nothing")).await.unwrap_err();
+        assert_eq!(r.status, StatusCode::GONE);
+        assert!(r.text.contains("the app you came from") && !r.text.contains("Sunny"), "{}", r.text);
+    }
+
     async fn each_scope_reaches_only_its_endpoints(app) {
         let a = app.create_simple_account("scope@example.com").await;
         let account = a["uuid"].as_str().unwrap();

@@ -56,6 +56,7 @@ async fn schedule_email(
                 days_left: 30,
                 renewal_url: "https://renew.example/a?b=1".to_owned(),
                 month_to_month: None,
+                offer: None,
             },
             brand: &Brand {
                 display_name: "Sunny Homes".to_owned(),

@@ -6,14 +6,13 @@
 //! any app the member may not see. Changes go through the same `services` functions as the CLI.
 
 mod accounts;
+mod logo;
 mod views;
 mod webhooks;
 
-use std::net::{IpAddr, SocketAddr};
-
 use app::api::Environment;
 use axum::{
-    extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State},
+    extract::{FromRequestParts, Path, Query, Request, State},
     http::{
         header::{
             CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY,
@@ -33,6 +32,7 @@ use uuid::Uuid;
 
 use super::{
     error::{ApiError, ApiResult, ErrorCode},
+    extract::ClientIp,
     websession::{self, SessionKind},
     AppState,
 };
@@ -66,6 +66,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/apps", post(create_app))
         .route("/dashboard/apps/{app}", get(app_page))
         .route("/dashboard/apps/{app}/branding", post(set_branding))
+        .route("/dashboard/apps/{app}/logo", post(logo::upload_logo))
         .route("/dashboard/apps/{app}/origins", post(set_origins))
         .route("/dashboard/apps/{app}/support", post(set_support))
         .route("/dashboard/apps/{app}/renewal", post(set_renewal))
@@ -219,22 +220,6 @@ impl FromRequestParts<AppState> for Dash {
     }
 }
 
-/// The client's address, when the server knows it.
-pub struct ClientIp(Option<IpAddr>);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip()),
-        ))
-    }
-}
-
 fn html(status: StatusCode, body: String) -> Response {
     (status, Html(body)).into_response()
 }
@@ -306,10 +291,7 @@ async fn sign_in(
     let throttled = state.config.rate_limits.enabled;
     let keys = [
         (format!("email:{email}"), SIGN_IN_FAILURES_PER_EMAIL),
-        (
-            format!("ip:{}", ip.map_or_else(String::new, |ip| ip.to_string())),
-            SIGN_IN_FAILURES_PER_IP,
-        ),
+        (format!("ip:{ip}"), SIGN_IN_FAILURES_PER_IP),
     ];
     let now = std::time::Instant::now();
     if throttled {
@@ -424,6 +406,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
     Some(match done? {
         "password" => "Your password was changed.",
         "branding" => "The brand was saved.",
+        "logo" => "The logo was uploaded.",
         "origins" => "The allowed origins were saved.",
         "support" => "The support contacts were saved.",
         "renewal" => "The renewal link was saved.",

@@ -352,6 +352,13 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <input id="logo_url" name="logo_url" type="url" value=a.logo_url.clone()/>
                 <button type="submit">"Save brand"</button>
             </form>
+            <form method="post" action=format!("{base}/logo") enctype="multipart/form-data">
+                {csrf_field(&nav.csrf)}
+                <label for="logo">"Upload a logo"</label>
+                <p class="muted" id="logo-hint">"A PNG, up to 512 KB, 16 to 2,000 pixels a side. It is served from this service and printed on bills."</p>
+                <input id="logo" name="logo" type="file" accept="image/png" required aria-describedby="logo-hint"/>
+                <button type="submit">"Upload logo"</button>
+            </form>
         </section>
         <section class="card">
             <h2>"Allowed origins"</h2>

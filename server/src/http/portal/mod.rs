@@ -15,19 +15,16 @@
 //! strict Content-Security-Policy.
 
 mod chart;
-mod pages;
-
-use std::net::SocketAddr;
+pub(crate) mod pages;
 
 use app::{
     api::{AccountStatus, StatusReason},
     format::{dollars, html_escape, long_date},
 };
 use axum::{
-    extract::{ConnectInfo, FromRequestParts, State},
+    extract::State,
     http::{
         header::{self, HeaderValue},
-        request::Parts,
         StatusCode,
     },
     middleware::{self, Next},
@@ -43,7 +40,7 @@ use uuid::Uuid;
 
 use super::{
     error::{ApiError, ApiResult},
-    extract::{Path, Query},
+    extract::{ClientIp, Path, Query},
     websession::{self, SessionKind},
     AppState,
 };
@@ -151,22 +148,6 @@ async fn security_headers(req: axum::extract::Request, next: Next) -> Response {
 /// forms posted to this origin only, no script, never framed.
 const BASE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
     form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-/// The client's address, for the per-address limits ("unknown" when the server was not told).
-pub struct ClientIp(String);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string()),
-        ))
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Rendering.

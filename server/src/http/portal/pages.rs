@@ -1080,7 +1080,7 @@ pub async fn renewal_page(State(state): State<AppState>, session: Session) -> Ap
 // Support.
 
 /// The partner's contacts, as a list of lines (HTML, escaped); empty when none are set.
-pub(super) fn partner_lines(app: &AppRow) -> Vec<String> {
+pub(crate) fn partner_lines(app: &AppRow) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(name) = &app.support_name {
         lines.push(html_escape(name));
