@@ -171,6 +171,15 @@ pub async fn use_all_password_resets(
         .map(|r| r.rows_affected()))
 }
 
+/// Deletes up to `limit` reset links made before `before` (long expired, and out of the
+/// limit's window); returns how many.
+pub async fn prune_password_resets(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM dashboard_password_resets WHERE token_hash IN \
+        (SELECT token_hash FROM dashboard_password_resets WHERE created_at < $1 LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
+}
+
 pub async fn organisation_by_name(
     conn: impl Into<Conn<'_>>,
     name: &str,

@@ -288,7 +288,8 @@ fn account_view(
     let sandbox = (o.app.environment == "sandbox").then(|| {
         let options = SIMULATED_EVENTS
             .iter()
-            .map(|e| view! { <option value=*e>{*e}</option> })
+            .copied()
+            .map(|e| view! { <option value=e>{e}</option> })
             .collect_view();
         view! {
             <section class="card">
