@@ -607,6 +607,13 @@ async fn emails_to(app: &TestApp, email: &str) -> usize {
     .len()
 }
 
+/// A past delivery attempt: when, whether it succeeded, and when the next was due.
+type Attempt = (
+    chrono::DateTime<chrono::Utc>,
+    bool,
+    Option<chrono::DateTime<chrono::Utc>>,
+);
+
 /// The path of the first webhook endpoint listed on the app's page.
 async fn first_endpoint(browser: &Browser, page: &str) -> String {
     let listed = browser.get(page).await;
@@ -776,8 +783,7 @@ both_engines! {
         let mut tx = app.state.db.begin().await.unwrap();
         let event = |at| NewEvent::of(uuid, &Event::WebhookTest { endpoint_uuid }, at);
         let mut attempts = Vec::new();
-        // (what, attempts as (when, succeeded, next attempt))
-        let plan: Vec<(&str, Vec<(chrono::DateTime<chrono::Utc>, bool, Option<chrono::DateTime<chrono::Utc>>)>)> = vec![
+        let plan: Vec<(&str, Vec<Attempt>)> = vec![
             ("failed since", vec![(now - days(2), false, Some(now - days(2) + chrono::Duration::seconds(5))), (now - days(2) + chrono::Duration::seconds(5), false, None)]),
             ("failed, then succeeded", vec![(now - days(2), false, Some(now - days(1))), (now - days(1), true, None)]),
             ("failed before the day", vec![(now - days(10), false, None)]),
