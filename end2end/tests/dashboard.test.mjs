@@ -1,19 +1,24 @@
 // The dashboard in Chromium: a partner member made with the CLI signs in, creates a sandbox
 // app, makes a key and revokes it (the API then refuses it), registers an allowed origin (the
 // flow page's frame-ancestors follows); a forged form is refused; repeated wrong passwords are
-// throttled. Screenshots at 360 and 1280 px.
+// throttled; a webhook endpoint is added and sent a test event, whose delivery (with the start
+// of the receiver's answer) shows in the log; an operator finds an account and opens its
+// invoice and a document as PDFs. Screenshots at 360 and 1280 px.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createServer } from "node:http";
 import path from "node:path";
-import { artifacts, baseUrl, collectErrors, launchBrowser, root, serverBin, waitForServer } from "../lib/harness.mjs";
+import { api, artifacts, baseUrl, collectErrors, createApp, launchBrowser, root, serverBin, waitForServer } from "../lib/harness.mjs";
 
 let browser;
 // E-mails unique to this run, so that the test may run again on the same database.
 const run = Date.now().toString(36);
 const partnerEmail = `partner-${run}@acme.example`;
 const throttledEmail = `throttled-${run}@acme.example`;
+const hooksEmail = `hooks-${run}@acme.example`;
+const operatorEmail = `ops-${run}@switchboard.example`;
 
 /// A dashboard user made with the server's CLI; returns the one-time password it prints.
 function createUser(email, role, organisation) {
@@ -137,4 +142,110 @@ test("repeated wrong passwords are throttled", async () => {
   await page.goto(`${baseUrl}/dashboard`);
   assert.match(page.url(), /\/dashboard\/sign-in$/, "still signed out");
   await context.close();
+});
+
+/// A webhook receiver on loopback (the server under test must allow private targets for
+/// sandbox apps: `SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true`); answers 200 with a body.
+async function startReceiver() {
+  const hits = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      hits.push({ id: req.headers["webhook-id"], body });
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("received by the e2e receiver");
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}/hook`, hits, close: () => server.close() };
+}
+
+test("a webhook endpoint is added, sent a test event, and the delivery shows in the log", async () => {
+  const receiver = await startReceiver();
+  const password = createUser(hooksEmail, "partner", "Acme");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await signIn(page, hooksEmail, password);
+    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.getByLabel("Name").fill("Acme Hooks");
+    await page.getByRole("button", { name: "Create app" }).click();
+    await page.getByRole("link", { name: "Continue to the app" }).click();
+    await page.getByRole("heading", { name: "Acme Hooks" }).waitFor();
+
+    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await page.getByRole("heading", { name: "Webhook endpoint added" }).waitFor();
+    assert.match(await page.locator("#token").inputValue(), /^whsec_/);
+    await page.getByRole("link", { name: "Continue to the endpoint" }).click();
+    await page.getByRole("heading", { name: "Webhook endpoint" }).waitFor();
+
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await page.getByText("A test event was sent").waitFor();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const log = await page.locator("table").innerText();
+      if (log.includes("webhook.test") && log.includes("received by the e2e receiver")) break;
+      assert.ok(Date.now() < deadline, `the test delivery never showed in the log: ${log}`);
+      await new Promise((r) => setTimeout(r, 500));
+      await page.reload();
+    }
+    const row = page.locator("tbody tr", { hasText: "webhook.test" }).first();
+    assert.match(await row.innerText(), /succeeded/);
+    assert.match(await row.innerText(), /200/);
+    assert.equal(receiver.hits.length, 1, "one delivery");
+    assert.equal(JSON.parse(receiver.hits[0].body).type, "webhook.test");
+    await shots(page, "webhook");
+    const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+    assert.deepEqual(unexpected, [], "no console errors");
+  } finally {
+    receiver.close();
+    await context.close();
+  }
+});
+
+test("an operator finds an account and opens its invoice and a document as PDFs", async () => {
+  const app = createApp("Dashboard PDF Energy");
+  const email = `pdf-${run}@example.com`;
+  const created = await api("POST", "/v1/app/accounts", app.token, { email, first_name: "Pia", last_name: "Ferro" });
+  const { token } = await api("POST", `/v1/app/accounts/${created.uuid}/token`, app.token);
+  await api("POST", "/v1/account/sandbox/seed-demo-data", token);
+
+  const password = createUser(operatorEmail, "operator");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await signIn(page, operatorEmail, password);
+    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.getByRole("link", { name: "Accounts" }).click();
+    await page.getByLabel("E-mail, name, account number or ESI ID").fill(email);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("1 account(s) found.").waitFor();
+    await page.locator("tbody a").first().click();
+    await page.getByRole("heading", { name: "Pia Ferro" }).waitFor();
+    await page.getByRole("heading", { name: "Payments" }).waitFor();
+    await shots(page, "account");
+
+    // The links open PDFs the dashboard serves itself (with the session's cookie).
+    for (const kind of ["invoices", "documents"]) {
+      const href = await page.locator(`a[href*="/${kind}/"]`).first().getAttribute("href");
+      const r = await page.request.get(`${baseUrl}${href}`);
+      assert.equal(r.status(), 200, `${kind}: ${href}`);
+      assert.equal(r.headers()["content-type"], "application/pdf", kind);
+      assert.equal((await r.body()).subarray(0, 4).toString(), "%PDF", kind);
+    }
+    const invoice = page.locator('a[href*="/invoices/"]').first();
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes("/invoices/")),
+      invoice.click({ modifiers: [] }).catch(() => {}),
+    ]);
+    assert.equal(response.headers()["content-type"], "application/pdf", "the invoice link opens a PDF");
+    const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+    assert.deepEqual(unexpected, [], "no console errors");
+  } finally {
+    await context.close();
+  }
 });

@@ -19,6 +19,8 @@ pub const FLOW_PREFIX: &str = "swb_flow_";
 pub const FLOW_LOGIN_PREFIX: &str = "swb_login_";
 /// Single-use tokens in the links e-mails carry to hosted pages (not bearer tokens).
 pub const HOSTED_LINK_PREFIX: &str = "swb_link_";
+/// Single-use tokens in the password reset links e-mailed to dashboard users.
+pub const PASSWORD_RESET_PREFIX: &str = "swb_reset_";
 
 /// A token as issued: the plain value (shown once), its display prefix and its stored hash.
 pub struct IssuedToken {
@@ -73,6 +75,16 @@ pub fn issue_flow_login_token() -> IssuedToken {
 
 pub fn issue_hosted_link_token() -> IssuedToken {
     issue(HOSTED_LINK_PREFIX)
+}
+
+pub fn issue_password_reset_token() -> IssuedToken {
+    issue(PASSWORD_RESET_PREFIX)
+}
+
+/// Whether `raw` has the form of a password reset token.
+pub fn is_password_reset_token(raw: &str) -> bool {
+    raw.strip_prefix(PASSWORD_RESET_PREFIX)
+        .is_some_and(|s| s.len() == SECRET_LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// Whether `raw` has the form of a hosted link token.

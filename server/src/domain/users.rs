@@ -23,6 +23,10 @@ text_enum! {
 pub const MIN_PASSWORD_CHARS: usize = 12;
 /// The longest (hashing cost must not be the caller's to choose).
 pub const MAX_PASSWORD_CHARS: usize = 200;
+/// How long an e-mailed password reset link can be used.
+pub const RESET_LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
+/// Reset links one user may be sent in `RESET_LINK_LIFETIME`; further requests send nothing.
+pub const RESET_LINKS_PER_HOUR: i64 = 3;
 
 /// A password as typed, of an acceptable length. Its `Debug` never shows it.
 #[derive(Clone)]

@@ -453,9 +453,34 @@ pub fn check_target(url: &Url, allow_private: bool) -> Result<(), UrlRefusal> {
     }
 }
 
+/// How much of a receiver's answer a delivery attempt keeps.
+pub const RESPONSE_EXCERPT_BYTES: usize = 500;
+
+/// The start of a receiver's answer as a delivery attempt keeps it: its first
+/// `RESPONSE_EXCERPT_BYTES` bytes as text, with invalid UTF-8 (a character cut in two at the
+/// end included) replaced; `None` for an empty answer.
+pub fn response_excerpt(body: &[u8]) -> Option<String> {
+    let head = &body[..body.len().min(RESPONSE_EXCERPT_BYTES)];
+    (!head.is_empty()).then(|| String::from_utf8_lossy(head).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_keeps_500_bytes_as_lossy_text() {
+        assert_eq!(response_excerpt(b""), None);
+        assert_eq!(response_excerpt(b"ok").as_deref(), Some("ok"));
+        let long = "a".repeat(499) + "é and more";
+        let excerpt = response_excerpt(long.as_bytes()).unwrap();
+        // The 500th byte is the first half of "é": replaced, not split.
+        assert_eq!(excerpt, "a".repeat(499) + "\u{fffd}");
+        assert_eq!(
+            response_excerpt(&[0xff, b'x']).as_deref(),
+            Some("\u{fffd}x")
+        );
+    }
 
     #[test]
     fn targets_never_link_local_and_private_only_when_allowed() {

@@ -329,15 +329,19 @@ async fn request_id(req: Request, next: Next) -> Response {
 }
 
 /// Access log and metrics. Logs the path without its query (flow links carry tokens there)
-/// and never a header.
+/// and never a header; a path that carries a token itself (a dashboard password reset link)
+/// is logged as its route.
 async fn observe(req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_owned());
+    let path = match &route {
+        Some(route) if route.contains("{token}") => route.clone(),
+        _ => req.uri().path().to_owned(),
+    };
     let response = next.run(req).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();

@@ -73,6 +73,9 @@ pub struct RateLimiter {
     /// Failed dashboard sign-ins per e-mail and per client address (`email:...`, `ip:...`),
     /// over a sliding quarter of an hour.
     pub sign_in_failures: Arc<FailedAuths<String>>,
+    /// Dashboard password reset requests per e-mail and per client address, over an hour
+    /// (every request counts, whether or not the e-mail is a user's).
+    pub password_reset_requests: Arc<FailedAuths<String>>,
 }
 
 enum Backend {
@@ -108,6 +111,7 @@ impl RateLimiter {
             backend: Arc::new(Backend::Disabled),
             failed_auths: Arc::default(),
             sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
+            password_reset_requests: Arc::new(FailedAuths::with_window(PASSWORD_RESET_WINDOW)),
         }
     }
 
@@ -116,6 +120,7 @@ impl RateLimiter {
             backend: Arc::new(Backend::Local(LocalWindows::default())),
             failed_auths: Arc::default(),
             sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
+            password_reset_requests: Arc::new(FailedAuths::with_window(PASSWORD_RESET_WINDOW)),
         }
     }
 
@@ -151,6 +156,7 @@ impl RateLimiter {
             backend: Arc::new(Backend::Redis(windows)),
             failed_auths: Arc::default(),
             sign_in_failures: Arc::new(FailedAuths::with_window(SIGN_IN_WINDOW)),
+            password_reset_requests: Arc::new(FailedAuths::with_window(PASSWORD_RESET_WINDOW)),
         })
     }
 
@@ -194,6 +200,8 @@ impl RateLimiter {
 const FAILED_AUTH_WINDOW: Duration = Duration::from_secs(60);
 /// The window of failed dashboard sign-ins.
 pub const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// The window of dashboard password reset requests.
+pub const PASSWORD_RESET_WINDOW: Duration = Duration::from_secs(60 * 60);
 
 /// Failed authentications of the last window (a minute unless said otherwise), per key (a
 /// client address unless said otherwise). A key that used up its failures is refused before

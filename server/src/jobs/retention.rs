@@ -69,6 +69,11 @@ pub async fn prune(state: &Core) -> store::Result<u64> {
         ))
     })
     .await?;
+    // A password reset link lives an hour and counts against its limit for an hour.
+    deleted += in_batches(state, batch, |tx| {
+        Box::pin(store::users::prune_password_resets(tx, codes_before, batch))
+    })
+    .await?;
     // Browser sessions past their idle timeout: the store deletes them in one statement.
     use tower_sessions::session_store::ExpiredDeletion;
     if let Err(e) = store::web_sessions::WebSessionStore::new(&state.db)

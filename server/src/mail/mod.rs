@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
-    clock::AccountClock,
+    clock::{AccountClock, Clock},
     config::Config,
     domain::{emails::EmailStatus, events::Event, jobs::backoff},
     outbox::{self, JobKind, JobRun, NewJob, Outcome},
@@ -49,6 +49,14 @@ impl Mailer {
 }
 
 impl Brand {
+    /// The platform's own brand, for e-mails that belong to no app (to dashboard users).
+    pub fn platform() -> Brand {
+        Brand {
+            display_name: "Switchboard".to_owned(),
+            ..Brand::default()
+        }
+    }
+
     /// The branding of an app's e-mails.
     pub fn of_app(app: &store::apps::AppRow) -> Brand {
         Brand {
@@ -111,16 +119,68 @@ struct SendPayload {
 /// Renders the e-mail into the outbox and schedules its sending on `clock` (the account's
 /// clock), in the caller's transaction.
 pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> store::Result<Uuid> {
-    let rendered = email.template.render(email.brand);
+    let event_on_send = email
+        .event_on_send
+        .as_ref()
+        .map(|event| (event.kind().to_owned(), event.data()));
+    insert_and_schedule(
+        tx,
+        clock,
+        Some(email.app_uuid),
+        email.account_uuid,
+        email.to,
+        email.template.render(email.brand),
+        email.template.name(),
+        email.send_at,
+        event_on_send,
+    )
+    .await
+}
+
+/// Queues an e-mail of the platform itself, at once and in its own brand: to a dashboard user,
+/// who belongs to no app. It is kept and sent like every other e-mail, without an app.
+pub async fn queue_platform(
+    tx: &mut Tx,
+    clock: &Clock,
+    to: &str,
+    template: &Template,
+) -> store::Result<Uuid> {
+    let clock = clock.with_offset(chrono::Duration::zero());
+    insert_and_schedule(
+        tx,
+        &clock,
+        None,
+        None,
+        to,
+        template.render(&Brand::platform()),
+        template.name(),
+        None,
+        None,
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_and_schedule(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app_uuid: Option<Uuid>,
+    account_uuid: Option<Uuid>,
+    to: &str,
+    rendered: Rendered,
+    template: &str,
+    send_at: Option<DateTime<Utc>>,
+    event_on_send: Option<(String, serde_json::Value)>,
+) -> store::Result<Uuid> {
     let uuid = Uuid::new_v4();
     store::emails::insert_email(
         tx,
         &EmailRow {
             uuid,
-            app_uuid: email.app_uuid,
-            account_uuid: email.account_uuid,
-            template: email.template.name().to_owned(),
-            to_address: email.to.to_owned(),
+            app_uuid,
+            account_uuid,
+            template: template.to_owned(),
+            to_address: to.to_owned(),
             subject: rendered.subject,
             text_body: rendered.text,
             html_body: rendered.html,
@@ -138,13 +198,10 @@ pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> s
             kind: JobKind::SendEmail,
             payload: &SendPayload {
                 email_uuid: uuid,
-                event_on_send: email
-                    .event_on_send
-                    .as_ref()
-                    .map(|event| (event.kind().to_owned(), event.data())),
+                event_on_send,
             },
-            account_uuid: email.account_uuid,
-            run_at: email.send_at.unwrap_or_else(|| clock.now()),
+            account_uuid,
+            run_at: send_at.unwrap_or_else(|| clock.now()),
             max_attempts: MAX_ATTEMPTS,
         },
     )
@@ -192,11 +249,13 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     let sent_at = status.is_delivered().then(|| ctx.now());
     let mut tx = ctx.db.begin().await?;
     store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
-    if let (Some(at), Some((kind, data))) = (sent_at, &payload.event_on_send) {
+    if let (Some(at), Some((kind, data)), Some(app_uuid)) =
+        (sent_at, &payload.event_on_send, email.app_uuid)
+    {
         store::events::insert_event(
             &mut tx,
             &NewEvent {
-                app_uuid: email.app_uuid,
+                app_uuid,
                 account_uuid: email.account_uuid,
                 kind,
                 data: data.clone(),
@@ -253,7 +312,7 @@ mod tests {
         let now = Utc::now();
         let email = EmailRow {
             uuid: Uuid::new_v4(),
-            app_uuid: Uuid::new_v4(),
+            app_uuid: Some(Uuid::new_v4()),
             account_uuid: None,
             template: "renewal_reminder".to_owned(),
             to_address: "ana@example.com".to_owned(),

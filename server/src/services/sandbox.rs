@@ -458,7 +458,7 @@ pub async fn outbox_attachment(
     attachment: Uuid,
 ) -> store::Result<Option<StoredDocumentRow>> {
     match store::emails::email_by_uuid(&core.db, email).await? {
-        Some(e) if e.app_uuid == app => {
+        Some(e) if e.app_uuid == Some(app) => {
             store::documents::attachment_of_email(&core.db, email, attachment).await
         }
         _ => Ok(None),

@@ -1,6 +1,8 @@
-//! Dashboard users: creating them (the CLI, the first start), signing in, changing a password.
-//! Passwords are hashed with argon2id (`domain::users`) off the async threads; a new user's
-//! password is generated here and handed back once, never stored or logged in the clear.
+//! Dashboard users: creating them (the CLI, the first start), signing in, changing a password,
+//! and resetting a forgotten one through a single-use link e-mailed to them. Passwords are
+//! hashed with argon2id (`domain::users`) off the async threads; a new user's password is
+//! generated here and handed back once, never stored or logged in the clear; a reset link's
+//! token is stored only as its SHA-256.
 
 use uuid::Uuid;
 
@@ -12,10 +14,19 @@ use crate::{
     clock::Clock,
     domain::{
         account::parse_email,
-        users::{organisation_name, verify_password, Password, Role},
+        tokens::{hash_token, is_password_reset_token, issue_password_reset_token},
+        users::{
+            organisation_name, verify_password, Password, Role, RESET_LINKS_PER_HOUR,
+            RESET_LINK_LIFETIME,
+        },
         FieldError,
     },
-    store::{self, users::UserRow, Db},
+    mail::{self, templates::Action, Template},
+    store::{
+        self,
+        users::{PasswordResetRow, UserRow},
+        Db,
+    },
 };
 
 /// The operator created on the first start, until another is made with the CLI.
@@ -34,6 +45,8 @@ pub enum UserRefused {
     OperatorHasNoOrganisation,
     #[error("the current password is not right")]
     WrongPassword,
+    #[error("this link is not valid anymore: it was used, it expired, or it never was one")]
+    LinkInvalid,
 }
 
 impl From<FieldError> for Error<UserRefused> {
@@ -188,4 +201,128 @@ async fn hash_off_thread(password: &Password) -> Result<String, Error<UserRefuse
     tokio::task::spawn_blocking(move || plain.hash())
         .await
         .map_err(|e| Error::Failed(e.into()))
+}
+
+/// Asks for a password reset link for `email`. When it is a user's, and fewer than
+/// `RESET_LINKS_PER_HOUR` links were made for them in the last hour, a new single-use link
+/// (valid `RESET_LINK_LIFETIME`) is stored and e-mailed in one transaction; otherwise nothing
+/// happens. Answers nothing either way, so that the page cannot tell who has an account.
+pub async fn request_password_reset(
+    db: &Db,
+    clock: &Clock,
+    email: &str,
+    public_url: &str,
+) -> anyhow::Result<()> {
+    let email = email.trim().to_lowercase();
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    let Some(user) = store::users::user_by_email(&mut tx, &email).await? else {
+        return Ok(());
+    };
+    let recent =
+        store::users::count_password_resets_since(&mut tx, user.uuid, now - RESET_LINK_LIFETIME)
+            .await?;
+    if recent >= RESET_LINKS_PER_HOUR {
+        return Ok(());
+    }
+    let token = issue_password_reset_token();
+    store::users::insert_password_reset(
+        &mut tx,
+        &PasswordResetRow {
+            token_hash: token.hash,
+            user_uuid: user.uuid,
+            created_at: now,
+            expires_at: now + RESET_LINK_LIFETIME,
+            used_at: None,
+        },
+    )
+    .await?;
+    let url = format!(
+        "{}/dashboard/reset/{}",
+        public_url.trim_end_matches('/'),
+        token.plain
+    );
+    let template = Template::Notice {
+        subject: "Reset your Switchboard dashboard password".to_owned(),
+        first_name: "there".to_owned(),
+        paragraphs: vec![
+            "Someone (we hope you) asked to reset the password you sign in to the Switchboard \
+             dashboard with. The link below sets a new one; it works once, within an hour."
+                .to_owned(),
+            "If you did not ask for this, ignore this e-mail: your password stays as it is."
+                .to_owned(),
+        ],
+        action: Some(Action {
+            label: "Set a new password".to_owned(),
+            url,
+        }),
+    };
+    mail::queue_platform(&mut tx, clock, &user.email, &template).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The user a reset link is for, while it can be used (not used, not expired).
+pub async fn password_reset_user(
+    db: &Db,
+    clock: &Clock,
+    token: &str,
+) -> anyhow::Result<Option<UserRow>> {
+    if !is_password_reset_token(token) {
+        return Ok(None);
+    }
+    let Some(reset) = store::users::password_reset_by_hash(db, &hash_token(token)).await? else {
+        return Ok(None);
+    };
+    if reset.used_at.is_some() || reset.expires_at <= clock.now() {
+        return Ok(None);
+    }
+    Ok(store::users::user_by_uuid(db, reset.user_uuid).await?)
+}
+
+/// Sets a new password through a reset link, spending it (and every other link of the user),
+/// and ends every session of the user: their session generation is raised, which
+/// `http::dashboard` compares with the one a session was signed in under. Audited, without
+/// the password or the link. Answers the user.
+pub async fn reset_password(
+    db: &Db,
+    clock: &Clock,
+    token: &str,
+    new: &str,
+) -> Result<UserRow, Error<UserRefused>> {
+    let new = Password::new(new)?;
+    if !is_password_reset_token(token) {
+        return Err(Error::Refused(UserRefused::LinkInvalid));
+    }
+    // Hashed before the transaction: argon2 takes a while, and SQLite holds its write lock
+    // for the whole transaction.
+    let hash = hash_off_thread(&new).await?;
+    let token_hash = hash_token(token);
+    let now = clock.now();
+    let mut tx = db.begin().await?;
+    let Some(reset) = store::users::password_reset_by_hash(&mut tx, &token_hash).await? else {
+        return Err(Error::Refused(UserRefused::LinkInvalid));
+    };
+    if !store::users::use_password_reset(&mut tx, &token_hash, now).await? {
+        return Err(Error::Refused(UserRefused::LinkInvalid));
+    }
+    store::users::use_all_password_resets(&mut tx, reset.user_uuid, now).await?;
+    store::users::reset_password_hash(&mut tx, reset.user_uuid, &hash).await?;
+    let Some(user) = store::users::user_by_uuid(&mut tx, reset.user_uuid).await? else {
+        return Err(Error::Refused(UserRefused::LinkInvalid));
+    };
+    audit::record(
+        &mut tx,
+        &Actor::User {
+            uuid: user.uuid,
+            email: user.email.clone(),
+        },
+        "user.password_reset",
+        &format!("user:{}", user.uuid),
+        serde_json::json!({"sessions_ended": true}),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(user)
 }

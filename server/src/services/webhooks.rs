@@ -1,5 +1,6 @@
 //! An app's webhook endpoints: creating and changing them, rotating their secrets, and
-//! scheduling deliveries (a recover of past events, a test event).
+//! scheduling deliveries (a recover of past events, a recover of the failed deliveries, a test
+//! event).
 
 use app::api::{
     background::{CreateWebhookEndpointIn, UpdateWebhookEndpointIn},
@@ -352,6 +353,54 @@ pub async fn recover(
     }
     tx.commit().await?;
     Ok(scheduled)
+}
+
+/// Schedules again every delivery to the endpoint that failed for good since `since` (its
+/// latest attempt failed, with no retry to come; `store::webhooks::failed_deliveries_since`),
+/// at most `RECOVER_LIMIT`, and answers how many. Deliveries that succeeded, and those still
+/// waiting for a retry, are left alone. Audited when `actor` (the dashboard) asks.
+pub async fn recover_failed(
+    core: &Core,
+    app_uuid: Uuid,
+    endpoint_uuid: Uuid,
+    since: chrono::DateTime<chrono::Utc>,
+    actor: Option<&Actor>,
+) -> Result<u32, Error<WebhookRefused>> {
+    let mut tx = core.db.begin().await?;
+    let Some(endpoint) = store::webhooks::endpoint_of_app(&mut tx, app_uuid, endpoint_uuid).await?
+    else {
+        return not_found();
+    };
+    let failed = store::webhooks::failed_deliveries_since(
+        &mut tx,
+        endpoint.uuid,
+        since,
+        core.clock.now(),
+        RECOVER_LIMIT,
+    )
+    .await?;
+    for (event_uuid, account_uuid) in &failed {
+        store::events::enqueue_delivery(&mut tx, endpoint.uuid, *event_uuid, *account_uuid).await?;
+    }
+    let queued = u32::try_from(failed.len()).unwrap_or(u32::MAX);
+    if let Some(actor) = actor {
+        let detail = serde_json::json!({
+            "endpoint": endpoint.uuid,
+            "since": since,
+            "queued": queued,
+        });
+        audited(
+            &mut tx,
+            core,
+            actor,
+            "webhook_endpoint.failed_recovered",
+            app_uuid,
+            detail,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(queued)
 }
 
 /// A `webhook.test` event and its one delivery, to this endpoint only; answers the event's id.

@@ -414,6 +414,23 @@ pub async fn payments_of_invoice(
         .await)
 }
 
+/// The account's payment attempts, newest first, at most `limit`.
+pub async fn payments_of_account(
+    db: &Db,
+    account_uuid: Uuid,
+    limit: i64,
+) -> Result<Vec<PaymentRow>> {
+    let sql = format!(
+        "SELECT {PAYMENT_COLUMNS} FROM invoice_payments WHERE account_uuid = $1 \
+         ORDER BY attempted_at DESC, uuid DESC LIMIT $2"
+    );
+    on_db!(db, c => sqlx::query_as::<_, PaymentRow>(&sql)
+        .bind(account_uuid)
+        .bind(limit)
+        .fetch_all(c)
+        .await)
+}
+
 /// The billing jobs of an account (meter reads, auto-pay, past-due checks).
 pub const BILLING_JOB_KINDS: [&str; 3] =
     ["billing.meter_read", "billing.auto_pay", "billing.past_due"];

@@ -9,7 +9,8 @@ use crate::domain::emails::EmailStatus;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EmailRow {
     pub uuid: Uuid,
-    pub app_uuid: Uuid,
+    /// `None` for the platform's own e-mails (to dashboard users).
+    pub app_uuid: Option<Uuid>,
     pub account_uuid: Option<Uuid>,
     pub template: String,
     pub to_address: String,

@@ -15,10 +15,12 @@ pub struct UserRow {
     pub organisation_uuid: Option<Uuid>,
     pub organisation_name: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// Raised by a password reset: a session signed in under an older generation has ended.
+    pub session_generation: i32,
 }
 
 const USER_COLUMNS: &str = "u.uuid, u.email, u.password_hash, u.role, u.organisation_uuid, \
-    o.name AS organisation_name, u.created_at";
+    o.name AS organisation_name, u.created_at, u.session_generation";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OrganisationRow {
@@ -40,12 +42,12 @@ pub async fn user_by_email(conn: impl Into<Conn<'_>>, email: &str) -> Result<Opt
     on_conn!(conn.into(), c => sqlx::query_as::<_, UserRow>(&sql).bind(email).fetch_optional(c).await)
 }
 
-pub async fn user_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<UserRow>> {
+pub async fn user_by_uuid(conn: impl Into<Conn<'_>>, uuid: Uuid) -> Result<Option<UserRow>> {
     let sql = format!(
         "SELECT {USER_COLUMNS} FROM dashboard_users u \
          LEFT JOIN organisations o ON o.uuid = u.organisation_uuid WHERE u.uuid = $1"
     );
-    on_db!(db, c => sqlx::query_as::<_, UserRow>(&sql).bind(uuid).fetch_optional(c).await)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, UserRow>(&sql).bind(uuid).fetch_optional(c).await)
 }
 
 pub async fn insert_user(
@@ -80,6 +82,102 @@ pub async fn update_password_hash(tx: &mut Tx, uuid: Uuid, password_hash: &str) 
         .await
         .map(|r| r.rows_affected()))?;
     Ok(n == 1)
+}
+
+/// Sets a new password hash and raises the session generation, so that every session signed
+/// in before ends.
+pub async fn reset_password_hash(tx: &mut Tx, uuid: Uuid, password_hash: &str) -> Result<()> {
+    let sql = "UPDATE dashboard_users SET password_hash = $1, \
+        session_generation = session_generation + 1 WHERE uuid = $2";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(password_hash)
+        .bind(uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// A password reset link as stored: never its token, only the token's SHA-256.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PasswordResetRow {
+    pub token_hash: String,
+    pub user_uuid: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub used_at: Option<DateTime<Utc>>,
+}
+
+pub async fn insert_password_reset(tx: &mut Tx, r: &PasswordResetRow) -> Result<()> {
+    let sql = "INSERT INTO dashboard_password_resets (token_hash, user_uuid, created_at, \
+        expires_at, used_at) VALUES ($1, $2, $3, $4, $5)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(&r.token_hash)
+        .bind(r.user_uuid)
+        .bind(r.created_at)
+        .bind(r.expires_at)
+        .bind(r.used_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// How many reset links were made for the user since `since`.
+pub async fn count_password_resets_since(
+    tx: &mut Tx,
+    user_uuid: Uuid,
+    since: DateTime<Utc>,
+) -> Result<i64> {
+    let sql = "SELECT COUNT(*) FROM dashboard_password_resets \
+        WHERE user_uuid = $1 AND created_at >= $2";
+    on_tx!(tx, c => sqlx::query_scalar::<_, i64>(sql)
+        .bind(user_uuid)
+        .bind(since)
+        .fetch_one(c)
+        .await)
+}
+
+pub async fn password_reset_by_hash(
+    conn: impl Into<Conn<'_>>,
+    token_hash: &str,
+) -> Result<Option<PasswordResetRow>> {
+    let sql = "SELECT token_hash, user_uuid, created_at, expires_at, used_at \
+        FROM dashboard_password_resets WHERE token_hash = $1";
+    on_conn!(conn.into(), c => sqlx::query_as::<_, PasswordResetRow>(sql)
+        .bind(token_hash)
+        .fetch_optional(c)
+        .await)
+}
+
+/// Spends a reset link that is unused and unexpired at `now`; false when it is not (anymore).
+pub async fn use_password_reset(tx: &mut Tx, token_hash: &str, now: DateTime<Utc>) -> Result<bool> {
+    let sql = "UPDATE dashboard_password_resets SET used_at = $1 \
+        WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1";
+    let n = on_tx!(tx, c => sqlx::query(sql).bind(now).bind(token_hash).execute(c).await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// Spends every other unused link of the user (a reset ends them all).
+pub async fn use_all_password_resets(
+    tx: &mut Tx,
+    user_uuid: Uuid,
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let sql = "UPDATE dashboard_password_resets SET used_at = $1 \
+        WHERE user_uuid = $2 AND used_at IS NULL";
+    on_tx!(tx, c => sqlx::query(sql).bind(now).bind(user_uuid).execute(c).await
+        .map(|r| r.rows_affected()))
+}
+
+/// Deletes up to `limit` reset links made before `before` (long expired, and out of the
+/// limit's window); returns how many.
+pub async fn prune_password_resets(tx: &mut Tx, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+    let sql = "DELETE FROM dashboard_password_resets WHERE token_hash IN \
+        (SELECT token_hash FROM dashboard_password_resets WHERE created_at < $1 LIMIT $2)";
+    on_tx!(tx, c => sqlx::query(sql).bind(before).bind(limit).execute(c).await
+        .map(|r| r.rows_affected()))
 }
 
 pub async fn organisation_by_name(

@@ -231,15 +231,17 @@ pub struct DeliveryRow {
     pub error: Option<String>,
     pub attempted_at: DateTime<Utc>,
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The start of the receiver's answer (`domain::webhooks::response_excerpt`).
+    pub response_excerpt: Option<String>,
 }
 
 const DELIVERY_COLUMNS: &str = "uuid, endpoint_uuid, event_uuid, event_type, attempt, status, \
-    response_status, error, attempted_at, next_attempt_at";
+    response_status, error, attempted_at, next_attempt_at, response_excerpt";
 
 pub async fn insert_delivery(tx: &mut Tx, d: &DeliveryRow) -> Result<()> {
     let sql = format!(
         "INSERT INTO webhook_deliveries ({DELIVERY_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
     );
     on_tx!(tx, c => sqlx::query(&sql)
         .bind(d.uuid)
@@ -252,6 +254,7 @@ pub async fn insert_delivery(tx: &mut Tx, d: &DeliveryRow) -> Result<()> {
         .bind(&d.error)
         .bind(d.attempted_at)
         .bind(d.next_attempt_at)
+        .bind(&d.response_excerpt)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
@@ -273,6 +276,35 @@ pub async fn deliveries_of_endpoint(
         .bind(endpoint_uuid)
         .bind(i64::from(limit) + 1)
         .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+        .fetch_all(c)
+        .await)
+}
+
+/// The events whose delivery to the endpoint failed for good since `since`: the latest attempt
+/// at each was made since then and failed, with no retry still to come (none scheduled, or one
+/// due by `now` that never ran, as when the endpoint was disabled meanwhile). At most `limit`,
+/// oldest first, as (event, its account).
+pub async fn failed_deliveries_since(
+    tx: &mut Tx,
+    endpoint_uuid: Uuid,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<(Uuid, Option<Uuid>)>> {
+    let sql = "SELECT d.event_uuid, e.account_uuid FROM webhook_deliveries d \
+        JOIN events e ON e.uuid = d.event_uuid \
+        WHERE d.endpoint_uuid = $1 AND d.attempted_at >= $2 AND d.status = 'failed' \
+        AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $3) \
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries l \
+            WHERE l.endpoint_uuid = d.endpoint_uuid AND l.event_uuid = d.event_uuid \
+            AND (l.attempted_at > d.attempted_at \
+                OR (l.attempted_at = d.attempted_at AND l.uuid > d.uuid))) \
+        ORDER BY d.attempted_at, d.uuid LIMIT $4";
+    on_tx!(tx, c => sqlx::query_as::<_, (Uuid, Option<Uuid>)>(sql)
+        .bind(endpoint_uuid)
+        .bind(since)
+        .bind(now)
+        .bind(limit)
         .fetch_all(c)
         .await)
 }

@@ -20,8 +20,9 @@ use crate::{
     config::Config,
     crypto::PiiKey,
     domain::webhooks::{
-        after_failure, judge_response, next_attempt_at, signature_header, target_allowed,
-        AttemptResult, DeliveryStatus, EndpointVerdict, WebhookSecret,
+        after_failure, judge_response, next_attempt_at, response_excerpt, signature_header,
+        target_allowed, AttemptResult, DeliveryStatus, EndpointVerdict, WebhookSecret,
+        RESPONSE_EXCERPT_BYTES,
     },
     outbox::{JobRun, Outcome},
     store::{self, events::EventRow, webhooks::DeliveryRow},
@@ -190,7 +191,7 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Res
             .await
             .map_err(NotSent::from)
     };
-    let (result, response_status, error) = match sent {
+    let (result, response_status, error, excerpt) = match sent {
         Ok(resp) => {
             let status = resp.status().as_u16();
             let retry_after = resp
@@ -198,15 +199,21 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Res
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            drain(resp).await;
+            let head = drain(resp).await;
             let result = judge_response(status, retry_after.as_deref(), attempted_at);
             let error = (result != AttemptResult::Succeeded).then(|| format!("HTTP {status}"));
-            (result, Some(i32::from(status)), error)
+            (
+                result,
+                Some(i32::from(status)),
+                error,
+                response_excerpt(&head),
+            )
         }
         Err(e) => (
             AttemptResult::Failed { retry_after: None },
             None,
             Some(e.reason()),
+            None,
         ),
     };
 
@@ -262,6 +269,7 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Res
             error,
             attempted_at,
             next_attempt_at: next,
+            response_excerpt: excerpt,
         },
     )
     .await?;
@@ -271,15 +279,20 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Res
     Ok(())
 }
 
-/// Reads (and drops) up to 64 KiB of an answer, so that its connection can be reused.
-async fn drain(mut resp: reqwest::Response) {
+/// Reads up to 64 KiB of an answer, so that its connection can be reused, and returns its
+/// first `RESPONSE_EXCERPT_BYTES` (what the delivery log keeps).
+async fn drain(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut head = Vec::new();
     let mut read = 0;
     while let Ok(Some(chunk)) = resp.chunk().await {
+        let room = RESPONSE_EXCERPT_BYTES.saturating_sub(head.len());
+        head.extend_from_slice(&chunk[..chunk.len().min(room)]);
         read += chunk.len();
         if read > 64 * 1024 {
             break;
         }
     }
+    head
 }
 
 fn hname(name: &'static str) -> HeaderName {

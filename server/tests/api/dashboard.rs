@@ -1,7 +1,9 @@
 //! The dashboard at `/dashboard`, driven like a browser: a cookie-holding client that reads each
 //! form's CSRF token from the page and posts the form. Signing in and out, throttling, CSRF,
-//! apps, keys, origins, support contacts, the audit log, and tenancy (a member of another
-//! organisation gets 404 from every page and form of an app not theirs).
+//! password resets by e-mailed link, apps, keys, origins, support contacts, webhook answers and
+//! recovering failed deliveries, an account's payments, documents and sandbox buttons, the
+//! audit log, and tenancy (a member of another organisation gets 404 from every page and form
+//! of an app or account not theirs).
 
 use std::sync::Arc;
 
@@ -659,5 +661,348 @@ both_engines! {
         assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
         let landing = reqwest::get(app.url(&format!("/go/{slug}"))).await.unwrap().text().await.unwrap();
         assert!(landing.contains("Acme solar owners"), "{landing}");
+    }
+}
+
+/// The path of the newest password reset link e-mailed to `email` (read from the outbox).
+async fn reset_link(app: &TestApp, email: &str) -> String {
+    let bodies = app
+        .query_texts(&format!(
+            "SELECT text_body FROM emails WHERE to_address = '{email}' ORDER BY created_at DESC"
+        ))
+        .await;
+    let body = bodies
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_else(|| panic!("no e-mail to {email}"));
+    let at = body.find("/dashboard/reset/").expect("a reset link");
+    let end = body[at..]
+        .find(char::is_whitespace)
+        .map_or(body.len(), |n| at + n);
+    body[at..end].to_owned()
+}
+
+/// How many e-mails were written to `email`.
+async fn emails_to(app: &TestApp, email: &str) -> usize {
+    app.query_texts(&format!(
+        "SELECT subject FROM emails WHERE to_address = '{email}'"
+    ))
+    .await
+    .len()
+}
+
+/// A past delivery attempt: when, whether it succeeded, and when the next was due.
+type Attempt = (
+    chrono::DateTime<chrono::Utc>,
+    bool,
+    Option<chrono::DateTime<chrono::Utc>>,
+);
+
+/// The path of the first webhook endpoint listed on the app's page.
+async fn first_endpoint(browser: &Browser, page: &str) -> String {
+    let listed = browser.get(page).await;
+    let at =
+        listed.text.find(&format!("{page}/webhooks/")).unwrap() + page.len() + "/webhooks/".len();
+    format!("{page}/webhooks/{}", &listed.text[at..at + 36])
+}
+
+both_engines! {
+    async fn a_forgotten_password_is_reset_once_through_the_e_mailed_link(app) {
+        let old = user(&app, "ops@example.com", Role::Operator, None).await;
+        // A session signed in before the reset, which the reset must end.
+        let earlier = Browser::new(&app);
+        assert_eq!(earlier.sign_in("ops@example.com", &old).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(earlier.get("/dashboard").await.status, StatusCode::OK);
+
+        let visitor = Browser::new(&app);
+        let sign_in = visitor.get("/dashboard/sign-in").await;
+        assert!(sign_in.text.contains("href=\"/dashboard/forgot\""), "a link to the reset form");
+        let known = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "OPS@example.com ")]).await;
+        assert_eq!(known.status, StatusCode::OK, "{}", known.text);
+        assert!(known.text.contains("If that address has an account, we sent a link"), "{}", known.text);
+        // An unknown e-mail gets the very same page, and no e-mail is written.
+        let unknown = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "nobody@example.com")]).await;
+        assert_eq!(unknown.status, known.status);
+        assert_eq!(unknown.text, known.text, "the answer tells nothing of who has an account");
+        assert_eq!(emails_to(&app, "nobody@example.com").await, 0);
+        assert_eq!(emails_to(&app, "ops@example.com").await, 1);
+        // The platform's own e-mail, in its own brand, belonging to no app.
+        let apps = app
+            .query_texts("SELECT CAST(COUNT(*) AS TEXT) FROM emails WHERE to_address = 'ops@example.com' AND app_uuid IS NULL")
+            .await;
+        assert_eq!(apps, vec![Some("1".to_owned())]);
+
+        let link = reset_link(&app, "ops@example.com").await;
+        let token = link.trim_start_matches("/dashboard/reset/").to_owned();
+        assert!(token.starts_with("swb_reset_"), "{token}");
+        let stored = app.query_texts("SELECT token_hash FROM dashboard_password_resets").await;
+        assert_eq!(stored.len(), 1);
+        assert!(!stored[0].as_deref().unwrap().contains(&token), "only the token's hash is stored");
+
+        let page = visitor.get(&link).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert!(page.text.contains("Set a new password"));
+        // CSRF first: a form without the session's token changes nothing.
+        let r = visitor.post(&link, &[("new", "a brand new passphrase")]).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN);
+        let r = visitor.submit(&link, &link, &[("new", "short")]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "the change-password rules: {}", r.text);
+        let r = visitor.submit(&link, &link, &[("new", "a brand new passphrase")]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert_eq!(r.location, "/dashboard/sign-in?done=reset");
+        assert!(visitor.get("/dashboard/sign-in?done=reset").await.text.contains("Your password was reset"));
+        assert_eq!(visitor.get("/dashboard").await.status, StatusCode::SEE_OTHER, "a reset signs nobody in");
+
+        // The session signed in before is over; the old password is too.
+        let r = earlier.get("/dashboard").await;
+        assert_eq!((r.status, r.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/sign-in"));
+        let again = Browser::new(&app);
+        assert_eq!(again.sign_in("ops@example.com", &old).await.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(again.sign_in("ops@example.com", "a brand new passphrase").await.status, StatusCode::SEE_OTHER);
+        assert_eq!(again.get("/dashboard").await.status, StatusCode::OK, "a session signed in after the reset works");
+
+        // The link works once.
+        assert_eq!(visitor.get(&link).await.status, StatusCode::GONE);
+        let r = visitor.submit("/dashboard/forgot", &link, &[("new", "yet another passphrase")]).await;
+        assert_eq!(r.status, StatusCode::GONE, "{}", r.text);
+        assert_eq!(Browser::new(&app).sign_in("ops@example.com", "yet another passphrase").await.status, StatusCode::UNAUTHORIZED);
+        // A made-up link is refused the same way.
+        assert_eq!(visitor.get("/dashboard/reset/swb_reset_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").await.status, StatusCode::GONE);
+
+        let audit = again.get("/dashboard/audit").await;
+        assert!(audit.text.contains("user.password_reset"), "the reset is audited");
+        assert!(!audit.text.contains(&token) && !audit.text.contains("brand new passphrase"), "without secrets");
+    }
+
+    async fn an_expired_reset_link_is_refused(app) {
+        let old = user(&app, "ops@example.com", Role::Operator, None).await;
+        let visitor = Browser::new(&app);
+        let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "ops@example.com")]).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let link = reset_link(&app, "ops@example.com").await;
+        assert_eq!(visitor.get(&link).await.status, StatusCode::OK);
+        app.clock.advance(chrono::Duration::minutes(61));
+        assert_eq!(visitor.get(&link).await.status, StatusCode::GONE, "valid for an hour");
+        let r = visitor.submit("/dashboard/forgot", &link, &[("new", "a brand new passphrase")]).await;
+        assert_eq!(r.status, StatusCode::GONE, "{}", r.text);
+        assert_eq!(Browser::new(&app).sign_in("ops@example.com", &old).await.status, StatusCode::SEE_OTHER, "unchanged");
+    }
+
+    async fn reset_requests_are_throttled_alike_for_known_and_unknown_e_mails(app) {
+        user(&app, "ops@example.com", Role::Operator, None).await;
+        let visitor = Browser::new(&app);
+        for email in ["ops@example.com", "nobody@example.com"] {
+            for _ in 0..3 {
+                let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", email)]).await;
+                assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            }
+            let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", email)]).await;
+            assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{email}: {}", r.text);
+            assert!(r.text.contains("Too many requests for a reset link"));
+        }
+        assert_eq!(emails_to(&app, "ops@example.com").await, 3);
+        // Another e-mail is not held up.
+        let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "someone@example.com")]).await;
+        assert_eq!(r.status, StatusCode::OK);
+    }
+}
+
+both_engines! {
+    with |c| c.rate_limits.enabled = false;
+    async fn at_most_three_reset_links_an_hour_are_sent_even_without_the_throttle(app) {
+        user(&app, "ops@example.com", Role::Operator, None).await;
+        let visitor = Browser::new(&app);
+        for _ in 0..5 {
+            let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "ops@example.com")]).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        }
+        assert_eq!(emails_to(&app, "ops@example.com").await, 3);
+        app.clock.advance(chrono::Duration::minutes(61));
+        let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "ops@example.com")]).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(emails_to(&app, "ops@example.com").await, 4, "an hour later, one more");
+    }
+}
+
+both_engines! {
+    async fn a_delivery_keeps_the_start_of_the_answer_and_the_log_shows_it(app) {
+        let receiver = crate::receiver::Receiver::start().await;
+        receiver.set(crate::receiver::Behavior::Body(200, format!("thanks <b>{}</b>", "x".repeat(600))));
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url)]).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let endpoint = first_endpoint(&browser, &page).await;
+        let r = browser.submit(&endpoint, &format!("{endpoint}/test"), &[]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        app.eventually("the delivery is logged", || async {
+            browser.get(&endpoint).await.text.contains("thanks &lt;b")
+        })
+        .await;
+        let stored = app.query_texts("SELECT response_excerpt FROM webhook_deliveries").await;
+        assert_eq!(stored.len(), 1);
+        let excerpt = stored[0].clone().expect("an excerpt");
+        assert_eq!(excerpt.len(), 500, "the first 500 bytes");
+        assert!(excerpt.starts_with("thanks <b>xxx"));
+    }
+
+    async fn recovering_requeues_only_the_deliveries_that_failed_since_the_day(app) {
+        use server::{
+            domain::{events::Event, webhooks::DeliveryStatus},
+            store::{events::NewEvent, webhooks::DeliveryRow},
+        };
+        let receiver = crate::receiver::Receiver::start().await;
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url)]).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let endpoint = first_endpoint(&browser, &page).await;
+        let endpoint_uuid: Uuid = endpoint.rsplit('/').next().unwrap().parse().unwrap();
+
+        // Past deliveries, written as the delivery job writes them.
+        let now = app.clock.now();
+        let days = chrono::Duration::days;
+        let mut tx = app.state.db.begin().await.unwrap();
+        let event = |at| NewEvent::of(uuid, &Event::WebhookTest { endpoint_uuid }, at);
+        let mut attempts = Vec::new();
+        let plan: Vec<(&str, Vec<Attempt>)> = vec![
+            ("failed since", vec![(now - days(2), false, Some(now - days(2) + chrono::Duration::seconds(5))), (now - days(2) + chrono::Duration::seconds(5), false, None)]),
+            ("failed, then succeeded", vec![(now - days(2), false, Some(now - days(1))), (now - days(1), true, None)]),
+            ("failed before the day", vec![(now - days(10), false, None)]),
+            ("waiting for a retry", vec![(now - chrono::Duration::minutes(1), false, Some(now + chrono::Duration::hours(2)))]),
+            ("succeeded", vec![(now - days(1), true, None)]),
+        ];
+        let mut events = Vec::new();
+        for (what, tries) in &plan {
+            let created = event(tries[0].0);
+            let event_uuid = server::store::events::insert_event_only(&mut tx, &created).await.unwrap();
+            events.push((*what, event_uuid));
+            for (n, (at, ok, next)) in tries.iter().enumerate() {
+                attempts.push(DeliveryRow {
+                    uuid: Uuid::new_v4(),
+                    endpoint_uuid,
+                    event_uuid,
+                    event_type: "webhook.test".to_owned(),
+                    attempt: i32::try_from(n + 1).unwrap(),
+                    status: if *ok { DeliveryStatus::Succeeded } else { DeliveryStatus::Failed },
+                    response_status: Some(if *ok { 200 } else { 500 }),
+                    error: (!ok).then(|| "HTTP 500".to_owned()),
+                    attempted_at: *at,
+                    next_attempt_at: *next,
+                    response_excerpt: None,
+                });
+            }
+        }
+        for d in &attempts {
+            server::store::webhooks::insert_delivery(&mut tx, d).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+
+        let since = (now - days(3)).format("%Y-%m-%d").to_string();
+        let r = browser.submit(&endpoint, &format!("{endpoint}/recover"), &[("since", "not a day")]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        let r = browser.submit(&endpoint, &format!("{endpoint}/recover"), &[("since", &since)]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert!(r.location.ends_with("done=recovered&queued=1"), "{}", r.location);
+        assert!(browser.get(&r.location).await.text.contains("1 failed delivery was queued again."));
+
+        let recovered = events[0].1.to_string();
+        app.eventually("the failed event is delivered again", || async { receiver.count() > 0 }).await;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let ids: Vec<String> = receiver.hits().iter().map(|h| h.header("webhook-id").to_owned()).collect();
+        assert_eq!(ids, vec![recovered], "only the delivery that failed for good since the day: {events:?}");
+
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        assert!(operator.get("/dashboard/audit").await.text.contains("webhook_endpoint.failed_recovered"));
+        let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
+        let r = stranger.submit("/dashboard", &format!("{endpoint}/recover"), &[("since", &since)]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn an_accounts_page_lists_payments_and_documents_and_runs_the_sandbox(app) {
+        crate::enrollment::with_meters(&app).await;
+        let (account, token) = crate::enrollment::customer(&app, "ana@example.com").await;
+        let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &serde_json::Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = format!("/dashboard/accounts/{account}");
+        let shown = operator.get(&page).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        assert!(shown.text.contains("Payments") && shown.text.contains("succeeded"), "the auto-paid bills");
+
+        // Each document opens as a PDF, served by the dashboard itself.
+        let prefix = format!("{page}/documents/");
+        let at = shown.text.find(&prefix).expect("a document link");
+        let document = shown.text[at..at + prefix.len() + 36].to_owned();
+        let pdf = operator.client.get(format!("{}{document}", operator.base)).send().await.unwrap();
+        assert_eq!(pdf.status(), StatusCode::OK);
+        assert_eq!(pdf.headers()["content-type"], "application/pdf");
+        assert!(pdf.bytes().await.unwrap().starts_with(b"%PDF"));
+        let unknown = format!("{prefix}{}", Uuid::new_v4());
+        assert_eq!(operator.get(&unknown).await.status, StatusCode::NOT_FOUND);
+
+        // The sandbox buttons: simulate a bill, a refusal shown on the page, a declined payment.
+        let r = operator.submit(&page, &format!("{page}/sandbox/simulate"), &[("event", "invoice_generated")]).await;
+        assert_eq!((r.status, r.location.as_str()), (StatusCode::SEE_OTHER, format!("{page}?done=simulated").as_str()), "{}", r.text);
+        let r = operator.submit(&page, &format!("{page}/sandbox/simulate"), &[("event", "invoice_generated")]).await;
+        assert_eq!(r.status, StatusCode::CONFLICT, "read through today already: {}", r.text);
+        let r = operator.submit(&page, &format!("{page}/sandbox/simulate"), &[("event", "no_such_event")]).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+        let r = operator.submit(&page, &format!("{page}/sandbox/simulate"), &[("event", "payment_failed")]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert!(operator.get(&page).await.text.contains("card_declined"), "the failure code is listed");
+
+        let clock = || async {
+            app.state.clock.for_account(&app.state.db, account.parse().unwrap()).await.unwrap().ahead()
+        };
+        let before = clock().await;
+        let r = operator.submit(&page, &format!("{page}/sandbox/advance-clock"), &[("days", "0")]).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+        assert!(r.text.contains("between 1 and 3650"), "{}", r.text);
+        let r = operator.submit(&page, &format!("{page}/sandbox/advance-clock"), &[("days", "3")]).await;
+        assert_eq!((r.status, r.location.as_str()), (StatusCode::SEE_OTHER, format!("{page}?done=advanced").as_str()), "{}", r.text);
+        // Three days from the account's present when it moved: the offset grows by three days
+        // less the moment the request took.
+        let moved = clock().await - before;
+        assert!(moved > chrono::Duration::days(3) - chrono::Duration::minutes(1) && moved <= chrono::Duration::days(3), "the account's clock moved: {moved}");
+        // CSRF first.
+        let r = operator.post(&format!("{page}/sandbox/advance-clock"), &[("days", "3")]).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+        let audit = operator.get("/dashboard/audit").await.text;
+        assert!(audit.contains("account.sandbox_clock_advanced") && audit.contains("account.sandbox_event_simulated"));
+
+        // Another organisation's member: 404 everywhere.
+        let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
+        assert_eq!(stranger.get(&page).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(stranger.get(&document).await.status, StatusCode::NOT_FOUND);
+        for (form, fields) in [("sandbox/advance-clock", vec![("days", "1")]), ("sandbox/simulate", vec![("event", "invoice_generated")])] {
+            let r = stranger.submit("/dashboard", &format!("{page}/{form}"), &fields).await;
+            assert_eq!(r.status, StatusCode::NOT_FOUND, "{form}: {}", r.text);
+        }
+    }
+
+    async fn the_sandbox_buttons_are_refused_on_a_live_account(app) {
+        let (_, live_token) = app.live_app().await;
+        let r = app
+            .post("/v1/app/accounts", &live_token, &serde_json::json!({"email": "live@example.com", "first_name": "Lia", "last_name": "Vance"}))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let account = r.body["uuid"].as_str().unwrap().to_owned();
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = format!("/dashboard/accounts/{account}");
+        let shown = operator.get(&page).await;
+        assert_eq!(shown.status, StatusCode::OK);
+        assert!(!shown.text.contains("sandbox/advance-clock"), "no sandbox buttons on a live account");
+        let before = app.state.clock.for_account(&app.state.db, account.parse().unwrap()).await.unwrap().ahead();
+        for (form, fields) in [("sandbox/advance-clock", vec![("days", "1")]), ("sandbox/simulate", vec![("event", "invoice_generated")])] {
+            let r = operator.submit(&page, &format!("{page}/{form}"), &fields).await;
+            assert_eq!(r.status, StatusCode::FORBIDDEN, "{form}: {}", r.text);
+        }
+        let after = app.state.clock.for_account(&app.state.db, account.parse().unwrap()).await.unwrap().ahead();
+        assert_eq!(before, after, "a live account's clock never moves");
     }
 }

@@ -117,7 +117,7 @@ async fn email(app: &TestApp, status: &str) -> Uuid {
         &mut tx,
         &server::store::emails::EmailRow {
             uuid,
-            app_uuid: app.app_uuid,
+            app_uuid: Some(app.app_uuid),
             account_uuid: None,
             template: "notice".to_owned(),
             to_address: "ana@example.com".to_owned(),

@@ -21,6 +21,8 @@ pub enum Behavior {
     Ok,
     Status(u16),
     StatusRetryAfter(u16, &'static str),
+    /// Answers this status with this body.
+    Body(u16, String),
     /// Answers 200 after this long.
     Slow(Duration),
     /// Never answers.
@@ -117,6 +119,7 @@ async fn receive(
             [(axum::http::header::RETRY_AFTER, after)],
         )
             .into_response(),
+        Behavior::Body(s, body) => (StatusCode::from_u16(s).unwrap(), body).into_response(),
         Behavior::Slow(d) => {
             tokio::time::sleep(d).await;
             StatusCode::OK.into_response()

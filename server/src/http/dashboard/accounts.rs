@@ -1,7 +1,9 @@
 //! Customers' accounts in the dashboard: the search (e-mail, name, account number, ESI ID)
 //! within the apps the member may see, and an account's page with its status and history,
-//! locations and contracts, invoices (their PDFs), e-mails sent (rendered) and events. Any
-//! account of an app the member may not see is a 404.
+//! locations and contracts, invoices (their PDFs) and payments, each location's documents
+//! (their PDFs, served here), e-mails sent (rendered), events, and for a sandbox account the
+//! clock and simulation buttons (`sandbox.rs`). Any account of an app the member may not see
+//! is a 404.
 
 use axum::{
     extract::{Path, Query, State},
@@ -17,9 +19,13 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{html, views, Dash, PageResult};
+use super::{html, views, Dash, Done, PageResult};
 use crate::{
-    http::{error::ApiError, AppState},
+    domain::{
+        credit::SIMULATED_EVENTS,
+        documents::{DocumentKind, DocumentStatus},
+    },
+    http::{error::ApiError, market::pdf_response, AppState},
     services::{self, dashboard::AccountOverview},
     store::{self, accounts::AccountRow},
 };
@@ -33,6 +39,10 @@ pub fn routes() -> Router<AppState> {
             get(invoice_pdf),
         )
         .route("/dashboard/accounts/{account}/emails/{email}", get(email))
+        .route(
+            "/dashboard/accounts/{account}/documents/{document}",
+            get(document_pdf),
+        )
 }
 
 #[derive(Deserialize)]
@@ -103,16 +113,59 @@ async fn overview(state: &AppState, dash: &Dash, uuid: Uuid) -> Result<AccountOv
         .ok_or_else(|| ApiError::not_found("account"))
 }
 
+/// What a `?done=` after a sandbox action says.
+fn done_message(done: Option<&str>) -> Option<&'static str> {
+    Some(match done? {
+        "advanced" => "The account's clock was moved forward; what fell due on the way ran.",
+        "simulated" => "The event was simulated.",
+        _ => return None,
+    })
+}
+
 async fn account_page(
     State(state): State<AppState>,
     dash: Dash,
     Path(account): Path<Uuid>,
+    Query(done): Query<Done>,
 ) -> PageResult {
-    let o = overview(&state, &dash, account).await?;
-    Ok(html(StatusCode::OK, account_view(&dash, &o)))
+    let notice = done_message(done.done.as_deref());
+    render(&state, &dash, account, StatusCode::OK, notice, None).await
 }
 
-fn account_view(dash: &Dash, o: &AccountOverview) -> String {
+/// The account's page with `status`, saying `notice` or `error` (a sandbox action's refusal).
+pub(super) async fn render(
+    state: &AppState,
+    dash: &Dash,
+    account: Uuid,
+    status: StatusCode,
+    notice: Option<&str>,
+    error: Option<&str>,
+) -> PageResult {
+    let o = overview(state, dash, account).await?;
+    Ok(html(status, account_view(dash, &o, notice, error)))
+}
+
+fn document_name(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::Efl => "Electricity Facts Label",
+        DocumentKind::Tos => "Terms of Service",
+        DocumentKind::Yrac => "Your Rights as a Customer",
+        DocumentKind::Loa => "Letter of Authorization",
+        DocumentKind::RenewalNotice => "Contract expiration notice",
+    }
+}
+
+fn dollars(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}${}.{:02}", (cents / 100).abs(), (cents % 100).abs())
+}
+
+fn account_view(
+    dash: &Dash,
+    o: &AccountOverview,
+    notice: Option<&str>,
+    error: Option<&str>,
+) -> String {
     let nav = dash.nav();
     let a = &o.account;
     let base = format!("/dashboard/accounts/{}", a.uuid);
@@ -157,11 +210,7 @@ fn account_view(dash: &Dash, o: &AccountOverview) -> String {
             let href = format!("{base}/invoices/{}", i.number);
             let number = i.number.clone();
             let period = format!("{} – {}", i.billing_period_start, i.billing_period_end);
-            let total = format!(
-                "${}.{:02}",
-                i.total_cents / 100,
-                (i.total_cents % 100).abs()
-            );
+            let total = dollars(i.total_cents);
             let status = i.status.to_string();
             view! {
                 <tr>
@@ -171,6 +220,96 @@ fn account_view(dash: &Dash, o: &AccountOverview) -> String {
             }
         })
         .collect_view();
+    let payments = o
+        .payments
+        .iter()
+        .map(|p| {
+            let when = views::time(p.attempted_at);
+            let amount = dollars(p.amount_cents);
+            let status = p.status.to_string();
+            let invoice = o
+                .invoices
+                .iter()
+                .find(|i| i.uuid == p.invoice_uuid)
+                .map_or_else(|| "-".to_owned(), |i| i.number.clone());
+            let failure = p.failure_code.clone().unwrap_or_else(|| "-".to_owned());
+            view! {
+                <tr><td>{when}</td><td>{amount}</td><td>{status}</td><td>{failure}</td><td>{invoice}</td></tr>
+            }
+        })
+        .collect_view();
+    let no_payments = o
+        .payments
+        .is_empty()
+        .then(|| view! { <p>"No payments yet."</p> });
+    let documents = o
+        .documents
+        .iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(location, docs)| {
+            let heading = o
+                .locations
+                .iter()
+                .find(|l| l.uuid == *location)
+                .map_or_else(String::new, |l| {
+                    format!(
+                        "ESI ID {} · {}, {} {}",
+                        l.esi_id, l.city, l.state, l.postal_code
+                    )
+                });
+            let items = docs
+                .iter()
+                .map(|d| {
+                    let href = format!("{base}/documents/{}", d.uuid);
+                    let name = format!("{} (PDF)", document_name(d.kind));
+                    let state = match d.status {
+                        DocumentStatus::Active => "in force",
+                        DocumentStatus::Queued => "queued",
+                        DocumentStatus::Superseded => "superseded",
+                    };
+                    let meta = format!(
+                        " · {state} from {} · version {}",
+                        d.effective_date, d.version
+                    );
+                    view! { <li><a href=href>{name}</a><span class="muted">{meta}</span></li> }
+                })
+                .collect_view();
+            view! {
+                <h3>{heading}</h3>
+                <ul class="plain">{items}</ul>
+            }
+        })
+        .collect_view();
+    let no_documents = o
+        .documents
+        .iter()
+        .all(|(_, d)| d.is_empty())
+        .then(|| view! { <p>"No documents yet: they come with an accepted plan."</p> });
+    let sandbox = (o.app.environment == "sandbox").then(|| {
+        let options = SIMULATED_EVENTS
+            .iter()
+            .copied()
+            .map(|e| view! { <option value=e>{e}</option> })
+            .collect_view();
+        view! {
+            <section class="card">
+                <h2>"Sandbox"</h2>
+                <p>"A sandbox account's clock moves only forward; what falls due on the way (reads, bills, auto-pay, renewal notices) runs in order."</p>
+                <form method="post" action=format!("{base}/sandbox/advance-clock")>
+                    {views::csrf_field(&nav.csrf)}
+                    <label for="days">"Days to move the clock forward (1 to 3650)"</label>
+                    <input id="days" name="days" type="number" min="1" max="3650" value="1" required/>
+                    <button type="submit">"Advance the clock"</button>
+                </form>
+                <form method="post" action=format!("{base}/sandbox/simulate")>
+                    {views::csrf_field(&nav.csrf)}
+                    <label for="event">"Simulated event"</label>
+                    <select id="event" name="event">{options}</select>
+                    <button type="submit">"Simulate"</button>
+                </form>
+            </section>
+        }
+    });
     let emails = o
         .emails
         .iter()
@@ -205,6 +344,7 @@ fn account_view(dash: &Dash, o: &AccountOverview) -> String {
         <p><a href="/dashboard/accounts">"← Accounts"</a></p>
         <h1>{title}</h1>
         <p class="muted">{meta}</p>
+        {views::messages(notice, error)}
         <section class="card">
             <h2>"Status"</h2>
             <p>{status}</p>
@@ -231,7 +371,19 @@ fn account_view(dash: &Dash, o: &AccountOverview) -> String {
                 <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th></tr></thead>
                 <tbody>{invoices}</tbody>
             </table></div>
+            <h2>"Payments"</h2>
+            {no_payments}
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th></tr></thead>
+                <tbody>{payments}</tbody>
+            </table></div>
         </section>
+        <section class="card">
+            <h2>"Documents"</h2>
+            {no_documents}
+            {documents}
+        </section>
+        {sandbox}
         <section class="card">
             <h2>"E-mails sent"</h2>
             <div class="table-wrap"><table>
@@ -271,6 +423,19 @@ async fn invoice_pdf(
         pdf.bytes,
     )
         .into_response())
+}
+
+/// One of the account's documents as a PDF, served here (the member needs no customer's
+/// session); another's account or document is a 404.
+async fn document_pdf(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, document)): Path<(Uuid, Uuid)>,
+) -> PageResult {
+    let (name, bytes) = services::dashboard::document_pdf(&state, dash.member(), account, document)
+        .await
+        .map_err(ApiError::from)?;
+    Ok(pdf_response(bytes, &name))
 }
 
 /// An e-mail as it was sent, in a sandbox that runs nothing and loads nothing from elsewhere.

@@ -7,6 +7,8 @@
 
 mod accounts;
 mod logo;
+mod reset;
+mod sandbox;
 mod views;
 mod webhooks;
 
@@ -48,6 +50,9 @@ use crate::{
 
 /// The session key of the signed-in user's id.
 const USER_KEY: &str = "dashboard_user";
+/// The session key of the user's session generation at sign-in: a password reset raises the
+/// user's, which ends every session signed in before it.
+const GENERATION_KEY: &str = "dashboard_generation";
 /// Failed sign-ins one e-mail may have in the window (`ratelimit::SIGN_IN_WINDOW`).
 const SIGN_IN_FAILURES_PER_EMAIL: u32 = 5;
 /// Failed sign-ins one client address may have in the window.
@@ -77,6 +82,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/audit", get(audit_page))
         .merge(webhooks::routes())
         .merge(accounts::routes())
+        .merge(reset::routes())
+        .merge(sandbox::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
@@ -200,14 +207,9 @@ impl FromRequestParts<AppState> for Dash {
             .await
             .map_err(IntoResponse::into_response)?;
         let to_sign_in = || Redirect::to("/dashboard/sign-in").into_response();
-        let uuid = session
-            .get::<Uuid>(USER_KEY)
+        let user = signed_in_user(state, &session)
             .await
-            .map_err(|e| PageError(session_error(e)).into_response())?
-            .ok_or_else(to_sign_in)?;
-        let user = store::users::user_by_uuid(&state.db, uuid)
-            .await
-            .map_err(|e| PageError::from(e).into_response())?
+            .map_err(|e| PageError(e).into_response())?
             .ok_or_else(to_sign_in)?;
         let csrf = websession::csrf_token(&session)
             .await
@@ -264,19 +266,44 @@ struct SignInForm {
     password: String,
 }
 
-async fn sign_in_page(State(state): State<AppState>, session: Session) -> PageResult {
+async fn sign_in_page(
+    State(state): State<AppState>,
+    session: Session,
+    Query(done): Query<Done>,
+) -> PageResult {
     if signed_in_user(&state, &session).await?.is_some() {
         return Ok(see_other("/dashboard"));
     }
     let csrf = websession::csrf_token(&session).await?;
-    Ok(html(StatusCode::OK, views::sign_in(&csrf, "", None)))
+    let notice = match done.done.as_deref() {
+        Some("reset") => Some("Your password was reset. Sign in with the new one."),
+        _ => None,
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::sign_in(&csrf, "", notice, None),
+    ))
 }
 
+/// The user signed in to this session. A session signed in before the user's password was
+/// reset (an older session generation) has ended: it is deleted, and nobody is signed in.
 async fn signed_in_user(state: &AppState, session: &Session) -> ApiResult<Option<UserRow>> {
     let Some(uuid) = session.get::<Uuid>(USER_KEY).await.map_err(session_error)? else {
         return Ok(None);
     };
-    Ok(store::users::user_by_uuid(&state.db, uuid).await?)
+    let Some(user) = store::users::user_by_uuid(&state.db, uuid).await? else {
+        return Ok(None);
+    };
+    let generation = session
+        .get::<i32>(GENERATION_KEY)
+        .await
+        .map_err(session_error)?
+        .unwrap_or(0);
+    if generation != user.session_generation {
+        websession::sign_out(session).await?;
+        return Ok(None);
+    }
+    Ok(Some(user))
 }
 
 async fn sign_in(
@@ -308,7 +335,7 @@ async fn sign_in(
             );
             let mut response = html(
                 StatusCode::TOO_MANY_REQUESTS,
-                views::sign_in(&csrf, &email, Some(&message)),
+                views::sign_in(&csrf, &email, None, Some(&message)),
             );
             if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
                 response
@@ -331,6 +358,7 @@ async fn sign_in(
             views::sign_in(
                 &csrf,
                 &email,
+                None,
                 Some("The e-mail or the password is not right."),
             ),
         ));
@@ -338,6 +366,10 @@ async fn sign_in(
     websession::signed_in(&session).await?;
     session
         .insert(USER_KEY, user.uuid)
+        .await
+        .map_err(session_error)?;
+    session
+        .insert(GENERATION_KEY, user.session_generation)
         .await
         .map_err(session_error)?;
     Ok(see_other("/dashboard"))

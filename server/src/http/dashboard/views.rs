@@ -90,12 +90,12 @@ pub(super) fn time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
-pub fn sign_in(csrf: &str, email: &str, error: Option<&str>) -> String {
+pub fn sign_in(csrf: &str, email: &str, notice: Option<&str>, error: Option<&str>) -> String {
     let email = email.to_owned();
     let body = view! {
         <section class="card narrow">
             <h1>"Sign in"</h1>
-            {messages(None, error)}
+            {messages(notice, error)}
             <form method="post" action="/dashboard/sign-in">
                 {csrf_field(csrf)}
                 <label for="email">"E-mail"</label>
@@ -104,6 +104,7 @@ pub fn sign_in(csrf: &str, email: &str, error: Option<&str>) -> String {
                 <input id="password" name="password" type="password" autocomplete="current-password" required/>
                 <button type="submit">"Sign in"</button>
             </form>
+            <p><a href="/dashboard/forgot">"Forgot your password?"</a></p>
         </section>
     }
     .into_any();

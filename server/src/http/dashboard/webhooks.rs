@@ -1,5 +1,6 @@
 //! An app's webhook endpoints in the dashboard: adding one (its signing secret shown once),
-//! enabling and disabling, sending a test event, the delivery log and redelivering one event.
+//! enabling and disabling, sending a test event, the delivery log (with the start of each
+//! answer), redelivering one event, and recovering every delivery that failed since a date.
 //! Everything goes through `services::webhooks`, the functions behind the API's own endpoints,
 //! scoped to an app the member may see.
 
@@ -17,7 +18,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{html, member_app, see_other, views, CsrfForm, Dash, Done, PageError, PageResult};
+use super::{html, member_app, see_other, views, CsrfForm, Dash, PageError, PageResult};
 use crate::{
     http::{error::ApiError, AppState},
     services::{self, webhooks::WebhookRefused},
@@ -50,6 +51,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/redeliver",
             post(redeliver),
+        )
+        .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/recover",
+            post(recover_failed),
         )
 }
 
@@ -185,21 +190,45 @@ async fn endpoint_page(
     State(state): State<AppState>,
     dash: Dash,
     Path((app, endpoint)): Path<(Uuid, Uuid)>,
-    Query(done): Query<Done>,
+    Query(done): Query<RecoveredDone>,
 ) -> PageResult {
     let app = member_app(&state, &dash, app).await?;
     let endpoint = endpoint_of(&state, &app, endpoint).await?;
-    let deliveries =
+    let recovered = done.queued.map(|n| {
+        format!(
+            "{n} failed deliver{} queued again.",
+            if n == 1 { "y was" } else { "ies were" }
+        )
+    });
+    let notice = match done.done.as_deref() {
+        Some("recovered") => recovered.as_deref(),
+        other => done_message(other),
+    };
+    render_endpoint(&state, &dash, &app, &endpoint, StatusCode::OK, notice, None).await
+}
+
+/// The query after a change: what was done, and how many deliveries a recover queued.
+#[derive(Deserialize)]
+struct RecoveredDone {
+    done: Option<String>,
+    queued: Option<u32>,
+}
+
+async fn render_endpoint(
+    state: &AppState,
+    dash: &Dash,
+    app: &AppRow,
+    endpoint: &EndpointRow,
+    status: StatusCode,
+    notice: Option<&str>,
+    error: Option<&str>,
+) -> PageResult {
+    let mut deliveries =
         store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, 100, 0).await?;
+    deliveries.truncate(100);
     Ok(html(
-        StatusCode::OK,
-        endpoint_view(
-            &dash,
-            &app,
-            &endpoint,
-            &deliveries,
-            done_message(done.done.as_deref()),
-        ),
+        status,
+        endpoint_view(dash, app, endpoint, &deliveries, notice, error),
     ))
 }
 
@@ -209,6 +238,7 @@ fn endpoint_view(
     endpoint: &EndpointRow,
     deliveries: &[DeliveryRow],
     notice: Option<&str>,
+    error: Option<&str>,
 ) -> String {
     let nav = dash.nav();
     let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
@@ -238,6 +268,7 @@ fn endpoint_view(
                 .response_status
                 .map_or_else(|| "-".to_owned(), |c| c.to_string());
             let error = d.error.clone().unwrap_or_default();
+            let excerpt = d.response_excerpt.clone().unwrap_or_default();
             let event = d.event_uuid.to_string();
             let attempt = d.attempt.to_string();
             view! {
@@ -247,6 +278,7 @@ fn endpoint_view(
                     <td>{attempt}</td>
                     <td>{status}</td>
                     <td>{code}</td>
+                    <td><code class="detail">{excerpt}</code></td>
                     <td>{error}</td>
                     <td>
                         <form method="post" action=format!("{base}/redeliver") class="inline">
@@ -267,7 +299,7 @@ fn endpoint_view(
     let body = view! {
         <p><a href=back>"← Back to the app"</a></p>
         <h1>"Webhook endpoint"</h1>
-        {views::messages(notice, None)}
+        {views::messages(notice, error)}
         <section class="card">
             <p><code>{url}</code></p>
             <p>"Events: " {types}</p>
@@ -288,13 +320,24 @@ fn endpoint_view(
                 <button type="submit">"Rotate the signing secret"</button>
             </form>
         </section>
+        <section class="card">
+            <h2>"Recover failed deliveries"</h2>
+            <p>"Sends again every event whose delivery to this endpoint failed for good since the day you choose (from 00:00 UTC). Deliveries still waiting for a retry are left to it."</p>
+            <form method="post" action=format!("{base}/recover")>
+                {views::csrf_field(&nav.csrf)}
+                <label for="since">"Failed since (YYYY-MM-DD)"</label>
+                <input id="since" name="since" type="date" required/>
+                <button type="submit">"Recover failed deliveries"</button>
+            </form>
+        </section>
         <h2>"Deliveries"</h2>
         {empty}
         <div class="table-wrap">
             <table>
                 <thead><tr>
                     <th scope="col">"Attempted"</th><th scope="col">"Event"</th><th scope="col">"Attempt"</th>
-                    <th scope="col">"Status"</th><th scope="col">"Response"</th><th scope="col">"Error"</th>
+                    <th scope="col">"Status"</th><th scope="col">"Response"</th><th scope="col">"Answer (start)"</th>
+                    <th scope="col">"Error"</th>
                     <th scope="col"><span class="sr-only">"Actions"</span></th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
@@ -409,4 +452,50 @@ async fn rotate_secret(
         StatusCode::CREATED,
         secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
     ))
+}
+
+#[derive(Deserialize)]
+struct RecoverForm {
+    #[serde(default)]
+    csrf: String,
+    /// A day, `YYYY-MM-DD`: failures from its start (UTC) on are recovered.
+    #[serde(default)]
+    since: String,
+}
+
+async fn recover_failed(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<RecoverForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let Ok(day) = chrono::NaiveDate::parse_from_str(form.since.trim(), "%Y-%m-%d") else {
+        return render_endpoint(
+            &state,
+            &dash,
+            &app,
+            &endpoint,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            None,
+            Some("Choose the day to recover from, as YYYY-MM-DD."),
+        )
+        .await;
+    };
+    let since = day.and_time(chrono::NaiveTime::MIN).and_utc();
+    let queued = services::webhooks::recover_failed(
+        &state,
+        app.uuid,
+        endpoint.uuid,
+        since,
+        Some(&dash.actor()),
+    )
+    .await
+    .map_err(page_error)?;
+    Ok(see_other(&format!(
+        "/dashboard/apps/{}/webhooks/{}?done=recovered&queued={queued}",
+        app.uuid, endpoint.uuid
+    )))
 }

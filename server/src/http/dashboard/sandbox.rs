@@ -1,0 +1,157 @@
+//! A sandbox account's buttons in the dashboard: moving its clock forward by days, and
+//! simulating an outside event (a credit bureau's, the utility's, the market's, a bill or a
+//! declined payment). The same services and clock hold as the API's
+//! `/v1/account/sandbox/advance-clock` and `/simulate`; each is CSRF-checked and audited. A
+//! live account's are refused (403), another organisation's account is a 404.
+
+use app::api::Environment;
+use axum::{
+    extract::{Path, State},
+    routing::post,
+    Form, Router,
+};
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{see_other, Dash, PageResult};
+use crate::{
+    domain::{credit::parse_simulation, jobs::advance_target},
+    http::{
+        error::{ApiError, ErrorCode},
+        AppState,
+    },
+    jobs::sandbox::{advance_held, ClockHold},
+    services,
+    store::{accounts::AccountRow, apps::AppRow},
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/dashboard/accounts/{account}/sandbox/advance-clock",
+            post(advance_clock),
+        )
+        .route(
+            "/dashboard/accounts/{account}/sandbox/simulate",
+            post(simulate),
+        )
+}
+
+/// The account if the member may see it (else 404) and it is a sandbox app's (else 403).
+async fn sandbox_account(
+    state: &AppState,
+    dash: &Dash,
+    account: Uuid,
+) -> Result<(AppRow, AccountRow), ApiError> {
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    if Environment::parse(&app.environment) != Some(Environment::Sandbox) {
+        return Err(ApiError::new(
+            ErrorCode::SandboxOnly,
+            "Only a sandbox account's clock and events can be simulated",
+        ));
+    }
+    Ok((app, account))
+}
+
+/// A refusal shown on the account's page, with its status.
+async fn refused(state: &AppState, dash: &Dash, account: Uuid, e: ApiError) -> PageResult {
+    let status = e.code().status();
+    if status.is_server_error() {
+        return Err(e.into());
+    }
+    let message = e.body(String::new()).error.message;
+    super::accounts::render(state, dash, account, status, None, Some(&message)).await
+}
+
+#[derive(Deserialize)]
+struct AdvanceForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    days: String,
+}
+
+async fn advance_clock(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(account): Path<Uuid>,
+    Form(form): Form<AdvanceForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (_, account) = sandbox_account(&state, &dash, account).await?;
+    let days = form.days.trim().parse::<i64>().ok();
+    // The range is checked before the clock is held; the target is taken under the hold, so
+    // that a concurrent advance applies before or after this one, never from the same present.
+    if let Err(e) = advance_target(state.clock.now(), None, days) {
+        return refused(&state, &dash, account.uuid, e.into()).await;
+    }
+    let hold = ClockHold::acquire(&state, account.uuid).await?;
+    let before = state
+        .clock
+        .for_account(&state.db, account.uuid)
+        .await?
+        .now();
+    let target = advance_target(before, None, days).map_err(ApiError::from)?;
+    let ran = advance_held(&state, &hold, target).await?;
+    hold.release().await?;
+    state.account_changed(account.uuid);
+    services::dashboard::audit_sandbox_action(
+        &state,
+        &dash.actor(),
+        account.uuid,
+        "account.sandbox_clock_advanced",
+        serde_json::json!({"days": days, "from": before, "to": target, "jobs_run": ran}),
+    )
+    .await?;
+    Ok(see_other(&format!(
+        "/dashboard/accounts/{}?done=advanced",
+        account.uuid
+    )))
+}
+
+#[derive(Deserialize)]
+struct SimulateForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    event: String,
+}
+
+async fn simulate(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(account): Path<Uuid>,
+    Form(form): Form<SimulateForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = sandbox_account(&state, &dash, account).await?;
+    let event = form.event.trim().to_owned();
+    let hold = ClockHold::acquire(&state, account.uuid).await?;
+    let simulated =
+        match services::sandbox::simulate(&state, &app, account.uuid, parse_simulation(&event))
+            .await
+        {
+            Ok(simulated) => simulated,
+            Err(e) => {
+                hold.release().await?;
+                return refused(&state, &dash, account.uuid, e.into()).await;
+            }
+        };
+    advance_held(&state, &hold, simulated.at).await?;
+    hold.release().await?;
+    state.account_changed(account.uuid);
+    services::dashboard::audit_sandbox_action(
+        &state,
+        &dash.actor(),
+        account.uuid,
+        "account.sandbox_event_simulated",
+        serde_json::json!({"event": event}),
+    )
+    .await?;
+    Ok(see_other(&format!(
+        "/dashboard/accounts/{}?done=simulated",
+        account.uuid
+    )))
+}
