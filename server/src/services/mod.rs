@@ -4,6 +4,7 @@
 //! `http::error` renders and a job records.
 
 pub mod accounts;
+pub mod app_requests;
 pub mod apps;
 pub mod audit;
 pub mod billing;
@@ -15,6 +16,7 @@ pub mod flows;
 pub mod hosted;
 pub mod invoices;
 pub mod plans;
+pub mod plan_groups;
 pub mod portal;
 pub mod processor;
 pub mod renewal;

@@ -740,6 +740,7 @@ fn plan_row(
         yrac_version: YRAC_VERSION.to_owned(),
         is_renewal: req.renewal.is_some(),
         created_at: now,
+        plan_group_version: group.version,
     }
 }
 

@@ -37,6 +37,7 @@ mod openapi;
 mod openapi_answers;
 mod ops;
 mod pages;
+mod plan_groups;
 mod payments;
 mod portal;
 mod rate_limits;

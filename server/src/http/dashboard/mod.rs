@@ -6,6 +6,8 @@
 //! any app the member may not see. Changes go through the same `services` functions as the CLI.
 
 mod accounts;
+mod plan_groups;
+mod requests;
 mod views;
 mod webhooks;
 
@@ -76,6 +78,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/audit", get(audit_page))
         .merge(webhooks::routes())
         .merge(accounts::routes())
+        .merge(plan_groups::routes())
+        .merge(requests::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
