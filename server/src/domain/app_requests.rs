@@ -92,14 +92,23 @@ mod tests {
     fn slugs_are_lower_case_words_joined_by_single_hyphens() {
         assert_eq!(parse_slug(" Acme-Power ").unwrap(), "acme-power");
         assert_eq!(parse_slug("acme2").unwrap(), "acme2");
-        for bad in ["ab", "-acme", "acme-", "ac--me", "acme power", "acmé", &"a".repeat(51)] {
+        for bad in [
+            "ab",
+            "-acme",
+            "acme-",
+            "ac--me",
+            "acme power",
+            "acmé",
+            &"a".repeat(51),
+        ] {
             assert!(parse_slug(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn a_request_names_every_wrong_field() {
-        let asked = parse_request("Acme Power", "acme-power", "We go live in May.\nThanks").unwrap();
+        let asked =
+            parse_request("Acme Power", "acme-power", "We go live in May.\nThanks").unwrap();
         assert_eq!(asked.slug, "acme-power");
         let params: Vec<String> = parse_request(" ", "a", &"x".repeat(501))
             .unwrap_err()

@@ -110,42 +110,61 @@ fn tos_version(raw: &str) -> Result<String, FieldError> {
 pub fn parse_group(input: &GroupInput<'_>) -> Result<GroupValues, Vec<FieldError>> {
     let mut errors = Vec::new();
     let name = keep(&mut errors, text("name", input.name, 100));
-    let plan_type = keep(&mut errors, PlanType::parse(input.plan_type.trim()).ok_or_else(|| {
-        FieldError::invalid("plan_type", "plan_type must be fixed or month_to_month")
-    }));
-    let term_months = keep(&mut errors, match plan_type {
-        Some(PlanType::MonthToMonth) => whole(
-            "term_months",
-            input.term_months,
-            1,
-            1,
-            "1 for a month-to-month plan",
+    let plan_type = keep(
+        &mut errors,
+        PlanType::parse(input.plan_type.trim()).ok_or_else(|| {
+            FieldError::invalid("plan_type", "plan_type must be fixed or month_to_month")
+        }),
+    );
+    let term_months = keep(
+        &mut errors,
+        match plan_type {
+            Some(PlanType::MonthToMonth) => whole(
+                "term_months",
+                input.term_months,
+                1,
+                1,
+                "1 for a month-to-month plan",
+            ),
+            _ => whole(
+                "term_months",
+                input.term_months,
+                1,
+                i64::from(MAX_TERM_MONTHS),
+                &format!("a whole number of months from 1 to {MAX_TERM_MONTHS}"),
+            ),
+        },
+    );
+    let base_charge = keep(
+        &mut errors,
+        cents(
+            "base_charge_cents_per_month",
+            input.base_charge_cents_per_month,
         ),
-        _ => whole(
-            "term_months",
-            input.term_months,
-            1,
-            i64::from(MAX_TERM_MONTHS),
-            &format!("a whole number of months from 1 to {MAX_TERM_MONTHS}"),
+    );
+    let margin = keep(
+        &mut errors,
+        rate(
+            "energy_margin_cents_per_kwh",
+            input.energy_margin_cents_per_kwh,
         ),
-    });
-    let base_charge = keep(&mut errors, cents(
-        "base_charge_cents_per_month",
-        input.base_charge_cents_per_month,
-    ));
-    let margin = keep(&mut errors, rate(
-        "energy_margin_cents_per_kwh",
-        input.energy_margin_cents_per_kwh,
-    ));
-    let commission = keep(&mut errors, cents(
-        "partner_commission_cents_per_month",
-        input.partner_commission_cents_per_month,
-    ));
-    let buyback = keep(&mut errors, rate(
-        "solar_buyback_cents_per_kwh",
-        input.solar_buyback_cents_per_kwh,
-    ));
-    let etf = keep(&mut errors, 
+    );
+    let commission = keep(
+        &mut errors,
+        cents(
+            "partner_commission_cents_per_month",
+            input.partner_commission_cents_per_month,
+        ),
+    );
+    let buyback = keep(
+        &mut errors,
+        rate(
+            "solar_buyback_cents_per_kwh",
+            input.solar_buyback_cents_per_kwh,
+        ),
+    );
+    let etf = keep(
+        &mut errors,
         cents(
             "early_termination_fee_cents",
             input.early_termination_fee_cents,
@@ -161,27 +180,34 @@ pub fn parse_group(input: &GroupInput<'_>) -> Result<GroupValues, Vec<FieldError
             }
         }),
     );
-    let renewable = keep(&mut errors, whole(
-        "renewable_percent",
-        input.renewable_percent,
-        0,
-        100,
-        "a whole percentage from 0 to 100",
-    ));
-    let tos = keep(&mut errors, tos_version(input.tos_version));
-    let position = keep(&mut errors, if input.position.trim().is_empty() {
-        Ok(None)
-    } else {
+    let renewable = keep(
+        &mut errors,
         whole(
-            "position",
-            input.position,
+            "renewable_percent",
+            input.renewable_percent,
             0,
-            9_999,
-            "a whole number from 0 to 9999",
-        )
-        .map(Some)
-    });
-    let default = keep(&mut errors, 
+            100,
+            "a whole percentage from 0 to 100",
+        ),
+    );
+    let tos = keep(&mut errors, tos_version(input.tos_version));
+    let position = keep(
+        &mut errors,
+        if input.position.trim().is_empty() {
+            Ok(None)
+        } else {
+            whole(
+                "position",
+                input.position,
+                0,
+                9_999,
+                "a whole number from 0 to 9999",
+            )
+            .map(Some)
+        },
+    );
+    let default = keep(
+        &mut errors,
         if input.is_month_to_month_default && plan_type == Some(PlanType::Fixed) {
             Err(FieldError::invalid(
                 "is_month_to_month_default",
@@ -343,7 +369,12 @@ mod tests {
             is_month_to_month_default: true,
             ..fixed()
         };
-        assert!(parse_group(&monthly).unwrap().terms.is_month_to_month_default);
+        assert!(
+            parse_group(&monthly)
+                .unwrap()
+                .terms
+                .is_month_to_month_default
+        );
         assert_eq!(
             params(&GroupInput {
                 term_months: "12",

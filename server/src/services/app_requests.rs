@@ -4,6 +4,7 @@
 //! transaction, or declines it with a reason the partner reads. Every step is audited in its
 //! own transaction.
 
+use app::api::Environment;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -20,7 +21,6 @@ use crate::{
     },
     store::{self, app_requests::LiveAppRequestRow, Db},
 };
-use app::api::Environment;
 
 /// How many requests a list shows.
 const LISTED: i64 = 200;
@@ -184,8 +184,8 @@ pub async fn decline(
     uuid: Uuid,
     reason: &str,
 ) -> Result<(), Error<AppRequestRefused>> {
-    let reason =
-        parse_decline_reason(reason).map_err(|e| Error::Refused(AppRequestRefused::Fields(vec![e])))?;
+    let reason = parse_decline_reason(reason)
+        .map_err(|e| Error::Refused(AppRequestRefused::Fields(vec![e])))?;
     let now = clock.now();
     let mut tx = db.begin().await?;
     let request = pending(&mut tx, uuid).await?;
@@ -224,10 +224,7 @@ pub async fn requests_of(
 }
 
 /// One request.
-pub async fn request(
-    db: &Db,
-    uuid: Uuid,
-) -> Result<LiveAppRequestRow, Error<AppRequestRefused>> {
+pub async fn request(db: &Db, uuid: Uuid) -> Result<LiveAppRequestRow, Error<AppRequestRefused>> {
     match store::app_requests::request_by_uuid(db, uuid).await? {
         Some(r) => Ok(r),
         None => refused(AppRequestRefused::NotFound),

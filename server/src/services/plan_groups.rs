@@ -177,9 +177,7 @@ pub async fn create_group(
         return refused(PlanGroupRefused::Fields(errors));
     }
     let last = groups.iter().map(|g| g.position).max();
-    let position = values
-        .position
-        .unwrap_or_else(|| last.map_or(0, |p| p + 1));
+    let position = values.position.unwrap_or_else(|| last.map_or(0, |p| p + 1));
     let row = group_row(Uuid::new_v4(), app_uuid, &values.terms, position, 1, now);
     insert_group(&mut tx, actor, &row, now).await?;
     audit::record(

@@ -339,8 +339,7 @@ pub async fn plan_group_of_app(
     app_uuid: Uuid,
     uuid: Uuid,
 ) -> Result<Option<PlanGroupRow>> {
-    let sql =
-        format!("SELECT {GROUP_COLUMNS} FROM plan_groups WHERE app_uuid = $1 AND uuid = $2");
+    let sql = format!("SELECT {GROUP_COLUMNS} FROM plan_groups WHERE app_uuid = $1 AND uuid = $2");
     on_conn!(conn.into(), c => sqlx::query_as::<_, PlanGroupRow>(&sql).bind(app_uuid).bind(uuid)
         .fetch_optional(c).await)
 }

@@ -158,7 +158,12 @@ async fn user(app: &TestApp, email: &str, role: Role, organisation: Option<&str>
 }
 
 /// A signed-in browser of a new user.
-pub(crate) async fn signed_in(app: &TestApp, email: &str, role: Role, organisation: Option<&str>) -> Browser {
+pub(crate) async fn signed_in(
+    app: &TestApp,
+    email: &str,
+    role: Role,
+    organisation: Option<&str>,
+) -> Browser {
     let password = user(app, email, role, organisation).await;
     let browser = Browser::new(app);
     let r = browser.sign_in(email, &password).await;

@@ -289,7 +289,11 @@ async fn edit_group(
     .await;
     match result {
         Ok(edited) => {
-            let done = if edited.changed { "edited" } else { "unchanged" };
+            let done = if edited.changed {
+                "edited"
+            } else {
+                "unchanged"
+            };
             Ok(see_other(&format!(
                 "{}/{}?done={done}",
                 base(&app),
@@ -649,7 +653,7 @@ fn form_view(
                 <label for="plan_type">"Plan type"</label>
                 <select id="plan_type" name="plan_type">
                     <option value="fixed" selected=fixed>"Fixed"</option>
-                    <option value="month_to_month" selected=!fixed>"Month-to-month"</option>
+                    <option value="month_to_month" selected={!fixed}>"Month-to-month"</option>
                 </select>
                 {type_error}
                 {field("term_months", "Term (months)", &form.term_months, errors, Some("1 to 36 for a fixed plan; 1 for month-to-month"))}

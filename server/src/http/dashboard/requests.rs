@@ -162,10 +162,9 @@ async fn create_request(
         Ok(_) => Ok(see_other(&format!("{LIST}?done=requested"))),
         Err(e) => {
             let errors: Vec<(String, String)> = match refusal(e)? {
-                AppRequestRefused::Fields(errors) => errors
-                    .into_iter()
-                    .map(|e| (e.param, e.message))
-                    .collect(),
+                AppRequestRefused::Fields(errors) => {
+                    errors.into_iter().map(|e| (e.param, e.message)).collect()
+                }
                 AppRequestRefused::SlugTaken(slug) => vec![(
                     "slug".to_owned(),
                     format!("the slug {slug} is taken: choose another"),
@@ -313,14 +312,11 @@ fn list_view(
         .is_empty()
         .then(|| view! { <p>"No requests yet."</p> });
     let error_of = |param: &str| {
-        errors
-            .iter()
-            .find(|(p, _)| p == param)
-            .map(|(_, m)| {
-                let id = format!("{param}-error");
-                let m = m.clone();
-                view! { <p class="field-error" id=id>{m}</p> }
-            })
+        errors.iter().find(|(p, _)| p == param).map(|(_, m)| {
+            let id = format!("{param}-error");
+            let m = m.clone();
+            view! { <p class="field-error" id=id>{m}</p> }
+        })
     };
     let general = errors
         .iter()
