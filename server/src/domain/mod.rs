@@ -92,6 +92,7 @@ pub(crate) use text_enum;
 
 pub mod account;
 pub mod address;
+pub mod app_requests;
 pub mod apps;
 pub mod billing;
 pub mod cards;
@@ -105,6 +106,7 @@ pub mod hosted;
 pub mod jobs;
 pub mod links;
 pub mod market;
+pub mod plan_groups;
 pub mod pricing;
 pub mod renewal;
 pub mod status;

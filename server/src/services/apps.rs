@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::{
     audit::{self, Actor},
-    Error,
+    plan_groups, Error,
 };
 use crate::{
     clock::Clock,
@@ -23,8 +23,7 @@ use crate::{
     store::{
         self,
         apps::{AppRow, NewApp, SupportContacts},
-        market::PlanGroupRow,
-        Db,
+        Db, Tx,
     },
 };
 
@@ -84,20 +83,59 @@ pub async fn create_app(
     environment: Environment,
     organisation: Option<Uuid>,
 ) -> Result<CreatedApp, Error<AppRefused>> {
-    let name = app_name("name", name)?;
-    let suffix: String = rand::thread_rng()
-        .sample_iter(&Alphanumeric)
-        .take(6)
-        .map(|b| char::from(b).to_ascii_lowercase())
-        .collect();
+    let mut tx = db.begin().await?;
+    let created = create_app_in(
+        &mut tx,
+        clock.now(),
+        actor,
+        &NewAppSpec {
+            name,
+            environment,
+            organisation,
+            slug: None,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(created)
+}
+
+/// What a new app is made of; a slug chosen beforehand (a partner's approved request) is kept,
+/// else one is made from the name.
+pub struct NewAppSpec<'a> {
+    pub name: &'a str,
+    pub environment: Environment,
+    pub organisation: Option<Uuid>,
+    pub slug: Option<&'a str>,
+}
+
+/// Creates an app in the caller's transaction: the one way apps are made, whether the operator
+/// creates one or approves a partner's request for it.
+pub async fn create_app_in(
+    tx: &mut Tx,
+    now: chrono::DateTime<chrono::Utc>,
+    actor: &Actor,
+    spec: &NewAppSpec<'_>,
+) -> Result<CreatedApp, Error<AppRefused>> {
+    let name = app_name("name", spec.name)?;
+    let environment = spec.environment;
+    let organisation = spec.organisation;
+    let slug = match spec.slug {
+        Some(chosen) => chosen.to_owned(),
+        None => {
+            let suffix: String = rand::thread_rng()
+                .sample_iter(&Alphanumeric)
+                .take(6)
+                .map(|b| char::from(b).to_ascii_lowercase())
+                .collect();
+            slug(&name, &suffix)
+        }
+    };
     let uuid = Uuid::new_v4();
-    let slug = slug(&name, &suffix);
     let key = tokens::issue_publishable_key(environment);
     let token = tokens::issue_app_token(environment);
-    let now = clock.now();
-    let mut tx = db.begin().await?;
     store::apps::insert_app(
-        &mut tx,
+        tx,
         &NewApp {
             uuid,
             name: &name,
@@ -109,30 +147,15 @@ pub async fn create_app(
         },
     )
     .await?;
-    store::apps::insert_app_token(&mut tx, uuid, &token.prefix, &token.hash, now).await?;
+    store::apps::insert_app_token(tx, uuid, &token.prefix, &token.hash, now).await?;
     // Every app starts with plans it can offer at once.
     for (position, group) in pricing::default_groups().into_iter().enumerate() {
-        let row = PlanGroupRow {
-            uuid: Uuid::new_v4(),
-            app_uuid: uuid,
-            name: group.name,
-            plan_type: group.plan_type.as_str().to_owned(),
-            term_months: i64::from(group.term_months),
-            base_charge_cents_per_month: group.base_charge_cents_per_month,
-            energy_margin_cents_per_kwh: group.energy_margin_cents_per_kwh.to_string(),
-            partner_commission_cents_per_month: group.partner_commission_cents_per_month,
-            solar_buyback_cents_per_kwh: group.solar_buyback_cents_per_kwh.to_string(),
-            early_termination_fee_cents: group.early_termination_fee_cents,
-            renewable_percent: i64::from(group.renewable_percent),
-            tos_version: group.tos_version,
-            is_month_to_month_default: group.is_month_to_month_default,
-            position: i64::try_from(position).unwrap_or(i64::MAX),
-            created_at: now,
-        };
-        store::market::insert_plan_group(&mut tx, &row).await?;
+        let position = i64::try_from(position).unwrap_or(i64::MAX);
+        let row = plan_groups::group_row(Uuid::new_v4(), uuid, &group, position, 1, now);
+        plan_groups::insert_group(tx, actor, &row, now).await?;
     }
     audit::record(
-        &mut tx,
+        tx,
         actor,
         "app.created",
         &format!("app:{uuid}"),
@@ -140,12 +163,12 @@ pub async fn create_app(
             "name": name,
             "environment": environment.as_str(),
             "organisation": organisation,
+            "slug": slug,
             "token_prefix": token.prefix,
         }),
         now,
     )
     .await?;
-    tx.commit().await?;
     Ok(CreatedApp {
         uuid,
         slug,

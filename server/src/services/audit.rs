@@ -17,7 +17,8 @@ pub enum Actor {
 }
 
 impl Actor {
-    fn name(&self) -> &str {
+    /// How the audit log and version histories name the actor.
+    pub fn name(&self) -> &str {
         match self {
             Actor::User { email, .. } => email,
             Actor::Cli => "cli",
@@ -25,7 +26,8 @@ impl Actor {
         }
     }
 
-    fn user(&self) -> Option<Uuid> {
+    /// The dashboard user, when it was one.
+    pub fn user(&self) -> Option<Uuid> {
         match self {
             Actor::User { uuid, .. } => Some(*uuid),
             Actor::Cli | Actor::System => None,

@@ -4,6 +4,7 @@
 //! `http::error` renders and a job records.
 
 pub mod accounts;
+pub mod app_requests;
 pub mod apps;
 pub mod audit;
 pub mod billing;
@@ -14,6 +15,7 @@ pub mod enrollment;
 pub mod flows;
 pub mod hosted;
 pub mod invoices;
+pub mod plan_groups;
 pub mod plans;
 pub mod portal;
 pub mod processor;

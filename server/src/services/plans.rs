@@ -732,6 +732,9 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
     Ok(priced)
 }
 
+/// A priced plan's row: its own copy of what its group said when it was priced (name, type,
+/// term, rates, fees, commission, Terms of Service) and of that group's version, so that a
+/// later edit of the group changes no plan already priced, nor the contracts accepted with it.
 #[allow(clippy::too_many_arguments)]
 fn plan_row(
     req: &PlanRequest<'_>,
@@ -782,6 +785,7 @@ fn plan_row(
         yrac_version: YRAC_VERSION.to_owned(),
         is_renewal: req.renewal.is_some(),
         created_at: now,
+        plan_group_version: group.version,
     }
 }
 

@@ -285,17 +285,19 @@ pub struct PlanGroupRow {
     pub is_month_to_month_default: bool,
     pub position: i64,
     pub created_at: DateTime<Utc>,
+    /// The number of the group's current version (1 when created; each edit adds one).
+    pub version: i64,
 }
 
 const GROUP_COLUMNS: &str = "uuid, app_uuid, name, plan_type, term_months, \
     base_charge_cents_per_month, energy_margin_cents_per_kwh, partner_commission_cents_per_month, \
     solar_buyback_cents_per_kwh, early_termination_fee_cents, renewable_percent, tos_version, \
-    is_month_to_month_default, position, created_at";
+    is_month_to_month_default, position, created_at, version";
 
 pub async fn insert_plan_group(tx: &mut Tx, g: &PlanGroupRow) -> Result<()> {
     let sql = format!(
         "INSERT INTO plan_groups ({GROUP_COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     );
     on_tx!(tx, c => sqlx::query(&sql)
         .bind(g.uuid)
@@ -313,17 +315,133 @@ pub async fn insert_plan_group(tx: &mut Tx, g: &PlanGroupRow) -> Result<()> {
         .bind(g.is_month_to_month_default)
         .bind(g.position)
         .bind(g.created_at)
+        .bind(g.version)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
-pub async fn plan_groups_of_app(db: &Db, app_uuid: Uuid) -> Result<Vec<PlanGroupRow>> {
+/// The app's plan groups in its order, read in the caller's transaction (or from the pool).
+pub async fn plan_groups_of_app(
+    conn: impl Into<Conn<'_>>,
+    app_uuid: Uuid,
+) -> Result<Vec<PlanGroupRow>> {
     let sql = format!(
         "SELECT {GROUP_COLUMNS} FROM plan_groups WHERE app_uuid = $1 ORDER BY position, uuid"
     );
-    on_db!(db, c => sqlx::query_as::<_, PlanGroupRow>(&sql).bind(app_uuid).fetch_all(c).await)
+    on_conn!(conn.into(), c => sqlx::query_as::<_, PlanGroupRow>(&sql).bind(app_uuid).fetch_all(c).await)
+}
+
+/// The plan group `uuid` of the app, read in the caller's transaction (or from the pool).
+pub async fn plan_group_of_app(
+    conn: impl Into<Conn<'_>>,
+    app_uuid: Uuid,
+    uuid: Uuid,
+) -> Result<Option<PlanGroupRow>> {
+    let sql = format!("SELECT {GROUP_COLUMNS} FROM plan_groups WHERE app_uuid = $1 AND uuid = $2");
+    on_conn!(conn.into(), c => sqlx::query_as::<_, PlanGroupRow>(&sql).bind(app_uuid).bind(uuid)
+        .fetch_optional(c).await)
+}
+
+/// Writes the group's values as its version `g.version`, if its current version is still
+/// `expected` (someone else's edit since it was read changes nothing). Returns whether it did.
+pub async fn update_plan_group(tx: &mut Tx, g: &PlanGroupRow, expected: i64) -> Result<bool> {
+    let sql = "UPDATE plan_groups SET name = $1, plan_type = $2, term_months = $3, \
+        base_charge_cents_per_month = $4, energy_margin_cents_per_kwh = $5, \
+        partner_commission_cents_per_month = $6, solar_buyback_cents_per_kwh = $7, \
+        early_termination_fee_cents = $8, renewable_percent = $9, tos_version = $10, \
+        is_month_to_month_default = $11, position = $12, version = $13 \
+        WHERE uuid = $14 AND app_uuid = $15 AND version = $16";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(&g.name)
+        .bind(&g.plan_type)
+        .bind(g.term_months)
+        .bind(g.base_charge_cents_per_month)
+        .bind(&g.energy_margin_cents_per_kwh)
+        .bind(g.partner_commission_cents_per_month)
+        .bind(&g.solar_buyback_cents_per_kwh)
+        .bind(g.early_termination_fee_cents)
+        .bind(g.renewable_percent)
+        .bind(&g.tos_version)
+        .bind(g.is_month_to_month_default)
+        .bind(g.position)
+        .bind(g.version)
+        .bind(g.uuid)
+        .bind(g.app_uuid)
+        .bind(expected)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// One version of a plan group: its values then, who made it and when.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PlanGroupVersionRow {
+    pub plan_group_uuid: Uuid,
+    pub version: i64,
+    pub name: String,
+    pub plan_type: String,
+    pub term_months: i64,
+    pub base_charge_cents_per_month: i64,
+    pub energy_margin_cents_per_kwh: String,
+    pub partner_commission_cents_per_month: i64,
+    pub solar_buyback_cents_per_kwh: String,
+    pub early_termination_fee_cents: i64,
+    pub renewable_percent: i64,
+    pub tos_version: String,
+    pub is_month_to_month_default: bool,
+    pub position: i64,
+    /// A user's e-mail, or `cli` / `system`.
+    pub changed_by: String,
+    pub changed_by_user_uuid: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+}
+
+const VERSION_COLUMNS: &str = "plan_group_uuid, version, name, plan_type, term_months, \
+    base_charge_cents_per_month, energy_margin_cents_per_kwh, partner_commission_cents_per_month, \
+    solar_buyback_cents_per_kwh, early_termination_fee_cents, renewable_percent, tos_version, \
+    is_month_to_month_default, position, changed_by, changed_by_user_uuid, created_at";
+
+pub async fn insert_plan_group_version(tx: &mut Tx, v: &PlanGroupVersionRow) -> Result<()> {
+    let placeholders: Vec<String> = (1..=17).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "INSERT INTO plan_group_versions ({VERSION_COLUMNS}) VALUES ({})",
+        placeholders.join(", ")
+    );
+    on_tx!(tx, c => sqlx::query(&sql)
+        .bind(v.plan_group_uuid)
+        .bind(v.version)
+        .bind(&v.name)
+        .bind(&v.plan_type)
+        .bind(v.term_months)
+        .bind(v.base_charge_cents_per_month)
+        .bind(&v.energy_margin_cents_per_kwh)
+        .bind(v.partner_commission_cents_per_month)
+        .bind(&v.solar_buyback_cents_per_kwh)
+        .bind(v.early_termination_fee_cents)
+        .bind(v.renewable_percent)
+        .bind(&v.tos_version)
+        .bind(v.is_month_to_month_default)
+        .bind(v.position)
+        .bind(&v.changed_by)
+        .bind(v.changed_by_user_uuid)
+        .bind(v.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Every version of a plan group, newest first.
+pub async fn plan_group_versions(db: &Db, group_uuid: Uuid) -> Result<Vec<PlanGroupVersionRow>> {
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS} FROM plan_group_versions WHERE plan_group_uuid = $1 \
+         ORDER BY version DESC"
+    );
+    on_db!(db, c => sqlx::query_as::<_, PlanGroupVersionRow>(&sql).bind(group_uuid)
+        .fetch_all(c).await)
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -358,6 +476,8 @@ pub struct PlanRow {
     pub yrac_version: String,
     pub is_renewal: bool,
     pub created_at: DateTime<Utc>,
+    /// The version of its plan group the plan was priced with.
+    pub plan_group_version: i64,
 }
 
 const PLAN_COLUMNS: &str = "uuid, app_uuid, plan_group_uuid, account_uuid, is_custom, esi_id, \
@@ -365,10 +485,11 @@ const PLAN_COLUMNS: &str = "uuid, app_uuid, plan_group_uuid, account_uuid, is_cu
     expires_at, energy_cents_per_kwh, base_charge_cents_per_month, tdu_fixed_cents_per_month, \
     tdu_cents_per_kwh, solar_buyback_cents_per_kwh, early_termination_fee_cents, \
     partner_commission_cents_per_month, renewable_percent, wholesale_cents_per_kwh, average_500, \
-    average_1000, average_2000, tos_version, yrac_version, is_renewal, created_at";
+    average_1000, average_2000, tos_version, yrac_version, is_renewal, created_at, \
+    plan_group_version";
 
 pub async fn insert_plan(tx: &mut Tx, p: &PlanRow) -> Result<()> {
-    let placeholders: Vec<String> = (1..=30).map(|i| format!("${i}")).collect();
+    let placeholders: Vec<String> = (1..=31).map(|i| format!("${i}")).collect();
     let sql = format!(
         "INSERT INTO plans ({PLAN_COLUMNS}) VALUES ({})",
         placeholders.join(", ")
@@ -404,6 +525,7 @@ pub async fn insert_plan(tx: &mut Tx, p: &PlanRow) -> Result<()> {
         .bind(&p.yrac_version)
         .bind(p.is_renewal)
         .bind(p.created_at)
+        .bind(p.plan_group_version)
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
@@ -422,10 +544,12 @@ pub async fn plans_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<PlanRow
     on_db!(db, c => sqlx::query_as::<_, PlanRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
-/// Whether some plan group uses this Terms of Service version.
+/// Whether some plan group uses, or once used, this Terms of Service version (plans priced
+/// before an edit keep linking to theirs).
 pub async fn tos_version_exists(db: &Db, version: &str) -> Result<bool> {
-    let sql = "SELECT COUNT(*) FROM plan_groups WHERE tos_version = $1";
-    let n = on_db!(db, c => sqlx::query_scalar::<_, i64>(sql).bind(version).fetch_one(c).await)?;
+    let sql = "SELECT (SELECT COUNT(*) FROM plan_groups WHERE tos_version = $1) \
+        + (SELECT COUNT(*) FROM plan_group_versions WHERE tos_version = $2)";
+    let n = on_db!(db, c => sqlx::query_scalar::<_, i64>(sql).bind(version).bind(version).fetch_one(c).await)?;
     Ok(n > 0)
 }
 

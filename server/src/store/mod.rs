@@ -6,6 +6,7 @@
 //! handler's whole change — rows, history, events, jobs — commits or rolls back together.
 
 pub mod accounts;
+pub mod app_requests;
 pub mod apps;
 pub mod audit;
 pub mod backup;

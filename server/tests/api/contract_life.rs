@@ -183,7 +183,14 @@ both_engines! {
             position: -1,
             ..monthly_group.clone()
         };
+        // An app has one month-to-month default: the newer group takes it over.
+        let former = server::store::market::PlanGroupRow {
+            is_month_to_month_default: false,
+            version: monthly_group.version + 1,
+            ..monthly_group.clone()
+        };
         let mut tx = app.state.db.begin().await.unwrap();
+        assert!(server::store::market::update_plan_group(&mut tx, &former, monthly_group.version).await.unwrap());
         server::store::market::insert_plan_group(&mut tx, &newer).await.unwrap();
         tx.commit().await.unwrap();
         assert_ne!(newer.tos_version, old.tos_version);

@@ -17,22 +17,22 @@ use crate::{
 };
 
 /// A browser on the dashboard: its own cookies, redirects not followed (so they can be seen).
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
     jar: Arc<reqwest::cookie::Jar>,
     base: String,
 }
 
-struct Page {
-    status: StatusCode,
-    location: String,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
+    pub(crate) location: String,
     csp: String,
-    text: String,
+    pub(crate) text: String,
 }
 
 impl Page {
     /// The CSRF token of the page's first form.
-    fn csrf(&self) -> String {
+    pub(crate) fn csrf(&self) -> String {
         let at = self
             .text
             .find("name=\"csrf\"")
@@ -44,7 +44,7 @@ impl Page {
     }
 
     /// The value of the read-only secret field (a token shown once).
-    fn shown_token(&self) -> String {
+    pub(crate) fn shown_token(&self) -> String {
         let at = self.text.find("id=\"token\"").expect("a token is shown");
         let rest = &self.text[at..];
         let start = rest.find("value=\"").unwrap() + 7;
@@ -54,7 +54,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(app: &TestApp) -> Browser {
+    pub(crate) fn new(app: &TestApp) -> Browser {
         let jar = Arc::new(reqwest::cookie::Jar::default());
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -86,7 +86,7 @@ impl Browser {
         }
     }
 
-    async fn get(&self, path: &str) -> Page {
+    pub(crate) async fn get(&self, path: &str) -> Page {
         Self::read(
             self.client
                 .get(format!("{}{path}", self.base))
@@ -97,7 +97,7 @@ impl Browser {
         .await
     }
 
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+    pub(crate) async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
         Self::read(
             self.client
                 .post(format!("{}{path}", self.base))
@@ -110,7 +110,7 @@ impl Browser {
     }
 
     /// Posts a form with the CSRF token of the page at `from`.
-    async fn submit(&self, from: &str, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) async fn submit(&self, from: &str, path: &str, fields: &[(&str, &str)]) -> Page {
         let csrf = self.get(from).await.csrf();
         let mut form = vec![("csrf", csrf.as_str())];
         form.extend_from_slice(fields);
@@ -198,7 +198,12 @@ async fn user(app: &TestApp, email: &str, role: Role, organisation: Option<&str>
 }
 
 /// A signed-in browser of a new user.
-async fn signed_in(app: &TestApp, email: &str, role: Role, organisation: Option<&str>) -> Browser {
+pub(crate) async fn signed_in(
+    app: &TestApp,
+    email: &str,
+    role: Role,
+    organisation: Option<&str>,
+) -> Browser {
     let password = user(app, email, role, organisation).await;
     let browser = Browser::new(app);
     let r = browser.sign_in(email, &password).await;
@@ -208,7 +213,7 @@ async fn signed_in(app: &TestApp, email: &str, role: Role, organisation: Option<
 }
 
 /// Creates a sandbox app from the dashboard; its uuid and first AppToken.
-async fn create_sandbox_app(browser: &Browser, name: &str) -> (Uuid, String) {
+pub(crate) async fn create_sandbox_app(browser: &Browser, name: &str) -> (Uuid, String) {
     let r = browser
         .submit(
             "/dashboard",

@@ -38,6 +38,7 @@ mod openapi_answers;
 mod ops;
 mod pages;
 mod payments;
+mod plan_groups;
 mod portal;
 mod rate_limits;
 mod receiver;

@@ -9,6 +9,8 @@ mod accounts;
 mod logo;
 mod reset;
 mod sandbox;
+mod plan_groups;
+mod requests;
 mod views;
 mod webhooks;
 
@@ -84,6 +86,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(accounts::routes())
         .merge(reset::routes())
         .merge(sandbox::routes())
+        .merge(plan_groups::routes())
+        .merge(requests::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))

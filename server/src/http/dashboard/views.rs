@@ -38,6 +38,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                     <ul>
                         <li><a href="/dashboard">"Apps"</a></li>
                         <li><a href="/dashboard/accounts">"Accounts"</a></li>
+                        <li><a href="/dashboard/live-app-requests">"Live app requests"</a></li>
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
                     </ul>
@@ -340,6 +341,11 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 {csrf_field(&nav.csrf)}
                 <button type="submit">"Create a key"</button>
             </form>
+        </section>
+        <section class="card">
+            <h2>"Plan groups"</h2>
+            <p>"The rules the pricing model reads for this app's plans, and each group's versions."</p>
+            <p><a href=format!("{base}/plan-groups")>"Plan groups"</a></p>
         </section>
         <section class="card">
             <h2>"Brand"</h2>
