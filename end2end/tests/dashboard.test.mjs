@@ -3,7 +3,9 @@
 // flow page's frame-ancestors follows); a forged form is refused; repeated wrong passwords are
 // throttled; a webhook endpoint is added and sent a test event, whose delivery (with the start
 // of the receiver's answer) shows in the log; an operator finds an account and opens its
-// invoice and a document as PDFs. Screenshots at 360 and 1280 px.
+// invoice and a document as PDFs; an operator uploads an app's logo and edits one of its plan
+// groups (a wrong value refused at its field, then a new version). Screenshots at 360 and
+// 1280 px.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -243,6 +245,53 @@ test("an operator finds an account and opens its invoice and a document as PDFs"
       invoice.click({ modifiers: [] }).catch(() => {}),
     ]);
     assert.equal(response.headers()["content-type"], "application/pdf", "the invoice link opens a PDF");
+    const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+    assert.deepEqual(unexpected, [], "no console errors");
+  } finally {
+    await context.close();
+  }
+});
+
+test("an operator uploads an app's logo and versions one of its plan groups", async () => {
+  const app = createApp("Dashboard Groups Energy");
+  const email = `groups-${run}@switchboard.example`;
+  const password = createUser(email, "operator");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await signIn(page, email, password);
+    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.goto(`${baseUrl}/dashboard/apps/${app.app_uuid}`);
+
+    // The logo: a PNG chosen in the file field, then served from this origin.
+    await page.getByLabel("Upload a logo").setInputFiles(path.join(root, "server/tests/api/fixtures/logo.png"));
+    await page.getByRole("button", { name: "Upload logo" }).click();
+    await page.getByText("The logo was uploaded.").waitFor();
+    const branding = (await api("GET", "/v1/app", app.token)).branding;
+    assert.match(branding.logo_url, new RegExp(`/apps/${app.app_uuid}/logo/[0-9a-f]{64}\\.png$`));
+    const logo = await fetch(branding.logo_url);
+    assert.equal(logo.status, 200);
+    assert.equal(logo.headers.get("content-type"), "image/png");
+
+    // Plan groups: the list, a group's edit as a new version, its history.
+    await page.getByRole("link", { name: "Plan groups" }).first().click();
+    await page.getByRole("heading", { name: "Plan groups of Dashboard Groups Energy" }).waitFor();
+    await shots(page, "plan-groups");
+    await page.locator("tbody a").first().click();
+    const groupUrl = page.url();
+    await page.getByRole("link", { name: /^Edit/ }).click();
+    await page.getByLabel("Base charge (cents a month)").fill("-5");
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.getByText("Some values are not right").waitFor();
+    await shots(page, "plan-group-error");
+    await page.getByLabel("Base charge (cents a month)").fill("1234");
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.waitForURL((u) => u.href.startsWith(groupUrl));
+    await page.getByText("$12.34").first().waitFor();
+    await shots(page, "plan-group");
+    const groups = await api("GET", "/v1/app/plan-groups", app.token);
+    assert.ok(groups.data.some((g) => g.base_charge_cents_per_month === 1234), JSON.stringify(groups));
     const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
     assert.deepEqual(unexpected, [], "no console errors");
   } finally {

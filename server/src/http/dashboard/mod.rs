@@ -7,10 +7,10 @@
 
 mod accounts;
 mod logo;
-mod reset;
-mod sandbox;
 mod plan_groups;
 mod requests;
+mod reset;
+mod sandbox;
 mod views;
 mod webhooks;
 
