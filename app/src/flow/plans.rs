@@ -38,13 +38,11 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
                     // A plain list (no keyed diffing): the plans are read once per visit.
                     <div class="plans" data-testid="plans">
                         {move || {
-                            let list = plans.get().unwrap_or_default();
-                            let best = lowest(&list);
-                            list.into_iter()
-                                .map(|plan| {
-                                    let lowest = best.as_ref() == Some(&price_key(&plan));
-                                    view! { <PlanCard plan chosen lowest/> }
-                                })
+                            plans
+                                .get()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|plan| view! { <PlanCard plan chosen/> })
                                 .collect_view()
                         }}
                     </div>
@@ -61,31 +59,11 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
     }
 }
 
-/// A plan's average price at 1,000 kWh as cards print it, ordered as the price is (one decimal
-/// each, so a longer figure is a higher price).
-fn price_key(plan: &Plan) -> (usize, String) {
-    let shown = average(&plan.average_price_cents_per_kwh.kwh_1000);
-    (shown.len(), shown)
-}
-
-/// The lowest printed price among several plans: the plans at it carry a badge.
-fn lowest(plans: &[Plan]) -> Option<(usize, String)> {
-    (plans.len() > 1)
-        .then(|| plans.iter().map(price_key).min())
-        .flatten()
-}
-
 /// A priced plan, compact: the average price at a typical home's use first, then term,
 /// cancellation fee and renewable share, what kind of price it is; the rates, the EFL's
 /// averages and the documents on demand; a button to choose it.
 #[component]
-pub fn PlanCard(
-    plan: Plan,
-    chosen: RwSignal<Option<Plan>>,
-    /// The lowest price of the plans shown, at a typical home's use.
-    #[prop(optional)]
-    lowest: bool,
-) -> impl IntoView {
+pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     let id = format!("plan-{}", plan.plan_uuid);
     let r = &plan.rates;
     let avg = &plan.average_price_cents_per_kwh;
@@ -143,7 +121,6 @@ pub fn PlanCard(
     view! {
         <article class="card plan" aria-labelledby=id data-testid="plan">
             <h3 id=heading>{name.clone()}</h3>
-            {lowest.then(|| view! { <p class="badge" data-testid="lowest">"Lowest price at 1,000 kWh"</p> })}
             <p class="price">
                 <strong>{average(&avg.kwh_1000)}</strong>
                 " per kWh"

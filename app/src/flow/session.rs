@@ -231,20 +231,19 @@ pub fn ErrorNotice(task: Task, #[prop(into)] retry: Callback<()>) -> impl IntoVi
     }
 }
 
-/// The submit button of a step: says what it does, and that it is working (a spinner beside
-/// "Please wait…", which a screen reader hears from the status region next to it).
+/// The submit button of a step: says what it does, and that it is working. While its task
+/// runs it reads "Please wait…" beside a spinner and is marked disabled; being a polite live
+/// region, its change is announced (`aria-busy` would hold the announcement back).
 #[component]
 pub fn Submit(
     task: Task,
     label: &'static str,
     #[prop(optional)] testid: &'static str,
 ) -> impl IntoView {
-    let wait = move || task.pending.get().then_some("Please wait…");
     view! {
-        <button type="submit" class="primary" data-testid=testid aria-busy=move || task.pending.get().to_string()>
-            {move || wait().unwrap_or(label)}
+        <button type="submit" class="primary" data-testid=testid aria-live="polite" aria-disabled=move || task.pending.get().to_string()>
+            {move || if task.pending.get() { "Please wait…" } else { label }}
         </button>
-        <span class="visually-hidden" role="status">{wait}</span>
     }
 }
 

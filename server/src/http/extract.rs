@@ -169,6 +169,23 @@ impl From<PathRejection> for ApiError {
     }
 }
 
+/// The client's address as a rate limit's key ("unknown" when the server was not told), for
+/// the per-address limits of the pages people sign in to.
+pub struct ClientIp(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,22 +259,5 @@ mod tests {
         assert!(!is_json_content_type("application/jsonx"));
         assert!(!is_json_content_type("text/plain"));
         assert!(!is_json_content_type("application/x-www-form-urlencoded"));
-    }
-}
-
-/// The client's address as a rate limit's key ("unknown" when the server was not told), for
-/// the per-address limits of the pages people sign in to.
-pub struct ClientIp(pub String);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string()),
-        ))
     }
 }

@@ -114,7 +114,7 @@ pub async fn open_flow_link(
             );
             r
         }
-        LinkOpening::Spent(app) => link_expired_page(app.as_ref()),
+        LinkOpening::Spent(app) => link_expired_page(app.as_deref()),
     })
 }
 

@@ -96,7 +96,7 @@ pub enum LinkOpening {
     /// The link was already spent or is too old: the customer sees one page for both, in the
     /// branding of the app that made it when the link is one of ours (`None` for a token that
     /// is not).
-    Spent(Option<AppRow>),
+    Spent(Option<Box<AppRow>>),
 }
 
 /// Spends a flow link's token and opens its session.
@@ -117,7 +117,7 @@ pub async fn open_flow_link(core: &Core, token: &str) -> store::Result<LinkOpeni
     {
         drop(tx);
         let app = store::apps::app_by_uuid(&core.db, login.app_uuid).await?;
-        return Ok(LinkOpening::Spent(app));
+        return Ok(LinkOpening::Spent(app.map(Box::new)));
     }
     let session = tokens::issue_flow_session_token();
     store::flows::insert_flow_session(&mut tx, &session.hash, &login, now + SESSION_TTL, now)
