@@ -23,6 +23,19 @@ super::text_enum! {
     }
 }
 
+impl DocumentKind {
+    /// What a customer calls the document.
+    pub fn title(self) -> &'static str {
+        match self {
+            DocumentKind::Efl => "Electricity Facts Label",
+            DocumentKind::Tos => "Terms of Service",
+            DocumentKind::Yrac => "Your Rights as a Customer",
+            DocumentKind::Loa => "Letter of Authorization",
+            DocumentKind::RenewalNotice => "Contract expiration notice",
+        }
+    }
+}
+
 /// The file name of a stored document attached to an e-mail, e.g.
 /// `renewal-notice-2027-11-30.pdf`: what the message calls it and what the sandbox outbox shows.
 pub fn attachment_file_name(kind: DocumentKind, version: &str) -> String {

@@ -544,18 +544,21 @@ pub async fn month_to_month_plan(
     esi_id: &str,
     start: NaiveDate,
 ) -> Result<Option<PlanRow>> {
-    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
-    let monthly = PlanType::MonthToMonth.as_str();
-    let group = groups
-        .iter()
-        .find(|g| g.is_month_to_month_default && g.plan_type == monthly)
-        .or_else(|| groups.iter().find(|g| g.plan_type == monthly));
-    match group {
-        Some(group) => {
-            offer_of_group(core, app, account, location_uuid, esi_id, start, group).await
-        }
-        None => Ok(None),
-    }
+    let offer = Offer {
+        app,
+        account,
+        location_uuid,
+        esi_id,
+        start,
+    };
+    offer_of_group(core, offer, |groups| {
+        let monthly = PlanType::MonthToMonth.as_str();
+        groups
+            .iter()
+            .position(|g| g.is_month_to_month_default && g.plan_type == monthly)
+            .or_else(|| groups.iter().position(|g| g.plan_type == monthly))
+    })
+    .await
 }
 
 /// The fixed-rate plan an expiration notice offers for a location's meter from `start` (the
@@ -571,30 +574,50 @@ pub async fn renewal_offer_plan(
     start: NaiveDate,
     term_months: i64,
 ) -> Result<Option<PlanRow>> {
-    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
-    let fixed = PlanType::Fixed.as_str();
-    let group = groups
-        .iter()
-        .find(|g| g.plan_type == fixed && g.term_months == term_months)
-        .or_else(|| groups.iter().find(|g| g.plan_type == fixed));
-    match group {
-        Some(group) => {
-            offer_of_group(core, app, account, location_uuid, esi_id, start, group).await
-        }
-        None => Ok(None),
-    }
+    let offer = Offer {
+        app,
+        account,
+        location_uuid,
+        esi_id,
+        start,
+    };
+    offer_of_group(core, offer, |groups| {
+        let fixed = PlanType::Fixed.as_str();
+        groups
+            .iter()
+            .position(|g| g.plan_type == fixed && g.term_months == term_months)
+            .or_else(|| groups.iter().position(|g| g.plan_type == fixed))
+    })
+    .await
 }
 
-/// A plan of `group` for a location's meter from `start`, as a renewal prices it.
+/// Whom and what a renewal's single offer is priced for.
+struct Offer<'a> {
+    app: &'a AppRow,
+    account: &'a AccountRow,
+    location_uuid: Uuid,
+    esi_id: &'a str,
+    start: NaiveDate,
+}
+
+/// A plan of the app's group `pick` chooses among its groups (`None` when it chooses none)
+/// for a location's meter from the offer's start, priced as a renewal is.
 async fn offer_of_group(
     core: &Core,
-    app: &AppRow,
-    account: &AccountRow,
-    location_uuid: Uuid,
-    esi_id: &str,
-    start: NaiveDate,
-    group: &PlanGroupRow,
+    offer: Offer<'_>,
+    pick: impl FnOnce(&[PlanGroupRow]) -> Option<usize>,
 ) -> Result<Option<PlanRow>> {
+    let Offer {
+        app,
+        account,
+        location_uuid,
+        esi_id,
+        start,
+    } = offer;
+    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
+    let Some(group) = pick(&groups).and_then(|i| groups.get(i)) else {
+        return Ok(None);
+    };
     let clock = core.clock.for_account(&core.db, account.uuid).await?;
     let (now, today) = (clock.now(), clock.today());
     let target = target_of_esi_id(core, esi_id).await?;

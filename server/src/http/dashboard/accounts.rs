@@ -21,10 +21,7 @@ use uuid::Uuid;
 
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
-    domain::{
-        credit::SIMULATED_EVENTS,
-        documents::{DocumentKind, DocumentStatus},
-    },
+    domain::{credit::SIMULATED_EVENTS, documents::DocumentStatus},
     http::{error::ApiError, market::pdf_response, AppState},
     services::{self, dashboard::AccountOverview},
     store::{self, accounts::AccountRow},
@@ -145,16 +142,6 @@ pub(super) async fn render(
     Ok(html(status, account_view(dash, &o, notice, error)))
 }
 
-fn document_name(kind: DocumentKind) -> &'static str {
-    match kind {
-        DocumentKind::Efl => "Electricity Facts Label",
-        DocumentKind::Tos => "Terms of Service",
-        DocumentKind::Yrac => "Your Rights as a Customer",
-        DocumentKind::Loa => "Letter of Authorization",
-        DocumentKind::RenewalNotice => "Contract expiration notice",
-    }
-}
-
 fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
     format!("{sign}${}.{:02}", (cents / 100).abs(), (cents % 100).abs())
@@ -261,7 +248,7 @@ fn account_view(
                 .iter()
                 .map(|d| {
                     let href = format!("{base}/documents/{}", d.uuid);
-                    let name = format!("{} (PDF)", document_name(d.kind));
+                    let name = format!("{} (PDF)", d.kind.title());
                     let state = match d.status {
                         DocumentStatus::Active => "in force",
                         DocumentStatus::Queued => "queued",

@@ -22,7 +22,7 @@ use crate::{
     domain::{
         account::parse_postal_address,
         billing::{InvoiceStatus, PaymentStatus},
-        documents::{DocumentKind, DocumentStatus},
+        documents::DocumentStatus,
         usage::first_of_month,
         FieldError,
     },
@@ -911,16 +911,6 @@ fn address_error(e: &FieldError) -> String {
 // ---------------------------------------------------------------------------------------------
 // Documents.
 
-fn document_name(kind: DocumentKind) -> &'static str {
-    match kind {
-        DocumentKind::Efl => "Electricity Facts Label",
-        DocumentKind::Tos => "Terms of Service",
-        DocumentKind::Yrac => "Your Rights as a Customer",
-        DocumentKind::Loa => "Letter of Authorization",
-        DocumentKind::RenewalNotice => "Contract expiration notice",
-    }
-}
-
 /// The documents of each location, those in force first.
 pub async fn documents_page(
     State(state): State<AppState>,
@@ -964,7 +954,7 @@ pub async fn documents_page(
                 "<li><a href=\"/portal/documents/{}\" data-testid=\"document\">{}</a> \
                  <span class=\"muted\">{status} {}</span></li>",
                 d.uuid,
-                document_name(d.kind),
+                d.kind.title(),
                 html_escape(&when),
             ));
         }
