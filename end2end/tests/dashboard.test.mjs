@@ -288,7 +288,8 @@ test("an operator uploads an app's logo and versions one of its plan groups", as
     await page.getByLabel("Base charge (cents a month)").fill("1234");
     await page.getByRole("button", { name: "Save as a new version" }).click();
     await page.waitForURL((u) => u.href.startsWith(groupUrl));
-    await page.getByText("$12.34").first().waitFor();
+    await page.getByText("The plan group was saved as a new version.").waitFor();
+    await page.getByText(/^Version 2 · plan group/).waitFor();
     await shots(page, "plan-group");
     const groups = await api("GET", "/v1/app/plan-groups", app.token);
     assert.ok(groups.data.some((g) => g.base_charge_cents_per_month === 1234), JSON.stringify(groups));
