@@ -15,6 +15,7 @@ use axum::{
     http::header,
     response::{IntoResponse, Response},
 };
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -78,19 +79,14 @@ pub async fn advance_clock(
     Json(input): Json<AdvanceClockIn>,
 ) -> ApiResult<axum::Json<AdvanceClockOut>> {
     require_sandbox(&principal.app)?;
-    let account_uuid = principal.account_uuid;
-    // Read and moved under the hold: a concurrent advance of the account applies before or
-    // after this one, never from the same present.
-    let hold = ClockHold::acquire(&state, account_uuid).await?;
-    let before = state
-        .clock
-        .for_account(&state.db, account_uuid)
-        .await?
-        .now();
-    let target = advance_target(before, input.to.map(|t| t.0), input.days)?;
-    advance_held(&state, &hold, target).await?;
-    hold.release().await?;
-    let (account, clock, events) = aftermath(&state, &principal, before).await?;
+    let moved = advance_account(
+        &state,
+        principal.account_uuid,
+        input.to.map(|t| t.0),
+        input.days,
+    )
+    .await?;
+    let (account, clock, events) = aftermath(&state, &principal, moved.before).await?;
     Ok(axum::Json(AdvanceClockOut {
         account,
         clock,
@@ -228,17 +224,8 @@ pub async fn simulate(
     Json(input): Json<SimulateIn>,
 ) -> ApiResult<axum::Json<SimulateOut>> {
     require_sandbox(&principal.app)?;
-    let hold = ClockHold::acquire(&state, principal.account_uuid).await?;
-    let simulated = services::sandbox::simulate(
-        &state,
-        &principal.app,
-        principal.account_uuid,
-        parse_simulation(&input.event),
-    )
-    .await?;
-    advance_held(&state, &hold, simulated.at).await?;
-    hold.release().await?;
-    state.account_changed(principal.account_uuid);
+    let simulated =
+        simulate_event(&state, &principal.app, principal.account_uuid, &input.event).await?;
     let (account, clock, events) = aftermath(&state, &principal, simulated.before).await?;
     Ok(axum::Json(SimulateOut {
         event: input.event,
@@ -356,4 +343,69 @@ pub async fn email_attachment(
         document.bytes,
     )
         .into_response())
+}
+
+/// Where an account's clock was and where it went.
+pub(crate) struct Advanced {
+    pub before: DateTime<Utc>,
+    pub target: DateTime<Utc>,
+    /// The account's jobs that fell due and ran.
+    pub jobs_run: usize,
+}
+
+/// Moves a sandbox account's clock to `to` or by `days`, running the jobs that fall due, for
+/// the API and the dashboard alike. The present is read and moved under the account's clock
+/// hold: a concurrent advance of the account applies before or after this one, never from the
+/// same present.
+pub(crate) async fn advance_account(
+    state: &AppState,
+    account_uuid: Uuid,
+    to: Option<DateTime<Utc>>,
+    days: Option<i64>,
+) -> ApiResult<Advanced> {
+    let hold = ClockHold::acquire(state, account_uuid).await?;
+    let before = state
+        .clock
+        .for_account(&state.db, account_uuid)
+        .await?
+        .now();
+    let target = advance_target(before, to, days)?;
+    let jobs_run = advance_held(state, &hold, target).await?;
+    hold.release().await?;
+    state.account_changed(account_uuid);
+    Ok(Advanced {
+        before,
+        target,
+        jobs_run,
+    })
+}
+
+/// Applies the simulated event named `event` to a sandbox account under its clock hold and
+/// runs what it scheduled, for the API and the dashboard alike; a refused event changes
+/// nothing.
+pub(crate) async fn simulate_event(
+    state: &AppState,
+    app: &AppRow,
+    account_uuid: Uuid,
+    event: &str,
+) -> ApiResult<services::sandbox::Simulated> {
+    let hold = ClockHold::acquire(state, account_uuid).await?;
+    let simulated = match services::sandbox::simulate(
+        state,
+        app,
+        account_uuid,
+        parse_simulation(event),
+    )
+    .await
+    {
+        Ok(simulated) => simulated,
+        Err(e) => {
+            hold.release().await?;
+            return Err(e.into());
+        }
+    };
+    advance_held(state, &hold, simulated.at).await?;
+    hold.release().await?;
+    state.account_changed(account_uuid);
+    Ok(simulated)
 }

@@ -15,12 +15,12 @@ use uuid::Uuid;
 
 use super::{see_other, Dash, PageResult};
 use crate::{
-    domain::{credit::parse_simulation, jobs::advance_target},
+    domain::jobs::advance_target,
     http::{
         error::{ApiError, ErrorCode},
+        sandbox::{advance_account, simulate_event},
         AppState,
     },
-    jobs::sandbox::{advance_held, ClockHold},
     services,
     store::{accounts::AccountRow, apps::AppRow},
 };
@@ -87,22 +87,13 @@ async fn advance_clock(
     if let Err(e) = advance_target(state.clock.now(), None, days) {
         return refused(&state, &dash, account.uuid, e.into()).await;
     }
-    let hold = ClockHold::acquire(&state, account.uuid).await?;
-    let before = state
-        .clock
-        .for_account(&state.db, account.uuid)
-        .await?
-        .now();
-    let target = advance_target(before, None, days).map_err(ApiError::from)?;
-    let ran = advance_held(&state, &hold, target).await?;
-    hold.release().await?;
-    state.account_changed(account.uuid);
+    let moved = advance_account(&state, account.uuid, None, days).await?;
     services::dashboard::audit_sandbox_action(
         &state,
         &dash.actor(),
         account.uuid,
         "account.sandbox_clock_advanced",
-        serde_json::json!({"days": days, "from": before, "to": target, "jobs_run": ran}),
+        serde_json::json!({"days": days, "from": moved.before, "to": moved.target, "jobs_run": moved.jobs_run}),
     )
     .await?;
     Ok(see_other(&format!(
@@ -128,20 +119,9 @@ async fn simulate(
     dash.check(&form.csrf).await?;
     let (app, account) = sandbox_account(&state, &dash, account).await?;
     let event = form.event.trim().to_owned();
-    let hold = ClockHold::acquire(&state, account.uuid).await?;
-    let simulated =
-        match services::sandbox::simulate(&state, &app, account.uuid, parse_simulation(&event))
-            .await
-        {
-            Ok(simulated) => simulated,
-            Err(e) => {
-                hold.release().await?;
-                return refused(&state, &dash, account.uuid, e.into()).await;
-            }
-        };
-    advance_held(&state, &hold, simulated.at).await?;
-    hold.release().await?;
-    state.account_changed(account.uuid);
+    if let Err(e) = simulate_event(&state, &app, account.uuid, &event).await {
+        return refused(&state, &dash, account.uuid, e).await;
+    }
     services::dashboard::audit_sandbox_action(
         &state,
         &dash.actor(),
