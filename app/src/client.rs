@@ -12,7 +12,7 @@ use crate::{
     api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
     views::{
         Account, ActiveDocuments, CardOnFile, Contract, Documents, InvoiceDetail, Invoices,
-        Payment, PaymentMethod, PaymentSession, Plan, Plans,
+        Payment, PaymentMethod, PaymentSession, Plan, Plans, Summary,
     },
 };
 
@@ -304,9 +304,9 @@ impl ApiClient {
         self.call(Method::POST, path, Some(&body)).await
     }
 
-    /// `GET /v1/account/billing/address`.
-    pub async fn billing_address(&self) -> Result<BillingAddressOut, ClientError> {
-        self.call(Method::GET, "/v1/account/billing/address", NO_BODY)
+    /// `GET /v1/account/enroll/summary`: the plan, card and billing address chosen so far.
+    pub async fn summary(&self) -> Result<Summary, ClientError> {
+        self.call(Method::GET, "/v1/account/enroll/summary", NO_BODY)
             .await
     }
 

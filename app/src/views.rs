@@ -4,6 +4,7 @@
 //! (which sorts as the dates do): the flows only compare and show them.
 
 use crate::api::{
+    enrollment::BillingAddressOut,
     market::{AveragePrices, PlanDocuments, PlanRatesOut},
     Enrollment, PostalAddress,
 };
@@ -68,6 +69,14 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Plans {
     pub plans: Vec<Plan>,
+}
+
+/// Of `api::enrollment::EnrollmentSummary`: what the enrollment's review shows.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Summary {
+    pub plan: Option<Plan>,
+    pub payment_method: Option<PaymentMethod>,
+    pub billing_address: Option<BillingAddressOut>,
 }
 
 /// Of `api::PaymentSession`.

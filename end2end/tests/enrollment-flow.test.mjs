@@ -169,8 +169,14 @@ async function walkFromPlans(page, flow, prefix) {
 
   await step(flow, "review");
   // The review names what the customer chose, each with Change; Back returns to billing.
-  assert.equal(await flow.locator("[data-testid=review-card]").innerText(), "Visa ending in 4242");
-  assert.match(await flow.locator("[data-testid=review-plan]").innerText(), /: \d+\.\d¢ per kWh at 1,000 kWh a month, (no cancellation fee|\$[\d,.]+ cancellation fee)$/);
+  await flow.locator("[data-testid=review-card]", { hasText: "Visa ending in 4242" }).waitFor();
+  const plan = await flow.locator("[data-testid=review-plan]").innerText();
+  assert.match(plan, /: \d+\.\d¢ per kWh at 1,000 kWh a month, (no cancellation fee|\$[\d,.]+ cancellation fee)$/);
+  // A reload reviews the same: the plan's price and fee and the card are read back.
+  await flowFrame(page).evaluate(() => location.reload());
+  await step(flow, "review");
+  await flow.locator("[data-testid=review-card]", { hasText: "Visa ending in 4242" }).waitFor();
+  assert.equal(await flow.locator("[data-testid=review-plan]").innerText(), plan);
   assert.match(await flow.locator("[data-testid=review-start]").innerText(), /^[A-Z][a-z]+ \d{1,2}, \d{4}$/);
   assert.match(await flow.locator("[data-testid=review-home]").innerText(), /ESI ID \d+/);
   assert.equal(await flow.locator("[data-testid=review] button", { hasText: "Change" }).count(), 6);

@@ -8,7 +8,10 @@ use uuid::Uuid;
 #[cfg(feature = "ssr")]
 use utoipa::ToSchema;
 
-use super::{market::PlanRatesOut, Account, Location, PostalAddressIn, Timestamp};
+use super::{
+    market::{Plan, PlanRatesOut},
+    Account, Location, PaymentMethod, PostalAddressIn, Timestamp,
+};
 
 /// `POST /v1/account/enroll/confirm-address`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -124,6 +127,19 @@ pub struct BillingAddressOut {
     pub city: Option<String>,
     pub state: Option<String>,
     pub postal_code: Option<String>,
+}
+
+/// `GET /v1/account/enroll/summary`: what the customer chose so far, as a review shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct EnrollmentSummary {
+    /// The plan of the first location's contract, as it was offered; null before a plan is
+    /// accepted.
+    pub plan: Option<Plan>,
+    /// The card on file; null before one is added.
+    pub payment_method: Option<PaymentMethod>,
+    /// Null while no address is known (no service address confirmed, no other given).
+    pub billing_address: Option<BillingAddressOut>,
 }
 
 /// `POST /v1/account/locations/{location_uuid}/cancel-service`.

@@ -13,8 +13,8 @@ use super::{
     steps::{step_of_missing, Step},
 };
 use crate::{
-    api::enrollment::BillingAddressOut,
     format::{average, card_brand, dollars, long_date, phone},
+    views::Summary,
 };
 
 #[component]
@@ -82,12 +82,13 @@ pub fn EnrollmentFlow(flow: Flow) -> impl IntoView {
 #[component]
 fn Review(flow: Flow) -> impl IntoView {
     let task = Task::new();
-    let billing = RwSignal::new(None::<BillingAddressOut>);
+    // Read back rather than remembered, so that a reload reviews the same as a first visit.
+    let summary = RwSignal::new(None::<Summary>);
     let load = Task::new();
     flow.call(
         load,
-        async |c| c.billing_address().await,
-        move |b| billing.set(Some(b)),
+        async |c| c.summary().await,
+        move |s| summary.set(Some(s)),
     );
     let missing = RwSignal::new(Vec::<String>::new());
     let finalize = move || {
@@ -142,10 +143,10 @@ fn Review(flow: Flow) -> impl IntoView {
                             )
                         })
                         .unwrap_or_default();
-                    // The plan's prices are known when it was chosen in this session.
-                    let plan = flow
-                        .plan
-                        .get()
+                    let summary = summary.get();
+                    let summary = summary.as_ref();
+                    let plan = summary
+                        .and_then(|s| s.plan.as_ref())
                         .map(|p| {
                             let fee = match p.rates.early_termination_fee_cents {
                                 0 => "no cancellation fee".to_owned(),
@@ -157,7 +158,6 @@ fn Review(flow: Flow) -> impl IntoView {
                                 average(&p.average_price_cents_per_kwh.kwh_1000),
                             )
                         })
-                        .or_else(|| location.as_ref().and_then(|l| l.plan_name.clone()))
                         .unwrap_or_default();
                     let start = location
                         .as_ref()
@@ -172,13 +172,12 @@ fn Review(flow: Flow) -> impl IntoView {
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(", ");
-                    let card = flow
-                        .card
-                        .get()
+                    let card = summary
+                        .and_then(|s| s.payment_method.as_ref())
                         .map(|c| format!("{} ending in {}", card_brand(&c.card_brand), c.card_last4))
-                        .unwrap_or_else(|| "Card on file".to_owned());
-                    let bills = billing
-                        .get()
+                        .unwrap_or_default();
+                    let bills = summary
+                        .and_then(|s| s.billing_address.clone())
                         .map(|b| {
                             if b.same_as_service_address {
                                 "Same as your home".to_owned()

@@ -202,7 +202,6 @@ fn Accept(
         }
     });
     let plan_uuid = StoredValue::new(plan.plan_uuid.clone());
-    let chosen_plan = StoredValue::new(plan.clone());
     let accept = move || {
         if !terms.get_untracked() {
             task.fail(
@@ -221,10 +220,7 @@ fn Accept(
         flow.call(
             task,
             async move |c| c.accept_plan(&id, &date, kind).await,
-            move |account| {
-                flow.plan.set(Some(chosen_plan.get_value()));
-                flow.advance(account)
-            },
+            move |account| flow.advance(account),
         );
     };
     let expired = move || {

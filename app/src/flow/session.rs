@@ -6,7 +6,7 @@ use leptos::{html, prelude::*};
 
 use crate::{
     client::{ApiClient, ClientError},
-    views::{Account, PaymentMethod, Plan},
+    views::{Account, PaymentMethod},
 };
 
 use super::steps::{next_step, Step};
@@ -19,10 +19,8 @@ pub struct Flow {
     client: StoredValue<Option<ApiClient>>,
     pub account: RwSignal<Option<Account>>,
     pub step: RwSignal<Step>,
-    /// The card added in this session (the enrollment scope cannot read it back).
+    /// The card added in this session.
     pub card: RwSignal<Option<PaymentMethod>>,
-    /// The plan accepted in this session, with its prices (the account names its plan only).
-    pub plan: RwSignal<Option<Plan>>,
     /// Whether the preliminary address was already looked up (only once per session).
     pub prefill_tried: RwSignal<bool>,
     /// The flow did what it is for: Close then says `completed` rather than `exited`.
@@ -45,7 +43,6 @@ impl Flow {
             account: RwSignal::new(None),
             step: RwSignal::new(Step::Address),
             card: RwSignal::new(None),
-            plan: RwSignal::new(None),
             prefill_tried: RwSignal::new(false),
             done: RwSignal::new(false),
             close,

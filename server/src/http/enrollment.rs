@@ -9,7 +9,7 @@ use app::api::{
     enrollment::{
         AcceptPlanIn, AcceptPlanOut, AcceptRenewalIn, AcceptRenewalOut, BillingAddressIn,
         BillingAddressOut, CancelServiceIn, ConfirmAddressIn, Contract, Document, DocumentList,
-        FinalizeIn, LocationDocuments, LocationPlan,
+        EnrollmentSummary, FinalizeIn, LocationDocuments, LocationPlan,
     },
     market::PlansOut,
     Account, ErrorEnvelope, Location, Timestamp,
@@ -46,6 +46,7 @@ pub fn router() -> ApiRouter {
         .routes(routes!(confirm_address))
         .routes(routes!(accept_plan))
         .routes(routes!(finalize))
+        .routes(routes!(enrollment_summary))
         .routes(routes!(get_billing_address, put_billing_address))
         .routes(routes!(get_location))
         .routes(routes!(location_support_info))
@@ -569,6 +570,31 @@ pub async fn finalize(
     )
     .await?;
     Ok(axum::Json(render_account(&state, &principal).await?))
+}
+
+/// What the customer chose so far: the plan (as offered), the card and the billing address.
+#[utoipa::path(
+    get, path = "/v1/account/enroll/summary", tag = "enrollment",
+    responses(
+        (status = 200, description = "Each choice, null until made", body = EnrollmentSummary),
+        (status = 404, description = "The account is gone", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn enrollment_summary(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+) -> ApiResult<axum::Json<EnrollmentSummary>> {
+    let summary =
+        services::enrollment::summary(&state, &principal.app, principal.account_uuid).await?;
+    Ok(axum::Json(EnrollmentSummary {
+        plan: summary
+            .plan
+            .as_ref()
+            .map(|p| super::market::render_plan(&state, p)),
+        payment_method: summary.card.as_ref().map(super::billing::render),
+        billing_address: summary.billing.as_ref().map(render_billing),
+    }))
 }
 
 fn render_billing(address: &services::enrollment::BillingAddress) -> BillingAddressOut {

@@ -383,7 +383,7 @@ pub async fn list_plan_groups(
 // ---------------------------------------------------------------------------------------------
 // Plans
 
-fn render_plan(state: &AppState, p: &PricedPlan) -> Plan {
+pub(super) fn render_plan(state: &AppState, p: &PricedPlan) -> Plan {
     let r = &p.plan;
     Plan {
         plan_uuid: r.uuid,

@@ -19,7 +19,8 @@ use crate::{
         account::{ParseContext, Profile},
         billing::BillingError,
         documents::{
-            location_documents, ContractTerms, DocumentKind, LocationDocument, NoticeTerms,
+            contract_in_force, location_documents, ContractTerms, DocumentKind, LocationDocument,
+            NoticeTerms,
         },
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
@@ -46,11 +47,13 @@ use crate::{
             BillingAddressRow, ConfirmedAddressRow, ContractRow, EnrollmentRow, LocationRow,
         },
         events::NewEvent,
+        payments::CardRow,
         Tx,
     },
 };
 
 use super::{
+    plans::{self, PlansRefused, PricedPlan},
     sandbox::SimulationRefused,
     Error::{self, Failed, Refused},
 };
@@ -1237,6 +1240,46 @@ pub async fn billing_address(
         return Ok(None);
     }
     Ok(Some(BillingAddress { billing, service }))
+}
+
+/// What an account chose in enrollment, as its review shows it: the plan of its first
+/// location's contract (as it was offered), the card on file and the billing address.
+pub struct EnrollmentSummary {
+    pub plan: Option<PricedPlan>,
+    pub card: Option<CardRow>,
+    pub billing: Option<BillingAddress>,
+}
+
+/// The account's enrollment choices so far (`EnrollmentSummary`); each part `None` until made.
+pub async fn summary(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> Result<EnrollmentSummary, Error<PlansRefused>> {
+    let account = store::accounts::account_of_app(&core.db, app.uuid, account_uuid)
+        .await?
+        .ok_or(Refused(PlansRefused::AccountNotFound))?;
+    let location = store::enrollment::locations_of_account(&core.db, account_uuid)
+        .await?
+        .into_iter()
+        .next();
+    let contracts = store::enrollment::contracts_of_account(&core.db, account_uuid).await?;
+    let plan_uuid = location.and_then(|l| {
+        let own: Vec<&ContractRow> = contracts
+            .iter()
+            .filter(|c| c.location_uuid == l.uuid)
+            .collect();
+        contract_in_force(&own, |c| c.status, |c| c.start_date).map(|c| c.plan_uuid)
+    });
+    let plan = match plan_uuid {
+        Some(uuid) => plans::accepted_plan(core, &account, uuid).await?,
+        None => None,
+    };
+    Ok(EnrollmentSummary {
+        plan,
+        card: store::payments::current_payment_method(&core.db, account_uuid).await?,
+        billing: billing_address(&core.db, account_uuid).await?,
+    })
 }
 
 /// Why the billing address was not set.

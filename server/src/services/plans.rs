@@ -561,6 +561,34 @@ pub async fn month_to_month_plan(
     .await
 }
 
+/// A plan the account accepted, as it was offered: with its utility, and the earliest switch
+/// date of the account's start window today. `None` when the plan is not the account's.
+pub async fn accepted_plan(
+    core: &Core,
+    account: &AccountRow,
+    plan_uuid: Uuid,
+) -> Result<Option<PricedPlan>> {
+    let Some(plan) = store::market::plan_by_uuid(&core.db, plan_uuid).await? else {
+        return Ok(None);
+    };
+    if plan.account_uuid.is_some_and(|a| a != account.uuid) {
+        return Ok(None);
+    }
+    let utility = tdu_named(core, &plan.tdu).await?;
+    let today = core
+        .clock
+        .for_account(&core.db, account.uuid)
+        .await?
+        .today();
+    let enroller = crate::domain::enrollment::enroller(account.client_agent_accepted_at);
+    let window = start_window(today, enroller, &calendar(core).await?);
+    Ok(Some(PricedPlan {
+        earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
+        plan,
+        utility,
+    }))
+}
+
 /// The fixed-rate plan an expiration notice offers for a location's meter from `start` (the
 /// day after its contract ends), priced today with the same model as a new customer's and not
 /// stored: the app's first fixed group with the term the customer has now, else its first

@@ -20,6 +20,7 @@ const DOCUMENTED_ACCOUNT_ROUTES: &[(&str, &str)] = &[
     ("PATCH", "/enroll/identity"),
     ("POST", "/enroll/credit-check"),
     ("POST", "/enroll/finalize"),
+    ("GET", "/enroll/summary"),
     ("POST", "/billing/payment-session"),
     ("POST", "/billing/ensure-payment-method-added"),
     ("GET", "/billing/payment-method"),

@@ -450,6 +450,38 @@ both_engines! {
         assert_eq!(app.get("/v1/account", &token).await.body["enrollment"]["is_billing_address_confirmed"], true);
     }
 
+    async fn the_summary_reads_back_each_choice_as_it_was_made(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "summary@example.com").await;
+        let r = app.get("/v1/account/enroll/summary", &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body, json!({"plan": null, "payment_method": null, "billing_address": null}));
+
+        app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        add_card_number(&app, &token, "5555555555554444").await;
+        let r = app.get("/v1/account/enroll/summary", &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // The plan as it was offered: its prices, fee and averages, not re-priced.
+        let summary = &r.body["plan"];
+        for field in ["plan_uuid", "name", "plan_type", "term_months", "rates", "average_price_cents_per_kwh", "renewable_percent", "earliest_start_date"] {
+            assert_eq!(summary[field], plan[field], "{field}");
+        }
+        assert_eq!(r.body["payment_method"]["card_brand"], "mastercard");
+        assert_eq!(r.body["payment_method"]["card_last4"], "4444");
+        assert_eq!(r.body["billing_address"]["same_as_service_address"], true);
+        assert_eq!(r.body["billing_address"]["address_1"], "100 ELM ST");
+
+        // Another customer's summary shows nothing of this one's.
+        let (_, other) = customer(&app, "summary-other@example.com").await;
+        let r = app.get("/v1/account/enroll/summary", &other).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body, json!({"plan": null, "payment_method": null, "billing_address": null}));
+    }
+
     async fn the_sandbox_simulates_the_utility_and_the_market(app) {
         with_meters(&app).await;
         let simulate = |token: String, event: &'static str| {
