@@ -1,7 +1,7 @@
 //! The app of the AppToken (`GET /v1/app`), and the logos apps upload, served to anyone from
 //! our own origin.
 
-use app::api::{AppOut, Branding, Environment, ErrorEnvelope, SupportContacts, Timestamp};
+use app::api::{AppOut, Branding, ErrorEnvelope, SupportContacts, Timestamp};
 
 use axum::{
     http::header,
@@ -61,7 +61,7 @@ pub fn render(app: &AppRow) -> AppOut {
     AppOut {
         uuid: app.uuid,
         name: app.name.clone(),
-        environment: Environment::parse(&app.environment).unwrap_or(Environment::Live),
+        environment: app.environment_kind(),
         slug: app.slug.clone(),
         branding: Branding {
             display_name: app.display_name.clone(),
@@ -75,7 +75,7 @@ pub fn render(app: &AppRow) -> AppOut {
             hours: app.support_hours.clone(),
             url: app.support_url.clone(),
         },
-        allowed_origins: serde_json::from_str(&app.allowed_origins).unwrap_or_default(),
+        allowed_origins: app.origins(),
         created_at: Timestamp(app.created_at),
     }
 }

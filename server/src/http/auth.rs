@@ -39,7 +39,7 @@ pub struct AppPrincipal {
 
 impl AppPrincipal {
     pub fn environment(&self) -> Environment {
-        Environment::parse(&self.app.environment).unwrap_or(Environment::Live)
+        self.app.environment_kind()
     }
 }
 

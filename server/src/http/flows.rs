@@ -28,7 +28,7 @@ use crate::{
     services::flows::{self, LinkOpening},
     store::apps::AppRow,
 };
-use app::{api::Environment, format::html_escape};
+use app::format::html_escape;
 
 /// `flow-login`, under `/v1/app`.
 pub fn app_router() -> ApiRouter {
@@ -125,9 +125,8 @@ pub async fn open_flow_link(
 fn link_expired_page(app: Option<&AppRow>) -> Response {
     let (name, style, logo, contacts, targets, framing) = match app {
         Some(app) => {
-            let origins: Vec<String> =
-                serde_json::from_str(&app.allowed_origins).unwrap_or_default();
-            let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+            let origins = app.origins();
+            let environment = app.environment_kind();
             let style = app
                 .primary_color
                 .as_deref()

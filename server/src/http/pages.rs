@@ -3,10 +3,7 @@
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
-use app::{
-    api::Environment,
-    flow::{FlowBackend, FlowBranding},
-};
+use app::flow::{FlowBackend, FlowBranding};
 use axum::{
     extract::{Request, State},
     http::{
@@ -24,7 +21,7 @@ use uuid::Uuid;
 use super::AppState;
 use crate::{
     domain::{apps, flows},
-    store::{self, apps::AppRow, Db},
+    store::{self, Db},
 };
 
 struct StoreFlowBackend {
@@ -46,9 +43,12 @@ impl FlowBackend for StoreFlowBackend {
                     "unavailable".to_owned()
                 })?;
             Ok(app.map(|a| {
-                let origins = allowed_origins(&a);
+                let origins = a.origins();
                 FlowBranding {
-                    post_message_origins: flows::post_message_origins(environment(&a), &origins),
+                    post_message_origins: flows::post_message_origins(
+                        a.environment_kind(),
+                        &origins,
+                    ),
                     display_name: a.display_name,
                     primary_color: a
                         .primary_color
@@ -61,14 +61,6 @@ impl FlowBackend for StoreFlowBackend {
             }))
         })
     }
-}
-
-fn allowed_origins(app: &AppRow) -> Vec<String> {
-    serde_json::from_str(&app.allowed_origins).unwrap_or_default()
-}
-
-fn environment(app: &AppRow) -> Environment {
-    Environment::parse(&app.environment).unwrap_or(Environment::Live)
 }
 
 /// Only the app's registered origins may frame its flow pages; a flow opened full-page from a
@@ -91,7 +83,7 @@ async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next
     };
     let policy = match &app {
         _ if hosted => "frame-ancestors 'none'".to_owned(),
-        Some(a) => flows::frame_ancestors(environment(a), &allowed_origins(a)),
+        Some(a) => flows::frame_ancestors(a.environment_kind(), &a.origins()),
         None => "frame-ancestors 'self'".to_owned(),
     };
     let mut response = next.run(req).await;

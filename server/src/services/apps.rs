@@ -191,7 +191,7 @@ pub async fn create_token(
     app_uuid: Uuid,
 ) -> Result<String, Error<AppRefused>> {
     let app = existing_app(db, app_uuid).await?;
-    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let environment = app.environment_kind();
     let token = tokens::issue_app_token(environment);
     let now = clock.now();
     let mut tx = db.begin().await?;
@@ -513,7 +513,7 @@ pub async fn set_support(
     input: &SupportInput<'_>,
 ) -> Result<SupportContacts, Error<AppRefused>> {
     let app = existing_app(db, app_uuid).await?;
-    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let environment = app.environment_kind();
     let blank = |s: &str| s.trim().is_empty();
     let contacts = SupportContacts {
         name: optional_text("support_name", input.name, 100)?,
@@ -556,7 +556,7 @@ pub async fn set_renewals_url(
     raw: &str,
 ) -> Result<Option<String>, Error<AppRefused>> {
     let app = existing_app(db, app_uuid).await?;
-    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let environment = app.environment_kind();
     let url = (!raw.trim().is_empty())
         .then(|| parse_renewals_url("renewals_url", raw, environment))
         .transpose()?;

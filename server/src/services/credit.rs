@@ -158,8 +158,7 @@ pub async fn run_check(
     ) else {
         return Ok(CheckRun::AccountNotFound);
     };
-    let environment =
-        app::api::Environment::parse(&app.environment).unwrap_or(app::api::Environment::Live);
+    let environment = app.environment_kind();
 
     let ssn = state
         .pii

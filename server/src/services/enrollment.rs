@@ -811,8 +811,7 @@ fn accepted_start(contracts: &[ContractRow], location_uuid: Uuid) -> Option<chro
 async fn gateway_of(state: &Core, app: Uuid) -> store::Result<UtilityGateway> {
     let environment = store::apps::app_by_uuid(&state.db, app)
         .await?
-        .and_then(|a| app::api::Environment::parse(&a.environment))
-        .unwrap_or(app::api::Environment::Live);
+        .map_or(app::api::Environment::Live, |a| a.environment_kind());
     Ok(UtilityGateway::for_environment(environment))
 }
 
@@ -1415,8 +1414,7 @@ pub async fn update_identity(
 ) -> Result<Profile, Error<IdentityRefused>> {
     let ctx = ParseContext {
         today: state.clock.today(),
-        environment: app::api::Environment::parse(&app.environment)
-            .unwrap_or(app::api::Environment::Live),
+        environment: app.environment_kind(),
     };
     let now = state.clock.now();
     let mut tx = state.db.begin().await?;

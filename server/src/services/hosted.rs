@@ -3,7 +3,7 @@
 //! or expired), the one-time codes that confirm an address (hosted sign-up, portal sign-in), the
 //! account a hosted sign-up creates, and the flow sessions hosted pages open full-page.
 
-use app::api::{CreateAccountIn, Environment};
+use app::api::CreateAccountIn;
 use chrono::Duration;
 use uuid::Uuid;
 
@@ -474,7 +474,7 @@ pub async fn finish_sign_up(
     let Some(app) = store::apps::app_by_uuid(&core.db, pending.app_uuid).await? else {
         return refused(HostedRefused::NotFound);
     };
-    let environment = Environment::parse(&app.environment).unwrap_or(Environment::Live);
+    let environment = app.environment_kind();
     let account = super::accounts::create_account(
         core,
         app.uuid,

@@ -1,5 +1,6 @@
 //! Apps and their AppTokens.
 
+use app::api::Environment;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -29,6 +30,18 @@ pub struct AppRow {
     pub renewals_url: Option<String>,
     /// The short text the hosted landing page (`/go/<slug>`) shows.
     pub landing_text: Option<String>,
+}
+
+impl AppRow {
+    /// The app's environment; one that cannot be read counts as live, the stricter of the two.
+    pub fn environment_kind(&self) -> Environment {
+        Environment::parse(&self.environment).unwrap_or(Environment::Live)
+    }
+
+    /// The origins registered for the app's flows (none when the stored list cannot be read).
+    pub fn origins(&self) -> Vec<String> {
+        serde_json::from_str(&self.allowed_origins).unwrap_or_default()
+    }
 }
 
 pub struct NewApp<'a> {

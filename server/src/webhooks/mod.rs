@@ -149,8 +149,7 @@ pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Res
     };
     let environment = store::apps::app_by_uuid(&ctx.db, event.app_uuid)
         .await?
-        .and_then(|a| Environment::parse(&a.environment))
-        .unwrap_or(Environment::Live);
+        .map_or(Environment::Live, |a| a.environment_kind());
     let body = serde_json::to_vec(&render_event(&event, environment))?;
 
     let service_now = ctx.service_clock.now();

@@ -254,7 +254,7 @@ pub struct AppPage<'a> {
 pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     let a = page.app;
     let base = format!("/dashboard/apps/{}", a.uuid);
-    let origins: Vec<String> = serde_json::from_str(&a.allowed_origins).unwrap_or_default();
+    let origins = a.origins();
     let tokens = page
         .tokens
         .iter()

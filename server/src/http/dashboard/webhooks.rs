@@ -6,7 +6,7 @@
 
 use app::api::{
     background::{CreateWebhookEndpointIn, UpdateWebhookEndpointIn},
-    Environment, Patch,
+    Patch,
 };
 use axum::{
     extract::{Path, Query, State},
@@ -63,10 +63,6 @@ pub async fn endpoints(state: &AppState, app: Uuid) -> Result<Vec<EndpointRow>, 
     let mut rows = store::webhooks::endpoints_of_app(&state.db, app, 50, 0).await?;
     rows.truncate(50);
     Ok(rows)
-}
-
-fn environment(app: &AppRow) -> Environment {
-    Environment::parse(&app.environment).unwrap_or(Environment::Live)
 }
 
 /// A refusal as the page says it; a failure is a 500.
@@ -126,7 +122,7 @@ async fn create_endpoint(
     match services::webhooks::create_endpoint(
         &state,
         app.uuid,
-        environment(&app),
+        app.environment_kind(),
         input,
         Some(&dash.actor()),
     )
@@ -374,7 +370,7 @@ async fn set_enabled(
     match services::webhooks::update_endpoint(
         &state,
         app.uuid,
-        environment(&app),
+        app.environment_kind(),
         endpoint.uuid,
         input,
         Some(&dash.actor()),
