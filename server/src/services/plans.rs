@@ -536,21 +536,7 @@ pub async fn request_renewal_plans(
 /// contract ends), priced today with the same model as a new customer's and not stored: what
 /// a contract nobody renews rolls onto. Its group is the app's month-to-month default (else
 /// its first month-to-month group); `None` when the app has none.
-pub async fn month_to_month_plan(
-    core: &Core,
-    app: &AppRow,
-    account: &AccountRow,
-    location_uuid: Uuid,
-    esi_id: &str,
-    start: NaiveDate,
-) -> Result<Option<PlanRow>> {
-    let offer = Offer {
-        app,
-        account,
-        location_uuid,
-        esi_id,
-        start,
-    };
+pub async fn month_to_month_plan(core: &Core, offer: Offer<'_>) -> Result<Option<PlanRow>> {
     offer_of_group(core, offer, |groups| {
         let monthly = PlanType::MonthToMonth.as_str();
         groups
@@ -595,20 +581,9 @@ pub async fn accepted_plan(
 /// fixed group; `None` when the app has none.
 pub async fn renewal_offer_plan(
     core: &Core,
-    app: &AppRow,
-    account: &AccountRow,
-    location_uuid: Uuid,
-    esi_id: &str,
-    start: NaiveDate,
+    offer: Offer<'_>,
     term_months: i64,
 ) -> Result<Option<PlanRow>> {
-    let offer = Offer {
-        app,
-        account,
-        location_uuid,
-        esi_id,
-        start,
-    };
     offer_of_group(core, offer, |groups| {
         let fixed = PlanType::Fixed.as_str();
         groups
@@ -619,13 +594,14 @@ pub async fn renewal_offer_plan(
     .await
 }
 
-/// Whom and what a renewal's single offer is priced for.
-struct Offer<'a> {
-    app: &'a AppRow,
-    account: &'a AccountRow,
-    location_uuid: Uuid,
-    esi_id: &'a str,
-    start: NaiveDate,
+/// Whom and what a renewal's single offer is priced for: a location's meter, from `start`.
+#[derive(Clone, Copy)]
+pub struct Offer<'a> {
+    pub app: &'a AppRow,
+    pub account: &'a AccountRow,
+    pub location_uuid: Uuid,
+    pub esi_id: &'a str,
+    pub start: NaiveDate,
 }
 
 /// A plan of the app's group `pick` chooses among its groups (`None` when it chooses none)

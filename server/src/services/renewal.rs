@@ -442,31 +442,21 @@ pub async fn send_notice(
     };
     let now = clock.now();
     let starts_on = day_after_end(end);
+    let priced_for = plans::Offer {
+        app: &app,
+        account: &account,
+        location_uuid: location.uuid,
+        esi_id: &location.esi_id,
+        start: starts_on,
+    };
     let month_to_month = if p.is_final {
-        plans::month_to_month_plan(
-            core,
-            &app,
-            &account,
-            location.uuid,
-            &location.esi_id,
-            starts_on,
-        )
-        .await?
+        plans::month_to_month_plan(core, priced_for).await?
     } else {
         None
     };
     // Every notice offers a fixed plan like the one ending, priced today and kept, so that its
     // EFL names a plan the customer can accept while its price holds.
-    let offer = plans::renewal_offer_plan(
-        core,
-        &app,
-        &account,
-        location.uuid,
-        &location.esi_id,
-        starts_on,
-        contract.term_months,
-    )
-    .await?;
+    let offer = plans::renewal_offer_plan(core, priced_for, contract.term_months).await?;
     for plan in month_to_month.iter().chain(&offer) {
         store::market::insert_plan(tx, plan).await?;
     }
@@ -623,15 +613,14 @@ pub async fn roll_over(
     let plan = match offered {
         Some(uuid) => store::market::plan_by_uuid(&core.db, uuid).await?,
         None => {
-            let plan = plans::month_to_month_plan(
-                core,
-                &app,
-                &account,
-                location.uuid,
-                &location.esi_id,
+            let offer = plans::Offer {
+                app: &app,
+                account: &account,
+                location_uuid: location.uuid,
+                esi_id: &location.esi_id,
                 start,
-            )
-            .await?;
+            };
+            let plan = plans::month_to_month_plan(core, offer).await?;
             if let Some(plan) = &plan {
                 store::market::insert_plan(tx, plan).await?;
             }
