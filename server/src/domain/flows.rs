@@ -5,15 +5,29 @@ use app::api::Environment;
 
 use super::FieldError;
 
-/// The `scope` of a flow-login request: required, and one of `FlowScope::ALL`.
-pub fn parse_scope(raw: Option<&str>) -> Result<FlowScope, FieldError> {
-    let raw = raw.ok_or_else(|| FieldError::missing("scope"))?;
-    FlowScope::parse(raw).ok_or_else(|| {
-        FieldError::invalid(
+/// The `scope` of a flow-login request, from its body or its query: required, every one given
+/// one of `FlowScope::ALL`, and the same scope when both are given (a bad one is never
+/// ignored because the other is good).
+pub fn parse_scope(body: Option<&str>, query: Option<&str>) -> Result<FlowScope, FieldError> {
+    let parse = |raw: Option<&str>| {
+        raw.map(|raw| {
+            FlowScope::parse(raw).ok_or_else(|| {
+                FieldError::invalid(
+                    "scope",
+                    "scope must be one of enrollment, update-payment-method, billing, documents, \
+                     renewal",
+                )
+            })
+        })
+        .transpose()
+    };
+    match (parse(body)?, parse(query)?) {
+        (Some(body), Some(query)) if body != query => Err(FieldError::invalid(
             "scope",
-            "scope must be one of enrollment, update-payment-method, billing, documents, renewal",
-        )
-    })
+            "the body and the query name different scopes: give one",
+        )),
+        (body, query) => body.or(query).ok_or_else(|| FieldError::missing("scope")),
+    }
 }
 
 /// What a flow link lets its page do.
@@ -120,13 +134,28 @@ mod tests {
 
     #[test]
     fn a_flow_login_scope_is_required_and_must_be_known() {
-        let missing = parse_scope(None).unwrap_err();
+        let missing = parse_scope(None, None).unwrap_err();
         assert_eq!(missing.kind, crate::domain::FieldErrorKind::Missing);
         assert_eq!(missing.message, "scope is required");
-        let unknown = parse_scope(Some("admin")).unwrap_err();
+        let unknown = parse_scope(Some("admin"), None).unwrap_err();
         assert_eq!(unknown.kind, crate::domain::FieldErrorKind::Invalid);
         assert_eq!(unknown.param, "scope");
-        assert_eq!(parse_scope(Some(" billing ")), Ok(Billing));
+        assert_eq!(parse_scope(Some(" billing "), None), Ok(Billing));
+        assert_eq!(parse_scope(None, Some("billing")), Ok(Billing));
+        assert_eq!(parse_scope(Some("billing"), Some(" billing")), Ok(Billing));
+        // A bad scope in one place is refused even when the other is good, as are two that
+        // differ.
+        for (body, query) in [
+            ("billing", "admin"),
+            ("admin", "billing"),
+            ("billing", "renewal"),
+        ] {
+            let refused = parse_scope(Some(body), Some(query)).unwrap_err();
+            assert_eq!(
+                (refused.kind, refused.param.as_str()),
+                (crate::domain::FieldErrorKind::Invalid, "scope")
+            );
+        }
         // The message lists every scope there is.
         for scope in FlowScope::ALL {
             assert!(unknown.message.contains(scope.as_str()), "{scope:?}");

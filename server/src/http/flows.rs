@@ -48,7 +48,7 @@ pub struct ScopeQuery {
 /// Create a pre-authenticated link to an embedded flow.
 #[utoipa::path(
     post, path = "/v1/app/accounts/{account_uuid}/flow-login", tag = "accounts",
-    params(("account_uuid" = Uuid, Path), ("scope" = Option<String>, Query, description = "Alternative to the body's scope")),
+    params(("account_uuid" = Uuid, Path), ("scope" = Option<String>, Query, description = "Alternative to the body's scope (the same scope when both are given)")),
     request_body = FlowLoginIn,
     responses(
         (status = 200, description = "The link", body = FlowLoginOut),
@@ -64,12 +64,12 @@ pub async fn create_flow_login(
     Query(query): Query<ScopeQuery>,
     Json(input): Json<FlowLoginIn>,
 ) -> ApiResult<axum::Json<FlowLoginOut>> {
-    let scope = input.scope.or(query.scope);
     let login = flows::create_flow_login(
         &state,
         principal.app.uuid,
         account_uuid,
-        scope.as_deref(),
+        input.scope.as_deref(),
+        query.scope.as_deref(),
         input.plan_group_uuid,
     )
     .await?;

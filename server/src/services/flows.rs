@@ -36,16 +36,18 @@ pub struct FlowLogin {
     pub expires_at: DateTime<Utc>,
 }
 
-/// A single-use flow link for the account, in `scope` (optionally limited to a plan group of
-/// the app).
+/// A single-use flow link for the account, in the scope of the body or the query (the same when
+/// both are given; optionally limited to a plan group of the app).
 pub async fn create_flow_login(
     core: &Core,
     app_uuid: Uuid,
     account_uuid: Uuid,
     scope: Option<&str>,
+    query_scope: Option<&str>,
     plan_group_uuid: Option<Uuid>,
 ) -> Result<FlowLogin, Error<FlowLoginRefused>> {
-    let scope = parse_scope(scope).map_err(|e| Error::Refused(FlowLoginRefused::Field(e)))?;
+    let scope =
+        parse_scope(scope, query_scope).map_err(|e| Error::Refused(FlowLoginRefused::Field(e)))?;
     if store::accounts::account_of_app(&core.db, app_uuid, account_uuid)
         .await?
         .is_none()

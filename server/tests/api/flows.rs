@@ -151,6 +151,13 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_missing"));
         let r = app.post(&format!("/v1/app/accounts/{account}/flow-login"), &app.app_token, &json!({"scope": "admin"})).await;
         assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"));
+        // Both given: the same scope works; a bad or a different one in either place is refused.
+        let r = app.post(&format!("/v1/app/accounts/{account}/flow-login?scope=billing"), &app.app_token, &json!({"scope": "billing"})).await;
+        assert_eq!((r.status, r.body["scope"].as_str()), (StatusCode::OK, Some("billing")));
+        for (query, body) in [("admin", "billing"), ("billing", "admin"), ("renewal", "billing")] {
+            let r = app.post(&format!("/v1/app/accounts/{account}/flow-login?scope={query}"), &app.app_token, &json!({"scope": body})).await;
+            assert_eq!((r.status, r.code(), r.body["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, "parameter_invalid", Some("scope")), "{query} / {body}");
+        }
         let r = app.post(&format!("/v1/app/accounts/{}/flow-login", uuid::Uuid::new_v4()), &app.app_token, &json!({"scope": "billing"})).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND);
 
