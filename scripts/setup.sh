@@ -18,31 +18,50 @@ apt_install() {
 
 export PATH="$HOME/.cargo/bin:$PATH"
 
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
-  say "Adding the wasm32 target"
-  rustup target add wasm32-unknown-unknown
-fi
+# Three independent parts run side by side: the two cargo installs keep the cores busy where
+# one alone leaves one idle (its last crates and links run on one core), while the downloads
+# of the system and test packages wait on the network. Each part's output goes to its own log,
+# shown when it fails.
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
 
-if ! cargo leptos --version 2>/dev/null | grep -q " $CARGO_LEPTOS_VERSION"; then
-  say "Installing cargo-leptos $CARGO_LEPTOS_VERSION (about 10 minutes, once)"
-  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
-fi
+rust_target() {
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    say "Adding the wasm32 target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+cargo_leptos() {
+  if ! cargo leptos --version 2>/dev/null | grep -q " $CARGO_LEPTOS_VERSION"; then
+    say "Installing cargo-leptos $CARGO_LEPTOS_VERSION (a few minutes, once)"
+    # Its own release profile asks for fat LTO in one codegen unit, which takes most of the
+    # install's time on two cores; the tool runs as well with thin, parallel code generation.
+    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+      cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
+  fi
+}
 
 # The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
-WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION"; then
-  say "Installing wasm-bindgen-cli $WB_VERSION (about 2 minutes, once)"
-  cargo install wasm-bindgen-cli --version "$WB_VERSION"
-fi
+wasm_bindgen_cli() {
+  local version
+  version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $version"; then
+    say "Installing wasm-bindgen-cli $version (about 2 minutes, once)"
+    cargo install wasm-bindgen-cli --version "$version"
+  fi
+}
 
 # Node packages: Playwright's driver (no browser download) and binaryen's wasm-opt, which
 # release builds use (Debian's binaryen produces WASM that fails in browsers).
-if [ ! -x end2end/node_modules/.bin/wasm-opt ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
-  say "Installing node packages of end2end/"
-  (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
-fi
+node_packages() {
+  if [ ! -x end2end/node_modules/.bin/wasm-opt ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+    say "Installing node packages of end2end/"
+    (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
 
-if [ "$WANT_TEST" = 1 ]; then
+test_services() {
   if [ ! -x /usr/bin/chromium ]; then
     say "Installing Chromium from Debian"
     apt_install chromium
@@ -56,24 +75,6 @@ if [ "$WANT_TEST" = 1 ]; then
     as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
     for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
   fi
-  # Independent counterparts of the webhook and e-mail tests: the Standard Webhooks reference
-  # verifier and a local SMTP server.
-  if ! python3 -c "import standardwebhooks, aiosmtpd" 2>/dev/null; then
-    say "Installing the Python test counterparts (standardwebhooks, aiosmtpd)"
-    command -v pip3 >/dev/null || apt_install python3-pip
-    pip3 install -q standardwebhooks aiosmtpd 2>/dev/null \
-      || pip3 install -q --break-system-packages standardwebhooks aiosmtpd
-  fi
-  # The schema-driven API fuzzer of the test command (end2end/fuzz.sh), pinned, in a venv of
-  # its own under target/.
-  SCHEMATHESIS_VERSION=4.32.5
-  if ! target/schemathesis/bin/st --version 2>/dev/null | grep -qx "st, version $SCHEMATHESIS_VERSION"; then
-    say "Installing schemathesis $SCHEMATHESIS_VERSION into target/schemathesis"
-    python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3-venv
-    rm -rf target/schemathesis
-    python3 -m venv target/schemathesis
-    target/schemathesis/bin/pip install -q "schemathesis==$SCHEMATHESIS_VERSION"
-  fi
   if ! command -v redis-server >/dev/null; then
     say "Installing Redis"
     apt_install redis-server
@@ -85,4 +86,48 @@ if [ "$WANT_TEST" = 1 ]; then
       --dir /var/lib/redis --logfile /var/log/redis/switchboard-tests.log
     for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
   fi
-fi
+  # Independent counterparts of the webhook and e-mail tests: the Standard Webhooks reference
+  # verifier and a local SMTP server.
+  if ! python3 -c "import standardwebhooks, aiosmtpd" 2>/dev/null; then
+    say "Installing the Python test counterparts (standardwebhooks, aiosmtpd)"
+    command -v pip3 >/dev/null || apt_install python3-pip
+    pip3 install -q standardwebhooks aiosmtpd 2>/dev/null \
+      || pip3 install -q --break-system-packages standardwebhooks aiosmtpd
+  fi
+  # The schema-driven API fuzzer of the test command (end2end/fuzz.sh), pinned, in a venv of
+  # its own under target/.
+  local schemathesis_version=4.32.5
+  if ! target/schemathesis/bin/st --version 2>/dev/null | grep -qx "st, version $schemathesis_version"; then
+    say "Installing schemathesis $schemathesis_version into target/schemathesis"
+    python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3-venv
+    rm -rf target/schemathesis
+    python3 -m venv target/schemathesis
+    target/schemathesis/bin/pip install -q "schemathesis==$schemathesis_version"
+  fi
+}
+
+# Runs "$@" in the background, its output in the log named $1.
+parts=()
+part() {
+  local name=$1
+  ("$@") >"$LOGS/$name.log" 2>&1 &
+  parts+=("$name:$!")
+}
+
+rust_target
+part wasm_bindgen_cli
+part node_packages
+[ "$WANT_TEST" = 1 ] && part test_services
+cargo_leptos
+failed=0
+for p in "${parts[@]}"; do
+  name=${p%%:*}
+  if wait "${p#*:}"; then
+    cat "$LOGS/$name.log"
+  else
+    echo "setup: $name failed:" >&2
+    cat "$LOGS/$name.log" >&2
+    failed=1
+  fi
+done
+exit "$failed"

@@ -5,10 +5,13 @@
 # bundle's size budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+# Each step says when it starts (minutes:seconds into the run), so a slow step shows.
+step() { printf '\n\033[1m==> [%d:%02d] %s\033[0m\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
+
+step "Installing what is missing"
 ./scripts/setup.sh --test
 export PATH="$PWD/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 step "Formatting"
 cargo fmt --all -- --check
@@ -52,3 +55,5 @@ step "API fuzzing (schemathesis, seeded and bounded) against the release build"
 
 step "Flow bundle sizes (each flow's first load of the release build just tested, brotli, budget 200 KB each)"
 ./end2end/bench/flow-size.sh --built
+
+step "Done"

@@ -325,7 +325,12 @@ pub fn init_tracing(format: LogFormat) {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
     init_tracing(config.log_format);
-    let clock = Clock::system();
+    let clock = config
+        .clock_start
+        .map_or_else(Clock::system, Clock::starting_at);
+    if let Some(start) = config.clock_start {
+        tracing::warn!(%start, "the service clock starts at a chosen instant (clock_start)");
+    }
     match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
         Command::Serve(args) => {
             if let Some(addr) = args.addr.or_else(|| {

@@ -21,6 +21,17 @@ impl Clock {
         Clock::default()
     }
 
+    /// A clock that reads `start` now and runs on from there at the system's pace: tests (and
+    /// demonstrations) pick the instant they run at, so that what they see does not depend on
+    /// the hour or the day they happen to be run.
+    pub fn starting_at(start: DateTime<Utc>) -> Self {
+        // Rounded up to the next millisecond, so that the clock never reads before `start`.
+        let offset = start - Utc::now();
+        Clock {
+            offset_ms: Arc::new(AtomicI64::new(offset.num_milliseconds() + 1)),
+        }
+    }
+
     pub fn now(&self) -> DateTime<Utc> {
         Utc::now() + Duration::milliseconds(self.offset_ms.load(Ordering::Relaxed))
     }
@@ -96,6 +107,22 @@ mod tests {
         assert!(gap >= Duration::days(3) && gap < Duration::days(3) + Duration::seconds(5));
         let t = account.now();
         assert_eq!(t - account.to_service_time(t), Duration::days(3));
+    }
+
+    #[test]
+    fn a_clock_can_start_at_a_chosen_instant() {
+        let start = DateTime::parse_from_rfc3339("2027-03-14T05:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let c = Clock::starting_at(start);
+        let gap = c.now() - start;
+        assert!(
+            gap >= Duration::zero() && gap < Duration::seconds(5),
+            "{gap}"
+        );
+        assert_eq!(c.today().to_string(), "2027-03-13");
+        c.advance(Duration::days(1));
+        assert!(c.now() - start >= Duration::days(1));
     }
 
     #[test]

@@ -197,6 +197,10 @@ pub struct Config {
     pub sessions: Sessions,
     /// The licensed provider the documents and bills name.
     pub provider: crate::domain::documents::Provider,
+    /// For tests and demonstrations only: the service clock starts at this instant (RFC 3339,
+    /// e.g. `2026-12-02T23:30:00-06:00`) when the process starts and runs on from there, so
+    /// that a run sees the same dates whatever the hour. Unset, the clock is the system's.
+    pub clock_start: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The service-address directory of a fresh install.
@@ -242,6 +246,7 @@ impl Default for Config {
             retention: Retention::default(),
             sessions: Sessions::default(),
             provider: crate::domain::documents::Provider::default(),
+            clock_start: None,
         }
     }
 }
@@ -333,6 +338,21 @@ mod tests {
             PathBuf::from("target/site")
         );
         assert_eq!(find_site_root(None, any), PathBuf::from("target/site"));
+    }
+
+    #[test]
+    fn the_clock_start_reads_as_an_instant_with_its_offset() {
+        let c: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Serialized::default(
+                "clock_start",
+                "2026-12-02T23:30:00-06:00",
+            ))
+            .extract()
+            .unwrap();
+        assert_eq!(
+            c.clock_start.map(|t| t.to_rfc3339()),
+            Some("2026-12-03T05:30:00+00:00".to_owned())
+        );
     }
 
     #[test]

@@ -157,7 +157,8 @@ pub struct SimulateOut {
 pub struct AdvanceClockIn {
     /// Move the account's clock to this instant (not before its present).
     pub to: Option<Timestamp>,
-    /// Move the account's clock this many days ahead (1 to 3650).
+    /// Move the account's clock this many days ahead (1 to 3650): to the same time of day in
+    /// the market (America/Chicago), so that its date moves by exactly that many days.
     #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 3650))]
     pub days: Option<i64>,
 }

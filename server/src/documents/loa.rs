@@ -5,6 +5,7 @@ use app::format::long_date;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::layout::Flow;
+use crate::domain::market::market_date;
 
 /// What an LOA states.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +39,11 @@ pub fn render(d: &LoaDocument) -> Vec<u8> {
     flow.paragraph(&format!(
         "On {}, {} accepted an electricity plan from {} on behalf of {}, under the limited \
          power of attorney granted on {}.",
-        long_date(d.accepted_at.date_naive()),
+        long_date(market_date(d.accepted_at)),
         d.brand_name,
         d.provider_name,
         d.customer_name,
-        long_date(d.authorized_at.date_naive()),
+        long_date(market_date(d.authorized_at)),
     ));
     flow.table(&[
         ("Customer", d.customer_name.clone()),
@@ -55,8 +56,8 @@ pub fn render(d: &LoaDocument) -> Vec<u8> {
         ),
         ("Term", format!("{} months", d.term_months)),
         ("Service start date", long_date(d.start_date)),
-        ("Authorized on", long_date(d.authorized_at.date_naive())),
-        ("Plan accepted on", long_date(d.accepted_at.date_naive())),
+        ("Authorized on", long_date(market_date(d.authorized_at))),
+        ("Plan accepted on", long_date(market_date(d.accepted_at))),
     ]);
     flow.heading("How to cancel");
     flow.paragraph(&format!(

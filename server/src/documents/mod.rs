@@ -170,7 +170,7 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
             .payments
             .iter()
             .map(|p| PaymentDoc {
-                date: p.attempted_at.date_naive(),
+                date: crate::domain::market::market_date(p.attempted_at),
                 amount_cents: p.amount_cents,
                 status: p.status.to_string(),
                 method: r
@@ -270,7 +270,7 @@ pub fn efl_document(
         ],
         tos_version: plan.tos_version.clone(),
         yrac_version: plan.yrac_version.clone(),
-        issued: plan.created_at.date_naive(),
+        issued: crate::domain::market::market_date(plan.created_at),
     }
 }
 

@@ -573,16 +573,7 @@ pub fn add_business_hours(
 }
 
 /// The instant a service start date begins (midnight in the market's time zone).
-pub fn start_of_market_day(date: NaiveDate) -> DateTime<Utc> {
-    use chrono::TimeZone;
-    chrono_tz::America::Chicago
-        .from_local_datetime(&date.and_hms_opt(0, 0, 0).unwrap_or_default())
-        .earliest()
-        .map_or_else(
-            || date.and_hms_opt(6, 0, 0).unwrap_or_default().and_utc(),
-            |t| t.with_timezone(&Utc),
-        )
-}
+pub use super::market::start_of_market_day;
 
 /// An event of the utility or the market that the sandbox can simulate on a finalized
 /// enrollment.

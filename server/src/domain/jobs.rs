@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::FieldError;
+use super::{market::add_market_days, FieldError};
 
 /// Delay before retrying a job whose handler failed (database down, a bug): 2^attempts
 /// seconds, at most one hour. Job kinds with their own schedule (webhooks) decide themselves.
@@ -11,8 +11,10 @@ pub fn backoff(attempts: u32) -> Duration {
     Duration::seconds(1i64 << attempts.min(12)).min(Duration::hours(1))
 }
 
-/// Where `advance-clock` moves an account's clock from `now`: to `to`, or `days` ahead —
-/// exactly one of them, forward only, at most ten years at a time.
+/// Where `advance-clock` moves an account's clock from `now`: to `to`, or `days` market days
+/// ahead at the same time of day (so that the account's date moves by exactly `days`, whatever
+/// the hour and across the clock changes) — exactly one of them, forward only, at most ten
+/// years at a time.
 pub fn advance_target(
     now: DateTime<Utc>,
     to: Option<DateTime<Utc>>,
@@ -25,7 +27,7 @@ pub fn advance_target(
             "give either to or days, not both",
         )),
         (None, None) => Err(FieldError::missing("days")),
-        (None, Some(d)) if (1..=3650).contains(&d) => Ok(now + Duration::days(d)),
+        (None, Some(d)) if (1..=3650).contains(&d) => Ok(add_market_days(now, d)),
         (None, Some(_)) => Err(FieldError::invalid(
             "days",
             "days must be between 1 and 3650",
@@ -66,6 +68,28 @@ mod tests {
             "to"
         );
         assert!(advance_target(now, Some(now + Duration::days(3651)), None).is_err());
+    }
+
+    #[test]
+    fn advancing_by_days_moves_the_market_date_by_exactly_those_days() {
+        use crate::domain::market::market_date;
+        // 23:30 in Texas the night before the spring change: 24-hour steps would land at
+        // 00:30 on the day after.
+        let late = DateTime::parse_from_rfc3339("2027-03-14T05:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let day = market_date(late);
+        for days in [1, 2, 91, 365] {
+            let t = advance_target(late, None, Some(days)).unwrap();
+            assert_eq!(market_date(t), day + Duration::days(days), "{days}");
+        }
+        // 00:30 the night of the autumn change.
+        let early = DateTime::parse_from_rfc3339("2026-11-01T05:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let t = advance_target(early, None, Some(1)).unwrap();
+        assert_eq!(t - early, Duration::hours(25));
+        assert_eq!(market_date(t), market_date(early) + Duration::days(1));
     }
 
     #[test]

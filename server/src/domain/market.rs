@@ -52,6 +52,36 @@ pub fn market_date(t: DateTime<Utc>) -> NaiveDate {
     t.with_timezone(&Chicago).date_naive()
 }
 
+/// The instant a market day begins: midnight in the market's time zone (a day on which the
+/// clocks change still begins at midnight, which exists on both).
+pub fn start_of_market_day(date: NaiveDate) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    let midnight = date.and_time(chrono::NaiveTime::MIN);
+    Chicago
+        .from_local_datetime(&midnight)
+        .earliest()
+        .map_or_else(|| midnight.and_utc(), |t| t.with_timezone(&Utc))
+}
+
+/// The instant `days` market days after `t` at the same wall-clock time in the market. A day
+/// in the market is 23 or 25 hours long when the clocks change, so adding `days * 24` hours
+/// would land an hour off and, near midnight, on the wrong date. A time the spring change
+/// skips (2:00 to 3:00) becomes the time an hour later.
+pub fn add_market_days(t: DateTime<Utc>, days: i64) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    let local = t.with_timezone(&Chicago).naive_local();
+    let target = local + Duration::days(days);
+    Chicago
+        .from_local_datetime(&target)
+        .earliest()
+        .or_else(|| {
+            Chicago
+                .from_local_datetime(&(target + Duration::hours(1)))
+                .earliest()
+        })
+        .map_or(t + Duration::days(days), |l| l.with_timezone(&Utc))
+}
+
 /// The utility an ESI ID belongs to, when its prefix and length match one.
 pub fn tdu_for_esi_id<'a>(esi_id: &EsiId, prefixes: &'a [EsiPrefix]) -> Option<&'a str> {
     prefixes
@@ -247,7 +277,7 @@ pub fn price_expires_at(
     today: NaiveDate,
     cal: &BusinessCalendar,
 ) -> DateTime<Utc> {
-    now + Duration::days((price_expiry_date(today, cal) - today).num_days())
+    add_market_days(now, (price_expiry_date(today, cal) - today).num_days())
 }
 
 /// The version of the regulator's customer-rights text ("Your Rights as a Customer") every plan
@@ -323,6 +353,39 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn market_days_keep_the_time_of_day_across_the_clock_changes() {
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        // Spring: 23:30 CST, then 23:30 CDT a day later (23 hours).
+        assert_eq!(
+            add_market_days(t("2027-03-14T05:30:00Z"), 1),
+            t("2027-03-15T04:30:00Z")
+        );
+        // Autumn: 00:30 CDT, then 00:30 CST (25 hours); 01:30 happens twice on the day of
+        // the change, and the first one is taken.
+        assert_eq!(
+            add_market_days(t("2026-10-31T05:30:00Z"), 1),
+            t("2026-11-01T05:30:00Z")
+        );
+        assert_eq!(
+            add_market_days(t("2026-11-01T05:30:00Z"), 1),
+            t("2026-11-02T06:30:00Z")
+        );
+        assert_eq!(
+            add_market_days(t("2026-10-31T06:30:00Z"), 1),
+            t("2026-11-01T06:30:00Z")
+        );
+        // 02:30 does not exist on the spring day: an hour later.
+        assert_eq!(
+            add_market_days(t("2027-03-13T08:30:00Z"), 1),
+            t("2027-03-14T08:30:00Z")
+        );
+        assert_eq!(
+            add_market_days(t("2026-12-02T18:00:00Z"), 0),
+            t("2026-12-02T18:00:00Z")
+        );
     }
 
     #[test]

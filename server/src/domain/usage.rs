@@ -6,10 +6,10 @@
 //! The same ESI ID and day always give the same figures, so usage history, meter reads and the
 //! invoices computed from them agree however often they are asked for.
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Timelike, Utc, Weekday};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Timelike, Utc, Weekday};
 use rust_decimal::Decimal;
 
-use super::FieldError;
+use super::{market::start_of_market_day, FieldError};
 
 /// The market's time zone: days, cycles and intervals are local to it.
 const MARKET_TZ: chrono_tz::Tz = chrono_tz::America::Chicago;
@@ -156,26 +156,14 @@ fn split(total: Decimal, weights: &[i64]) -> Vec<Decimal> {
     parts
 }
 
-/// The local day's start, as an instant.
-pub fn start_of_local_day(date: NaiveDate) -> DateTime<Utc> {
-    let midnight = date.and_hms_opt(0, 0, 0).unwrap_or_default();
-    MARKET_TZ
-        .from_local_datetime(&midnight)
-        .earliest()
-        .map_or_else(
-            || Utc.from_utc_datetime(&midnight),
-            |t| t.with_timezone(&Utc),
-        )
-}
-
 /// The day's 15-minute intervals, from local midnight to the next (96 of them, 92 or 100 when
 /// the clocks change), adding up exactly to the day's figures.
 pub fn intervals(esi_id: &str, date: NaiveDate) -> Vec<Interval> {
     let day = day_usage(esi_id, date);
-    let start = start_of_local_day(date);
+    let start = start_of_market_day(date);
     let end = date
         .succ_opt()
-        .map_or(start + Duration::days(1), start_of_local_day);
+        .map_or(start + Duration::days(1), start_of_market_day);
     let mut starts = Vec::with_capacity(100);
     let mut t = start;
     while t < end {

@@ -23,7 +23,7 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::usage::{start_of_local_day, IntervalPeriod},
+    domain::{market::start_of_market_day, usage::IntervalPeriod},
     services::usage,
     store,
 };
@@ -204,8 +204,8 @@ pub async fn intervals(
         IntervalPeriod::Month { .. } => format!("{base}?year={}&month={}", d.year(), d.month()),
     };
     Ok(axum::Json(IntervalUsage {
-        start: Timestamp(start_of_local_day(usage.from)),
-        end: Timestamp(start_of_local_day(usage.to + Duration::days(1))),
+        start: Timestamp(start_of_market_day(usage.from)),
+        end: Timestamp(start_of_market_day(usage.to + Duration::days(1))),
         interval_minutes: 15,
         units: UNITS.to_owned(),
         intervals,

@@ -425,9 +425,9 @@ impl Template {
                     format!(
                         "On {}, {} accepted an electricity plan on your behalf, under the \
                          limited power of attorney you granted on {}.",
-                        long_date(l.accepted_at.date_naive()),
+                        long_date(crate::domain::market::market_date(l.accepted_at)),
                         brand.display_name,
-                        long_date(l.authorized_at.date_naive())
+                        long_date(crate::domain::market::market_date(l.authorized_at))
                     ),
                     format!("Customer: {} {}", l.first_name, l.last_name),
                     format!(

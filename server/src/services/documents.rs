@@ -146,7 +146,7 @@ pub async fn store_loa(
         notice: None,
         email: None,
     };
-    let version = loa.accepted_at.date_naive().to_string();
+    let version = crate::domain::market::market_date(loa.accepted_at).to_string();
     insert(
         tx,
         owner,

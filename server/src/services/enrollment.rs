@@ -1412,8 +1412,10 @@ pub async fn update_identity(
     account: Uuid,
     patch: UpdateAccountIn,
 ) -> Result<Profile, Error<IdentityRefused>> {
+    // The account's own clock: a sandbox account moved ahead is older by as much.
+    let clock = state.clock.for_account(&state.db, account).await?;
     let ctx = ParseContext {
-        today: state.clock.today(),
+        today: clock.today(),
         environment: app.environment_kind(),
     };
     let now = state.clock.now();

@@ -89,6 +89,7 @@ fn assert_adds_up(detail: &Value) {
 }
 
 both_engines! {
+    at [early_morning, fall_back_night, spring_forward_eve];
     with relaxed;
     async fn the_cycle_read_issues_an_invoice_that_auto_pay_settles_sixteen_days_later(app) {
         with_meters(&app).await;

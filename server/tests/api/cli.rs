@@ -19,6 +19,7 @@ pub(crate) fn operator(app: &TestApp, args: &[&str]) -> std::process::Output {
     command
         .args(args)
         .env("DATABASE_URL", app.config.database_url.expose())
+        .env("SWITCHBOARD_CLOCK_START", app.clock.now().to_rfc3339())
         .env_remove("REDIS_URL");
     if let Some(key) = &app.config.pii_key {
         command.env("SWITCHBOARD_PII_KEY", key.expose());

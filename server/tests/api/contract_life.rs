@@ -168,6 +168,7 @@ async fn app_slug(app: &TestApp) -> String {
 }
 
 both_engines! {
+    at [early_morning, fall_back_night, spring_forward_eve];
     with relaxed;
     async fn nobody_renews_three_notices_then_month_to_month(app) {
         let (uuid, token, location, end) = seeded(&app, "life-m2m@example.com").await;
@@ -475,6 +476,11 @@ both_engines! {
         assert_eq!(days[2], 30);
         assert!(days.windows(2).all(|w| w[0] > w[1]) && days[0] <= left, "{days:?}");
     }
+
+}
+
+both_engines! {
+    with relaxed;
 
     async fn plan_documents_are_pdfs_holding_what_the_api_reports_and_never_change(app) {
         with_meters(&app).await;

@@ -143,6 +143,33 @@ pub(crate) async fn advance(app: &TestApp, token: &str, days: i64) -> Value {
     r.body
 }
 
+/// Moves the account's clock on to `hour`:00 of its market day, when it stands earlier.
+pub(crate) async fn on_to_hour(app: &TestApp, (uuid, token): (&str, &str), hour: u32) {
+    use chrono::{TimeZone, Timelike};
+    let clock = app
+        .state
+        .clock
+        .for_account(&app.state.db, uuid.parse().unwrap())
+        .await
+        .unwrap();
+    let local = clock.now().with_timezone(&chrono_tz::America::Chicago);
+    if local.hour() >= hour {
+        return;
+    }
+    let to = chrono_tz::America::Chicago
+        .from_local_datetime(&clock.today().and_hms_opt(hour, 0, 0).unwrap())
+        .earliest()
+        .unwrap();
+    let r = app
+        .post(
+            "/v1/account/sandbox/advance-clock",
+            token,
+            &json!({"to": to.to_rfc3339()}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
 pub(crate) fn status(account: &Value) -> (String, String) {
     (
         account["status"].as_str().unwrap().to_owned(),
@@ -179,6 +206,7 @@ pub(crate) fn relaxed(c: &mut server::config::Config) {
 }
 
 both_engines! {
+    at [early_morning, fall_back_night, spring_forward_eve];
     with relaxed;
     async fn a_standard_enrollment_walks_to_active(app) {
         with_meters(&app).await;
@@ -382,6 +410,11 @@ both_engines! {
         advance(&app, &token, 1).await;
         settles_at(&app, &token, pair("cancelled", "expire_pre_active")).await;
     }
+
+}
+
+both_engines! {
+    with relaxed;
 
     async fn client_agent_enrollment_needs_the_authorization_first(app) {
         with_meters(&app).await;

@@ -19,8 +19,27 @@ pub enum Engine {
     Postgres,
 }
 
-/// Runs each test body once per engine: `mod name { fn sqlite(); fn postgres(); }`.
+/// Runs each test body once per engine: `mod name { fn sqlite(); fn postgres(); }`, with the
+/// service clock started at `instant::default()` (noon in the market).
+///
+/// `both_engines! { at [late_evening, ...]; with tweak; async fn ... }` runs each body once per
+/// engine at each of the named instants of `instant` instead (`mod name { mod late_evening {
+/// fn sqlite(); fn postgres(); } ... }`): for what depends on the market's date and hour.
+#[macro_export]
 macro_rules! both_engines {
+    (at $instants:tt; with $tweak:expr; $(async fn $name:ident($app:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                $crate::at_instants!($instants; $tweak; $app; $body);
+            }
+        )*
+    };
+    (at $instants:tt; $(async fn $name:ident($app:ident) $body:block)*) => {
+        both_engines!(at $instants; with |_| {}; $(async fn $name($app) $body)*);
+    };
     (with $tweak:expr; $(async fn $name:ident($app:ident) $body:block)*) => {
         $(
             mod $name {
@@ -44,6 +63,97 @@ macro_rules! both_engines {
     ($(async fn $name:ident($app:ident) $body:block)*) => {
         both_engines!(with |_| {}; $(async fn $name($app) $body)*);
     };
+}
+
+/// One test body on both engines at each instant of a list (see `both_engines!`).
+#[macro_export]
+macro_rules! at_instants {
+    ([$($instant:ident),* $(,)?]; $tweak:expr; $app:ident; $body:block) => {
+        $(
+            mod $instant {
+                #[allow(unused_imports)]
+                use super::*;
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    let $app = $crate::helpers::TestApp::spawn_at(
+                        $crate::helpers::Engine::Sqlite,
+                        $crate::helpers::instant::$instant(),
+                        $tweak,
+                    )
+                    .await;
+                    $body
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    let $app = $crate::helpers::TestApp::spawn_at(
+                        $crate::helpers::Engine::Postgres,
+                        $crate::helpers::instant::$instant(),
+                        $tweak,
+                    )
+                    .await;
+                    $body
+                }
+            }
+        )*
+    };
+}
+
+/// The instants the service clock of a test starts at. Each is the next such moment in the
+/// market (America/Chicago) after the day the suite runs, so that a run never depends on the
+/// hour it was started and the clock never stands behind the real one.
+pub mod instant {
+    use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
+    use chrono_tz::America::Chicago;
+
+    fn at(day: NaiveDate, hour: u32, minute: u32) -> DateTime<Utc> {
+        Chicago
+            .from_local_datetime(&day.and_hms_opt(hour, minute, 0).unwrap())
+            .earliest()
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    /// Tomorrow in the market.
+    fn tomorrow() -> NaiveDate {
+        Utc::now().with_timezone(&Chicago).date_naive() + Duration::days(1)
+    }
+
+    /// The first day on or after tomorrow that is the `nth` `weekday` of `month`.
+    fn next_nth_weekday(month: u32, weekday: Weekday, nth: u8) -> NaiveDate {
+        let from = tomorrow();
+        (from.year()..)
+            .filter_map(|y| NaiveDate::from_weekday_of_month_opt(y, month, weekday, nth))
+            .find(|d| *d >= from)
+            .unwrap()
+    }
+
+    /// Noon, tomorrow: the clock of every test that does not choose one.
+    pub fn default() -> DateTime<Utc> {
+        at(tomorrow(), 12, 0)
+    }
+
+    /// 05:30 tomorrow.
+    pub fn early_morning() -> DateTime<Utc> {
+        at(tomorrow(), 5, 30)
+    }
+
+    /// 00:30 on the day the clocks fall back (the first Sunday of November), an hour and a
+    /// half before the change: the next day is 25 hours long.
+    pub fn fall_back_night() -> DateTime<Utc> {
+        at(next_nth_weekday(11, Weekday::Sun, 1), 0, 30)
+    }
+
+    /// 23:30 the evening before the clocks spring forward (the second Sunday of March): the
+    /// next day is 23 hours long.
+    pub fn spring_forward_eve() -> DateTime<Utc> {
+        at(
+            next_nth_weekday(3, Weekday::Sun, 2) - Duration::days(1),
+            23,
+            30,
+        )
+    }
 }
 
 /// A database that exists for one test (and is dropped after it, even when the test fails).
@@ -174,6 +284,15 @@ impl TestApp {
     }
 
     pub async fn spawn_with(engine: Engine, tweak: impl FnOnce(&mut Config)) -> TestApp {
+        Self::spawn_at(engine, instant::default(), tweak).await
+    }
+
+    /// A server whose clock starts at `start`.
+    pub async fn spawn_at(
+        engine: Engine,
+        start: chrono::DateTime<chrono::Utc>,
+        tweak: impl FnOnce(&mut Config),
+    ) -> TestApp {
         let database = std::sync::Arc::new(TestDatabase::create(engine).await);
         let mut config = Config {
             database_url: Secret::new(database.url.clone()),
@@ -188,8 +307,12 @@ impl TestApp {
         config.market.default_directory_size = 0;
         // Test receivers listen on loopback.
         config.webhooks.allow_private_targets = true;
+        config.clock_start = Some(start);
         tweak(&mut config);
-        let mut app = Self::start(engine, config, database, Clock::system()).await;
+        let clock = config
+            .clock_start
+            .map_or_else(Clock::system, Clock::starting_at);
+        let mut app = Self::start(engine, config, database, clock).await;
         let created = admin::create_app(
             &app.state.db,
             &app.clock,

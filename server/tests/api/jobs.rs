@@ -103,21 +103,17 @@ impl Drop for Worker {
     }
 }
 
-/// Starts `switchboard serve --role worker` on `database_url` (with the PII key `key`, which
-/// every instance shares), listening on `port`.
-fn worker_process(database_url: &str, key: &str, lease_seconds: u32, port: u16) -> Worker {
-    server_process("worker", database_url, key, lease_seconds, port)
+/// Starts `switchboard serve --role worker` on the database of `app` (with the PII key `key`,
+/// which every instance shares), listening on `port`, its clock where `app`'s stands.
+fn worker_process(app: &TestApp, key: &str, lease_seconds: u32, port: u16) -> Worker {
+    server_process("worker", app, key, lease_seconds, port)
 }
 
-fn server_process(
-    role: &str,
-    database_url: &str,
-    key: &str,
-    lease_seconds: u32,
-    port: u16,
-) -> Worker {
+fn server_process(role: &str, app: &TestApp, key: &str, lease_seconds: u32, port: u16) -> Worker {
+    let database_url = app.config.database_url.expose();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--role", role])
+        .env("SWITCHBOARD_CLOCK_START", app.clock.now().to_rfc3339())
         .env("DATABASE_URL", database_url)
         .env("SWITCHBOARD_PII_KEY", key)
         .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
@@ -141,12 +137,11 @@ async fn worker_processes_share_one_postgres() {
     let mut app = TestApp::spawn(crate::helpers::Engine::Postgres).await;
     // This test server is API-only: the worker processes do the work.
     app.workers.take().unwrap().kill();
-    let url = app.config.database_url.expose().to_owned();
     let receiver = Receiver::start().await;
     create_endpoint(&app, &receiver.url, &[]).await;
     let api_port = free_port();
     let key = app.config.pii_key.as_ref().unwrap().expose().to_owned();
-    let _api = server_process("api", &url, &key, 2, api_port);
+    let _api = server_process("api", &app, &key, 2, api_port);
     app.eventually("the API process listens", || async {
         app.client
             .get(format!("http://127.0.0.1:{api_port}/healthz"))
@@ -161,8 +156,8 @@ async fn worker_processes_share_one_postgres() {
 
     let port = free_port();
     let mut workers = vec![
-        worker_process(&url, &key, 2, port),
-        worker_process(&url, &key, 2, free_port()),
+        worker_process(&app, &key, 2, port),
+        worker_process(&app, &key, 2, free_port()),
     ];
     // A worker process serves its health, not the API.
     let base = format!("http://127.0.0.1:{port}");
@@ -226,7 +221,7 @@ async fn worker_processes_share_one_postgres() {
         w.kill();
     }
     receiver.set(Behavior::Ok);
-    let mut third = worker_process(&url, &key, 2, free_port());
+    let mut third = worker_process(&app, &key, 2, free_port());
     app.eventually("the job taken over", || async { receiver.count() == 1003 })
         .await;
     assert_eq!(

@@ -8,7 +8,9 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::{
-    enrollment::{advance, customer, days_after, event_types, relaxed, with_meters, HOUSE},
+    enrollment::{
+        advance, customer, days_after, event_types, on_to_hour, relaxed, with_meters, HOUSE,
+    },
     helpers::{TestApp, TestResponse},
 };
 
@@ -97,6 +99,7 @@ async fn contracts(app: &TestApp, uuid: &str) -> Vec<server::store::enrollment::
 }
 
 both_engines! {
+    at [early_morning, fall_back_night, spring_forward_eve];
     with relaxed;
     async fn renewal_plans_are_offered_only_inside_the_window(app) {
         let (uuid, token, location, end) = seeded(&app, "renew-window@example.com").await;
@@ -150,6 +153,8 @@ both_engines! {
         assert_eq!(r.code(), "renewal_not_eligible");
         // Outside the window even a well-formed acceptance is refused.
         to_days_before_end(&app, (&uuid, &token), &end, 60).await;
+        // The 60-day notice goes out at its hour that day; accept after it.
+        on_to_hour(&app, (&uuid, &token), server::domain::renewal::NOTICE_HOUR as u32).await;
         let plans = request(&app, &token, &location).await;
         assert_eq!(plans.status, StatusCode::OK, "{}", plans.text);
         let plan = plans.body["plans"].as_array().unwrap().iter().find(|p| p["plan_type"] == "fixed").unwrap().clone();

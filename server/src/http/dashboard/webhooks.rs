@@ -480,7 +480,7 @@ async fn recover_failed(
         )
         .await;
     };
-    let since = day.and_time(chrono::NaiveTime::MIN).and_utc();
+    let since = crate::domain::market::start_of_market_day(day);
     let queued = services::webhooks::recover_failed(
         &state,
         app.uuid,
