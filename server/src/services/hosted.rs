@@ -538,7 +538,7 @@ async fn confirm_code(
 pub enum SignedUp {
     /// A new account, and where the browser goes: its enrollment flow, full-page.
     Created {
-        account: AccountRow,
+        account: Box<AccountRow>,
         location: String,
     },
     /// The address already has these accounts in the app (newest first): the customer signs in
@@ -607,7 +607,10 @@ pub async fn finish_sign_up(
     )
     .await?;
     tx.commit().await?;
-    Ok(SignedUp::Created { account, location })
+    Ok(SignedUp::Created {
+        account: Box::new(account),
+        location,
+    })
 }
 
 /// Sends a portal sign-in code for `app` to the newest of its accounts with this address: the
