@@ -1,7 +1,8 @@
 // Hosted pages, first-party on the service's origin: a customer signs up at the partner's
 // `/go/<slug>` and enrolls full-page with card 4242; a payment-failed e-mail's link (read from the
-// sandbox outbox) opens the change-of-card flow; the portal signs in by e-mailed code and opens
-// the billing flow. Screenshots at 360 and 1280 px.
+// sandbox outbox) shows the app's page with one button (a GET spends nothing, for mail
+// scanners), whose click opens the change-of-card flow; the app's portal (`/go/<slug>/portal`)
+// signs in by e-mailed code and opens the billing flow. Screenshots at 360 and 1280 px.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -179,7 +180,15 @@ test("a payment-failed e-mail's link opens the change of card, once", async () =
   const context = await browser.newContext({ viewport: { width: 360, height: 800 }, isMobile: true, hasTouch: true });
   const page = await context.newPage();
   try {
+    // A scanner's fetch first: it spends nothing.
+    const scanned = await page.request.get(link);
+    assert.equal(scanned.status(), 200);
     await page.goto(link);
+    await page.locator("[data-testid=link-open]").waitFor();
+    assert.match(await page.locator("[data-testid=app-name]").innerText(), /Hosted Homes/);
+    await assertFits(page);
+    await shot(page, "hosted-360-link-open.png");
+    await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForURL(/\/flow\/update-payment-method\?app=.*&hosted=done/);
     await page.locator("[data-testid=card-on-file]").waitFor({ timeout: 30_000 });
     await page.getByLabel("Card number").fill("4242 4242 4242 4242");
@@ -193,9 +202,10 @@ test("a payment-failed e-mail's link opens the change of card, once", async () =
     await page.locator("[data-testid=done-close]").click();
     await page.locator("[data-testid=hosted-done]").waitFor();
 
-    // The link worked once: again, it offers a fresh one.
+    // The link worked once: again, it offers a fresh one, in the app's brand.
     await page.goto(link);
     await page.locator("[data-testid=link-expired]").waitFor();
+    assert.match(await page.locator("[data-testid=app-name]").innerText(), /Hosted Homes/);
     await assertFits(page);
     await shot(page, "hosted-360-link-expired.png");
     await page.getByRole("button", { name: "E-mail me a new link" }).click();
@@ -215,7 +225,8 @@ test("the portal signs in by e-mailed code and opens the billing flow", async ()
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
     try {
-      await page.goto(`${baseUrl}/portal`);
+      await page.goto(`${baseUrl}/go/${slug}/portal`);
+      assert.match(await page.locator("[data-testid=app-name]").innerText(), /Hosted Homes/);
       await page.getByLabel("E-mail").fill(email);
       await page.getByRole("button", { name: "E-mail me a code" }).click();
       await page.locator("[data-testid=confirm-code]").waitFor();

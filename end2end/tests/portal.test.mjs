@@ -1,7 +1,8 @@
 // The customer portal's own pages and the hosted renewal, first-party on the service's origin:
 // a renewal e-mail's link (read from the sandbox outbox once the account's clock is inside the
-// renewal window) opens the hosted renewal, which accepts a plan; the portal signs in by
-// e-mailed code and shows the usage charts, a bill with its PDF, pays it, and changes the
+// renewal window) shows the app's page with one button, whose click opens the hosted renewal,
+// which accepts a plan; the app's portal (`/go/<slug>/portal`) signs in by e-mailed code and
+// shows the usage charts, a bill with its PDF, pays it, and changes the
 // billing address. Every page at 360 and 1280 px, nothing wider than the screen.
 
 import { test, before, after } from "node:test";
@@ -13,10 +14,12 @@ import { saveCard, seededCustomer } from "../lib/accounts.mjs";
 
 let browser;
 let app;
+let slug;
 
 before(async () => {
   await waitForServer();
   app = createApp("Portal Power");
+  slug = (await api("GET", "/v1/app", app.token)).slug;
   browser = await launchBrowser();
 });
 
@@ -89,6 +92,8 @@ test("a renewal e-mail's link opens the hosted renewal, which accepts a plan", a
   const errors = collectErrors(page);
   try {
     await page.goto(link);
+    await page.locator("[data-testid=link-open]").waitFor();
+    await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForURL(/\/flow\/renewal\?app=.*&hosted=done/);
     const plan = page.locator("[data-testid=plan]").first();
     await plan.waitFor({ timeout: 30_000 });
@@ -115,7 +120,7 @@ test("a renewal e-mail's link opens the hosted renewal, which accepts a plan", a
 });
 
 test("the portal: sign in by code, usage charts, a bill with its PDF, pay now, billing address", async () => {
-  // Unique per run: an address with accounts in several apps would choose one first.
+  // Unique per run: an address with several accounts in the app would choose one first.
   const email = `portal-pages-${Date.now()}@example.com`;
   const created = await api("POST", "/v1/app/accounts", app.token, { email, first_name: "Ana", last_name: "Díaz" });
   const { token } = await api("POST", `/v1/app/accounts/${created.uuid}/token`, app.token);
@@ -129,7 +134,7 @@ test("the portal: sign in by code, usage charts, a bill with its PDF, pay now, b
     const page = await context.newPage();
     const errors = collectErrors(page);
     try {
-      await page.goto(`${baseUrl}/portal`);
+      await page.goto(`${baseUrl}/go/${slug}/portal`);
       await page.getByLabel("E-mail").fill(email);
       await page.getByRole("button", { name: "E-mail me a code" }).click();
       await page.locator("[data-testid=confirm-code]").waitFor();

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::{
     clock::{AccountClock, Clock},
     config::Config,
-    domain::{emails::EmailStatus, events::Event, jobs::backoff},
+    domain::{emails::EmailStatus, events::Event, jobs::backoff, tokens},
     outbox::{self, JobKind, JobRun, NewJob, Outcome},
     store::{self, emails::EmailRow, events::NewEvent, Tx},
 };
@@ -270,6 +270,88 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An e-mail's HTML as staff see it in a preview: every link inert (its `href` taken out, its
+/// text kept) and every bearer token of ours in the text blotted out, so that a click in the
+/// preview can neither sign anyone in as the customer nor spend the customer's single-use link.
+/// A note at the top says so.
+pub fn preview_html(html: &str) -> String {
+    let mut out = inert_links(html);
+    for prefix in [
+        tokens::HOSTED_LINK_PREFIX,
+        tokens::PASSWORD_RESET_PREFIX,
+        tokens::FLOW_PREFIX,
+        tokens::FLOW_LOGIN_PREFIX,
+        tokens::ACCOUNT_PREFIX,
+    ] {
+        out = blot_tokens(&out, prefix);
+    }
+    const NOTE: &str = "<p role=\"note\" data-testid=\"preview-note\" style=\"margin: 0; \
+        padding: 8px 12px; background: #fff4ce; color: #3d3100; font: 14px sans-serif\">\
+        Preview: the links in this e-mail are disabled here. They work only for the customer.</p>";
+    match out
+        .find("<body")
+        .and_then(|at| out[at..].find('>').map(|end| at + end + 1))
+    {
+        Some(after) => format!("{}{NOTE}{}", &out[..after], &out[after..]),
+        None => format!("{NOTE}{out}"),
+    }
+}
+
+/// `html` without any `href` attribute: each becomes `aria-disabled="true"`.
+fn inert_links(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::with_capacity(html.len());
+    let mut rest = 0;
+    let mut from = 0;
+    while let Some(found) = lower[from..].find("href") {
+        let at = from + found;
+        from = at + 4;
+        // An attribute: after white space, then `=` (spaces allowed around it).
+        if !lower[..at].ends_with(|c: char| c.is_ascii_whitespace()) {
+            continue;
+        }
+        let after_name = lower[from..].trim_start();
+        let Some(value) = after_name.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        let value_at = lower.len() - value.len();
+        let end = match value.chars().next() {
+            Some(q @ ('"' | '\'')) => match value[1..].find(q) {
+                Some(close) => value_at + 1 + close + 1,
+                None => lower.len(),
+            },
+            _ => value
+                .find(|c: char| c.is_ascii_whitespace() || c == '>')
+                .map_or(lower.len(), |e| value_at + e),
+        };
+        out.push_str(&html[rest..at]);
+        out.push_str("aria-disabled=\"true\"");
+        rest = end;
+        from = end;
+    }
+    out.push_str(&html[rest..]);
+    out
+}
+
+/// `text` with every token starting with `prefix` replaced by the prefix and "[hidden]".
+fn blot_tokens(text: &str, prefix: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        let tail = &rest[at + prefix.len()..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(tail.len());
+        out.push_str(&rest[..at]);
+        out.push_str(prefix);
+        out.push_str("[hidden]");
+        rest = &tail[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The message of an e-mail, with the stored documents it carries attached (an expiration
 /// notice's PDF).
 fn message(
@@ -306,6 +388,35 @@ fn message(
 mod tests {
     use super::*;
     use crate::domain::documents::DocumentKind;
+
+    #[test]
+    fn a_preview_s_links_go_nowhere_and_its_tokens_are_blotted_out() {
+        let token = "swb_link_AbC-12_xyz";
+        let html = format!(
+            "<html><body class=\"x\"><p>Hello</p><a href=\"https://s.example/hosted/link?token={token}\" \
+             style=\"color: red\">Change your card</a> <A HREF='mailto:help@sunny.example'>help</A> \
+             <a href=https://bare.example>bare</a><p>Or open https://s.example/hosted/link?token={token}\
+             </p><p>Your hreflang stays.</p></body></html>"
+        );
+        let preview = preview_html(&html);
+        assert!(!preview.contains(token), "{preview}");
+        assert!(!preview.to_ascii_lowercase().contains("href="), "{preview}");
+        assert!(!preview.contains("https://bare.example"), "{preview}");
+        assert!(
+            preview.contains(">Change your card</a>"),
+            "the text stays: {preview}"
+        );
+        assert!(preview.contains("style=\"color: red\""), "{preview}");
+        assert!(preview.contains("token=swb_link_[hidden]"), "{preview}");
+        assert!(preview.contains("Your hreflang stays."), "{preview}");
+        let note = preview.find("data-testid=\"preview-note\"").unwrap();
+        assert!(
+            note > preview.find("<body").unwrap(),
+            "the note is inside the body"
+        );
+        // Plain text without a body or links is left as it is, with the note.
+        assert!(preview_html("<p>Hi</p>").ends_with("<p>Hi</p>"));
+    }
 
     #[test]
     fn a_stored_document_rides_along_as_a_pdf_attachment() {

@@ -1,13 +1,17 @@
 //! What the dashboard reads of customers' accounts: searching them within the apps a member may
 //! see, one account's whole story on one page (status and its history, locations and
-//! contracts, invoices and payments, documents, e-mails, events), and a document's PDF. Every
-//! read first finds the account among those the member may see.
+//! contracts, invoices and payments, documents, e-mails, events), an e-mail's preview, and an
+//! invoice's or a document's PDF. Every read first finds the account among those the member may
+//! see, and every look at a customer's data writes an audit entry naming who looked, at whose
+//! account and at what (never the data itself). An e-mail's preview shows its links inert: the
+//! customer's single-use links stay the customer's.
 
 use uuid::Uuid;
 
 use super::{
     audit::{self, Actor},
     documents::DocumentRefused,
+    invoices::{InvoicePdf, InvoiceRefused},
     Error,
 };
 use crate::{
@@ -29,12 +33,30 @@ use crate::{
 const SEARCH_LIMIT: i64 = 50;
 
 /// Accounts of the member's apps matching `query`: exactly by e-mail, account number or ESI ID,
-/// or by part of the e-mail or the full name.
+/// or by part of the e-mail or the full name. A search that lists accounts is audited with the
+/// accounts it listed.
 pub async fn search_accounts(
-    db: &Db,
+    core: &Core,
+    actor: &Actor,
     member: Member,
     query: &str,
 ) -> store::Result<Vec<AccountRow>> {
+    let found = find_accounts(&core.db, member, query).await?;
+    if !found.is_empty() {
+        let listed: Vec<String> = found.iter().map(|a| a.uuid.to_string()).collect();
+        audit_view(
+            core,
+            actor,
+            "accounts.searched",
+            "accounts",
+            serde_json::json!({ "accounts": listed }),
+        )
+        .await?;
+    }
+    Ok(found)
+}
+
+async fn find_accounts(db: &Db, member: Member, query: &str) -> store::Result<Vec<AccountRow>> {
     let query = query.trim();
     if query.is_empty() || query.chars().count() > 200 {
         return Ok(Vec::new());
@@ -83,7 +105,104 @@ pub async fn visible_account(
         .map(|app| (app, account)))
 }
 
-/// The account `uuid` if the member may see its app; `None` for any other.
+/// The account's page for a member who may see its app (`None` for any other), audited as
+/// `account.viewed`.
+pub async fn view_account(
+    core: &Core,
+    actor: &Actor,
+    member: Member,
+    uuid: Uuid,
+) -> store::Result<Option<AccountOverview>> {
+    let Some(overview) = account_overview(&core.db, member, uuid).await? else {
+        return Ok(None);
+    };
+    audit_view(
+        core,
+        actor,
+        "account.viewed",
+        &account_target(uuid),
+        serde_json::json!({}),
+    )
+    .await?;
+    Ok(Some(overview))
+}
+
+/// One e-mail sent to an account the member may see, as it reads, for the dashboard's preview:
+/// its HTML with every link inert and any single-use token blotted out, so that nobody at the
+/// dashboard can open, or spend, the customer's links. Audited as `account.email_viewed`;
+/// `None` for another's account or e-mail.
+pub async fn email_preview(
+    core: &Core,
+    actor: &Actor,
+    member: Member,
+    account: Uuid,
+    email: Uuid,
+) -> store::Result<Option<String>> {
+    if visible_account(&core.db, member, account).await?.is_none() {
+        return Ok(None);
+    }
+    let Some(row) = store::emails::email_by_uuid(&core.db, email)
+        .await?
+        .filter(|e| e.account_uuid == Some(account))
+    else {
+        return Ok(None);
+    };
+    audit_view(
+        core,
+        actor,
+        "account.email_viewed",
+        &account_target(account),
+        serde_json::json!({ "email": email, "template": row.template }),
+    )
+    .await?;
+    Ok(Some(crate::mail::preview_html(&row.html_body)))
+}
+
+/// An invoice of an account the member may see, as a PDF; audited as `account.invoice_viewed`.
+/// Another's account or invoice is refused as missing.
+pub async fn invoice_pdf(
+    core: &Core,
+    actor: &Actor,
+    member: Member,
+    account: Uuid,
+    number: &str,
+) -> Result<InvoicePdf, Error<InvoiceRefused>> {
+    let Some((app, account)) = visible_account(&core.db, member, account).await? else {
+        return Err(Error::Refused(InvoiceRefused::AccountMissing));
+    };
+    let pdf = super::invoices::invoice_pdf(core, &app, account.uuid, number).await?;
+    audit_view(
+        core,
+        actor,
+        "account.invoice_viewed",
+        &account_target(account.uuid),
+        serde_json::json!({ "invoice": pdf.number }),
+    )
+    .await?;
+    Ok(pdf)
+}
+
+fn account_target(account: Uuid) -> String {
+    format!("account:{account}")
+}
+
+/// The audit entry of a member's look at customers' data, in a transaction of its own (the
+/// look changes nothing else).
+async fn audit_view(
+    core: &Core,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    detail: serde_json::Value,
+) -> store::Result<()> {
+    let mut tx = core.db.begin().await?;
+    audit::record(&mut tx, actor, action, target, detail, core.clock.now()).await?;
+    tx.commit().await
+}
+
+/// The account `uuid` if the member may see its app; `None` for any other. Not audited: the
+/// callers that show it to a person are (`view_account`), a page re-shown after a sandbox
+/// action's refusal too.
 pub async fn account_overview(
     db: &Db,
     member: Member,
@@ -118,10 +237,11 @@ pub async fn account_overview(
 }
 
 /// One document of an account the member may see, as a PDF (its file name without `.pdf`, and
-/// its bytes): the same as the customer's portal serves. Another's account or document is
-/// `NotFound`.
+/// its bytes): the same as the customer's portal serves; audited as `account.document_viewed`.
+/// Another's account or document is `NotFound`.
 pub async fn document_pdf(
     core: &Core,
+    actor: &Actor,
     member: Member,
     account: Uuid,
     document: Uuid,
@@ -129,7 +249,16 @@ pub async fn document_pdf(
     if visible_account(&core.db, member, account).await?.is_none() {
         return Err(Error::Refused(DocumentRefused::NotFound));
     }
-    super::portal::document_pdf(core, account, document).await
+    let pdf = super::portal::document_pdf(core, account, document).await?;
+    audit_view(
+        core,
+        actor,
+        "account.document_viewed",
+        &account_target(account),
+        serde_json::json!({ "document": document }),
+    )
+    .await?;
+    Ok(pdf)
 }
 
 /// The audit entry of a sandbox action taken on an account from the dashboard (a clock moved,

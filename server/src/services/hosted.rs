@@ -1,7 +1,10 @@
 //! Hosted pages and the customer portal: the single-use links e-mails carry (made in the
-//! e-mail's own transaction, opened into the flow of their purpose, replaced by e-mail when spent
-//! or expired), the one-time codes that confirm an address (hosted sign-up, portal sign-in), the
-//! account a hosted sign-up creates, and the flow sessions hosted pages open full-page.
+//! e-mail's own transaction; looked at without being spent, so that a mail scanner fetching
+//! one leaves it working; spent by the customer's one click into the flow of their purpose;
+//! replaced by e-mail when spent or expired), the one-time codes that confirm an address (hosted
+//! sign-up, portal sign-in, both within one app), the account a hosted sign-up creates (or the
+//! accounts it finds: an address already a customer of the app signs in instead), and the flow
+//! sessions hosted pages open full-page.
 
 use app::api::CreateAccountIn;
 use chrono::Duration;
@@ -127,13 +130,53 @@ pub enum OpenedLink {
         account_uuid: Uuid,
         unfreeze_url: Option<String>,
     },
-    /// Spent or expired: a fresh one can be asked for with the same token.
-    Stale(LinkState),
+    /// Spent or expired: a fresh one can be asked for with the same token. With the app the
+    /// link was for, whose brand the page wears.
+    Stale { app: Option<Box<AppRow>> },
     /// Not a link of ours.
     Unknown,
 }
 
-/// Spends an e-mail's link and opens what it is for.
+/// What an e-mail's link is, looked at without spending it.
+pub enum LinkView {
+    /// It still opens: its page asks for one click, which spends it (`open_link`).
+    Open {
+        app: Box<AppRow>,
+        purpose: LinkPurpose,
+    },
+    /// Spent or expired, with the app it was for.
+    Stale { app: Option<Box<AppRow>> },
+    /// Not a link of ours.
+    Unknown,
+}
+
+/// Looks at an e-mail's link without spending it: what a GET of the link shows, so that a
+/// mail scanner or a browser's prefetch leaves the link working for the customer.
+pub async fn look_at_link(core: &Core, token: &str) -> store::Result<LinkView> {
+    if !tokens::is_hosted_link_token(token) {
+        return Ok(LinkView::Unknown);
+    }
+    let hash = tokens::hash_token(token);
+    let Some(link) = store::hosted_links::hosted_link(&core.db, &hash).await? else {
+        return Ok(LinkView::Unknown);
+    };
+    let Some(purpose) = LinkPurpose::parse(&link.purpose) else {
+        return Ok(LinkView::Unknown);
+    };
+    let app = store::apps::app_by_uuid(&core.db, link.app_uuid)
+        .await?
+        .map(Box::new);
+    let clock = core.clock.for_account(&core.db, link.account_uuid).await?;
+    Ok(
+        match (link_state(link.expires_at, link.used_at, clock.now()), app) {
+            (LinkState::Open, Some(app)) => LinkView::Open { app, purpose },
+            (_, app) => LinkView::Stale { app },
+        },
+    )
+}
+
+/// Spends an e-mail's link and opens what it is for: the customer's click on the link's page
+/// (a POST), never the GET of the link itself.
 pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
     if !tokens::is_hosted_link_token(token) {
         return Ok(OpenedLink::Unknown);
@@ -149,13 +192,16 @@ pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
     // Links expire on the account's clock (a sandbox account's clock may run ahead).
     let clock = core.clock.for_account(&core.db, link.account_uuid).await?;
     let now = clock.now();
-    match link_state(link.expires_at, link.used_at, now) {
-        LinkState::Open => {}
-        stale => return Ok(OpenedLink::Stale(stale)),
-    }
     // Two tabs opening one link: only the first spends it.
-    if !store::hosted_links::use_hosted_link(&mut tx, &hash, now).await? {
-        return Ok(OpenedLink::Stale(LinkState::Spent));
+    if link_state(link.expires_at, link.used_at, now) != LinkState::Open
+        || !store::hosted_links::use_hosted_link(&mut tx, &hash, now).await?
+    {
+        drop(tx);
+        return Ok(OpenedLink::Stale {
+            app: store::apps::app_by_uuid(&core.db, link.app_uuid)
+                .await?
+                .map(Box::new),
+        });
     }
     let opened = match purpose.scope() {
         Some(scope) => {
@@ -230,8 +276,12 @@ pub async fn open_portal_flow(
 }
 
 /// Sends a fresh link in place of a spent or expired one (the same purpose, to the account's
-/// address), unless too many were sent lately. Answers the address it went to.
-pub async fn resend_link(core: &Core, token: &str) -> Result<String, Error<HostedRefused>> {
+/// address), unless too many were sent lately. Answers the address it went to and the app whose
+/// brand the page wears.
+pub async fn resend_link(
+    core: &Core,
+    token: &str,
+) -> Result<(String, AppRow), Error<HostedRefused>> {
     if !tokens::is_hosted_link_token(token) {
         return refused(HostedRefused::NotFound);
     }
@@ -286,7 +336,7 @@ pub async fn resend_link(core: &Core, token: &str) -> Result<String, Error<Hoste
     )
     .await?;
     tx.commit().await?;
-    Ok(account.email)
+    Ok((account.email, app))
 }
 
 /// Asks the bureau again at once for an account whose credit file was frozen (the customer
@@ -339,6 +389,12 @@ pub async fn start_sign_up(
         last_name: parse_name("last_name", last_name)?,
         email: parse_email("email", email)?,
     };
+    // An address that is already a customer of the app is told, in the e-mail only, that the
+    // code signs it in: the page answers the same either way, telling nobody who is a customer.
+    let known =
+        !store::hosted_links::accounts_with_email_in_app(&core.db, app.uuid, &pending.email)
+            .await?
+            .is_empty();
     send_code(
         core,
         CodePurpose::SignUp,
@@ -346,6 +402,7 @@ pub async fn start_sign_up(
         &pending.email,
         &pending.first_name,
         ip,
+        known,
     )
     .await?;
     Ok(pending)
@@ -353,7 +410,8 @@ pub async fn start_sign_up(
 
 /// Records a code request and, when it is for someone, e-mails the code. A request for nobody
 /// (a portal sign-in with an unknown address) is recorded all the same, so that it counts
-/// against the limits, and looks the same from outside.
+/// against the limits, and looks the same from outside. `known`: the address already has an
+/// account in the app, which the code signs in to.
 async fn send_code(
     core: &Core,
     purpose: CodePurpose,
@@ -361,6 +419,7 @@ async fn send_code(
     email: &str,
     first_name: &str,
     ip: &str,
+    known: bool,
 ) -> Result<(), Error<HostedRefused>> {
     let clock = core.clock.with_offset(Duration::zero());
     let now = clock.now();
@@ -388,10 +447,24 @@ async fn send_code(
     )
     .await?;
     if let Some((app, account)) = to {
-        let subject = match purpose {
-            CodePurpose::SignUp => format!("Your {} sign-up code: {code}", app.display_name),
-            CodePurpose::Portal => format!("Your {} sign-in code: {code}", app.display_name),
+        let subject = match (purpose, known) {
+            (CodePurpose::SignUp, false) => {
+                format!("Your {} sign-up code: {code}", app.display_name)
+            }
+            _ => format!("Your {} sign-in code: {code}", app.display_name),
         };
+        let mut paragraphs = Vec::with_capacity(3);
+        if purpose == CodePurpose::SignUp && known {
+            paragraphs.push(format!(
+                "You already have an account with {}: this code signs you in to it, no second \
+                 account is made.",
+                app.display_name
+            ));
+        }
+        paragraphs.push(format!(
+            "Your code is {code}. It works once, for 10 minutes."
+        ));
+        paragraphs.push("If you did not ask for it, you can ignore this message.".to_owned());
         mail::queue(
             &mut tx,
             &clock,
@@ -402,10 +475,7 @@ async fn send_code(
                 template: &Template::Notice {
                     subject,
                     first_name: first_name.to_owned(),
-                    paragraphs: vec![
-                        format!("Your code is {code}. It works once, for 10 minutes."),
-                        "If you did not ask for it, you can ignore this message.".to_owned(),
-                    ],
+                    paragraphs,
                     action: None,
                 },
                 brand: &Brand::of_app(app),
@@ -420,17 +490,19 @@ async fn send_code(
 }
 
 /// Checks a typed code against the latest one sent for `purpose` to `email`, and spends it.
-/// A wrong guess is counted. Answers the account the code was for, if any.
+/// A wrong guess is counted. A code sent from another app's page does not count here: each
+/// app's pages confirm only their own codes. Answers the account the code was for, if any.
 async fn confirm_code(
     core: &Core,
     purpose: CodePurpose,
+    app_uuid: Uuid,
     email: &str,
     typed: &str,
 ) -> Result<Option<Uuid>, Error<HostedRefused>> {
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
     let Some(code) =
-        store::hosted_links::latest_hosted_code(&mut tx, purpose.as_str(), email).await?
+        store::hosted_links::latest_hosted_code(&mut tx, purpose.as_str(), app_uuid, email).await?
     else {
         return refused(HostedRefused::CodeVoid);
     };
@@ -453,7 +525,7 @@ async fn confirm_code(
     }
     // A code sent for nobody never matches (`send_code` stores it anyway); and two tabs typing
     // one code: only the first spends it.
-    if code.app_uuid.is_none()
+    if code.app_uuid != Some(app_uuid)
         || !store::hosted_links::use_hosted_code(&mut tx, code.uuid, now).await?
     {
         return refused(HostedRefused::CodeVoid);
@@ -462,18 +534,42 @@ async fn confirm_code(
     Ok(code.account_uuid)
 }
 
-/// Finishes a hosted sign-up once its code is confirmed: the account is created exactly as
-/// `POST /v1/app/accounts` creates it, and its enrollment flow opens full-page. Answers the
-/// account and where the browser goes.
+/// What a confirmed hosted sign-up led to.
+pub enum SignedUp {
+    /// A new account, and where the browser goes: its enrollment flow, full-page.
+    Created {
+        account: Box<AccountRow>,
+        location: String,
+    },
+    /// The address already has these accounts in the app (newest first): the customer signs in
+    /// to them, and no second account is made.
+    Existing(Vec<Uuid>),
+}
+
+/// Finishes a hosted sign-up once its code is confirmed: an address that already has an
+/// account in the app is signed in to it; otherwise the account is created exactly as
+/// `POST /v1/app/accounts` creates it, and its enrollment flow opens full-page.
 pub async fn finish_sign_up(
     core: &Core,
     pending: &PendingSignUp,
     typed: &str,
-) -> Result<(AccountRow, String), Error<HostedRefused>> {
-    confirm_code(core, CodePurpose::SignUp, &pending.email, typed).await?;
+) -> Result<SignedUp, Error<HostedRefused>> {
+    confirm_code(
+        core,
+        CodePurpose::SignUp,
+        pending.app_uuid,
+        &pending.email,
+        typed,
+    )
+    .await?;
     let Some(app) = store::apps::app_by_uuid(&core.db, pending.app_uuid).await? else {
         return refused(HostedRefused::NotFound);
     };
+    let existing =
+        store::hosted_links::accounts_with_email_in_app(&core.db, app.uuid, &pending.email).await?;
+    if !existing.is_empty() {
+        return Ok(SignedUp::Existing(existing));
+    }
     let environment = app.environment_kind();
     let account = super::accounts::create_account(
         core,
@@ -511,49 +607,54 @@ pub async fn finish_sign_up(
     )
     .await?;
     tx.commit().await?;
-    Ok((account, location))
+    Ok(SignedUp::Created {
+        account: Box::new(account),
+        location,
+    })
 }
 
-/// Sends a portal sign-in code to the newest account with this address. An unknown address gets
-/// the same answer (and counts against the same limits), so that the page tells nobody who is a
-/// customer. Answers the address as parsed.
+/// Sends a portal sign-in code for `app` to the newest of its accounts with this address: the
+/// portal signs in per app, so an address's accounts at other apps play no part. An unknown
+/// address gets the same answer (and counts against the same limits), so that the page tells
+/// nobody who is a customer. Answers the address as parsed.
 pub async fn start_portal_sign_in(
     core: &Core,
+    app: &AppRow,
     email: &str,
     ip: &str,
 ) -> Result<String, Error<HostedRefused>> {
     let email = parse_email("email", email)?;
-    let account = match store::hosted_links::newest_account_with_email(&core.db, &email).await? {
+    let newest = store::hosted_links::accounts_with_email_in_app(&core.db, app.uuid, &email)
+        .await?
+        .into_iter()
+        .next();
+    let account = match newest {
         Some(uuid) => store::accounts::account_by_uuid(&core.db, uuid).await?,
-        None => None,
-    };
-    let app = match &account {
-        Some(a) => store::apps::app_by_uuid(&core.db, a.app_uuid).await?,
         None => None,
     };
     let first_name = account
         .as_ref()
         .map(|a| a.first_name.clone())
         .unwrap_or_default();
-    let to = match (&app, &account) {
-        (Some(app), Some(account)) => Some((app, Some(account.uuid))),
-        _ => None,
-    };
-    send_code(core, CodePurpose::Portal, to, &email, &first_name, ip).await?;
+    let to = account.as_ref().map(|a| (app, Some(a.uuid)));
+    send_code(core, CodePurpose::Portal, to, &email, &first_name, ip, true).await?;
     Ok(email)
 }
 
-/// Confirms a portal sign-in code: answers the accounts the confirmed address may open, newest
-/// first (the one the code was sent for when the address has no other).
+/// Confirms a portal sign-in code sent from `app`'s page: answers the accounts of that app the
+/// confirmed address may open, newest first (the one the code was sent for when the address
+/// has no other).
 pub async fn finish_portal_sign_in(
     core: &Core,
+    app_uuid: Uuid,
     email: &str,
     typed: &str,
 ) -> Result<Vec<Uuid>, Error<HostedRefused>> {
-    let Some(account) = confirm_code(core, CodePurpose::Portal, email, typed).await? else {
+    let Some(account) = confirm_code(core, CodePurpose::Portal, app_uuid, email, typed).await?
+    else {
         return refused(HostedRefused::CodeVoid);
     };
-    let all = store::hosted_links::accounts_with_email(&core.db, email).await?;
+    let all = store::hosted_links::accounts_with_email_in_app(&core.db, app_uuid, email).await?;
     Ok(if all.is_empty() { vec![account] } else { all })
 }
 

@@ -141,17 +141,21 @@ pub struct HostedCodeRow {
     pub used_at: Option<DateTime<Utc>>,
 }
 
-/// The code sent last for `purpose` to `email` (only the latest one counts).
+/// The code sent last for `purpose` to `email` from `app_uuid`'s pages (only the latest one
+/// counts; each app's pages confirm their own codes).
 pub async fn latest_hosted_code(
     tx: &mut Tx,
     purpose: &str,
+    app_uuid: Uuid,
     email: &str,
 ) -> Result<Option<HostedCodeRow>> {
     let sql =
         "SELECT uuid, app_uuid, account_uuid, email, code_hash, attempts, expires_at, used_at \
-        FROM hosted_codes WHERE purpose = $1 AND email = $2 ORDER BY created_at DESC LIMIT 1";
+        FROM hosted_codes WHERE purpose = $1 AND app_uuid = $2 AND email = $3 \
+        ORDER BY created_at DESC LIMIT 1";
     on_tx!(tx, c => sqlx::query_as::<_, HostedCodeRow>(sql)
         .bind(purpose)
+        .bind(app_uuid)
         .bind(email)
         .fetch_optional(c)
         .await)
@@ -172,17 +176,12 @@ pub async fn use_hosted_code(tx: &mut Tx, uuid: Uuid, now: DateTime<Utc>) -> Res
     Ok(n == 1)
 }
 
-/// The newest account with this e-mail address, in any app (portal sign-in).
-pub async fn newest_account_with_email(db: &Db, email: &str) -> Result<Option<Uuid>> {
-    let sql = "SELECT uuid FROM accounts WHERE email = $1 ORDER BY created_at DESC LIMIT 1";
-    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(email).fetch_optional(c).await)
-}
-
-/// Every account with this e-mail address, in any app, newest first (a person with accounts
-/// in several apps chooses one after signing in).
-pub async fn accounts_with_email(db: &Db, email: &str) -> Result<Vec<Uuid>> {
-    let sql = "SELECT uuid FROM accounts WHERE email = $1 ORDER BY created_at DESC LIMIT 20";
-    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(email).fetch_all(c).await)
+/// The accounts with this e-mail address in one app, newest first: the portal signs in per
+/// app, and a hosted sign-up finds the address's accounts there.
+pub async fn accounts_with_email_in_app(db: &Db, app_uuid: Uuid, email: &str) -> Result<Vec<Uuid>> {
+    let sql = "SELECT uuid FROM accounts WHERE app_uuid = $1 AND email = $2 \
+        ORDER BY created_at DESC LIMIT 20";
+    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql).bind(app_uuid).bind(email).fetch_all(c).await)
 }
 
 /// The app whose hosted pages answer at `/go/<slug>`.

@@ -304,7 +304,7 @@ both_engines! {
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         let fresh = crate::hosted::outbox(&app, Some(&uuid)).await;
         assert_eq!(fresh[0]["subject"], "Your new link");
-        let opened = browser.get(&crate::hosted::hosted_link(&fresh[0])).await;
+        let opened = crate::hosted::click_link(&mut browser, &crate::hosted::hosted_link(&fresh[0])).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         assert!(opened.location().starts_with("/flow/renewal?"), "{}", opened.location());
     }

@@ -990,6 +990,101 @@ both_engines! {
         }
     }
 
+    async fn an_e_mail_preview_shows_no_live_link_and_every_look_is_audited(app) {
+        let (account, _) = crate::hosted::declined_customer(&app, "seen@example.com").await;
+        let mails = crate::hosted::outbox(&app, Some(&account)).await;
+        let failed = mails.iter().find(|m| m["template"] == "payment_failed").expect("a decline is e-mailed").clone();
+        let link = crate::hosted::hosted_link(&failed);
+        let token = link.split("token=").nth(1).unwrap().to_owned();
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = format!("/dashboard/accounts/{account}");
+        let shown = operator.get(&page).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        assert!(!shown.text.contains(&token));
+
+        // The preview: the e-mail's words, its button's label, no link that goes anywhere, and no
+        // token of the customer's anywhere in it.
+        let preview_path = format!("{page}/emails/{}", failed["uuid"].as_str().unwrap());
+        assert!(shown.text.contains(&preview_path), "the page links the preview");
+        let preview = operator.get(&preview_path).await;
+        assert_eq!(preview.status, StatusCode::OK, "{}", preview.text);
+        assert!(preview.text.contains("Change your card"), "{}", preview.text);
+        assert!(preview.text.contains("data-testid=\"preview-note\""), "{}", preview.text);
+        assert!(!preview.text.contains(&token), "no usable token: {}", preview.text);
+        assert!(!preview.text.contains("/hosted/link?token=swb_link_") || preview.text.contains("swb_link_[hidden]"), "{}", preview.text);
+        assert!(!preview.text.to_ascii_lowercase().contains("href="), "no link goes anywhere: {}", preview.text);
+        assert!(preview.csp.contains("sandbox"), "{}", preview.csp);
+
+        // The customer's link still works afterwards, for the customer.
+        let mut customer = crate::hosted::Browser::new(&app);
+        let opened = crate::hosted::click_link(&mut customer, &link).await;
+        assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
+        assert!(opened.location().starts_with("/flow/update-payment-method?"), "{}", opened.location());
+
+        // An invoice's and a document's PDF.
+        let number = {
+            let token = app.account_token(&account).await;
+            let r = app.get("/v1/account/billing/invoices?limit=1", &token).await;
+            r.body["data"][0]["number"].as_str().unwrap().to_owned()
+        };
+        let pdf = operator.client.get(format!("{}{page}/invoices/{number}", operator.base)).send().await.unwrap();
+        assert_eq!(pdf.status(), StatusCode::OK);
+        let prefix = format!("{page}/documents/");
+        let at = shown.text.find(&prefix).expect("a document link");
+        let document = shown.text[at..at + prefix.len() + 36].to_owned();
+        let pdf = operator.client.get(format!("{}{document}", operator.base)).send().await.unwrap();
+        assert_eq!(pdf.status(), StatusCode::OK);
+        let search = operator.get("/dashboard/accounts?q=seen%40example.com").await;
+        assert!(search.text.contains(&page));
+
+        // Each look is in the audit log, with who looked and at whose account; never a token.
+        let entries = app
+            .query_texts("SELECT actor || '|' || action || '|' || target || '|' || detail FROM audit_log WHERE action LIKE 'account%'")
+            .await
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>();
+        for action in ["account.viewed", "account.email_viewed", "account.invoice_viewed", "account.document_viewed"] {
+            let prefix = format!("ops@example.com|{action}|account:{account}|");
+            assert!(entries.iter().any(|e| e.starts_with(&prefix)), "{action} in {entries:?}");
+        }
+        assert!(entries.iter().any(|e| e.starts_with("ops@example.com|accounts.searched|accounts|") && e.contains(&account)), "{entries:?}");
+        assert!(entries.iter().all(|e| !e.contains(&token)), "{entries:?}");
+        let log = operator.get("/dashboard/audit").await;
+        assert!(log.text.contains("account.email_viewed") && !log.text.contains(&token));
+
+        // Nothing is audited for a look that was refused.
+        let before = entries.len();
+        let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
+        assert_eq!(stranger.get(&preview_path).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(stranger.get(&page).await.status, StatusCode::NOT_FOUND);
+        let after = app.query_texts("SELECT action FROM audit_log WHERE action LIKE 'account%'").await.len();
+        assert_eq!(after, before);
+    }
+
+    async fn a_reset_link_survives_a_mail_scanner(app) {
+        let old = user(&app, "ops@example.com", Role::Operator, None).await;
+        let visitor = Browser::new(&app);
+        let r = visitor.submit("/dashboard/forgot", "/dashboard/forgot", &[("email", "ops@example.com")]).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let link = reset_link(&app, "ops@example.com").await;
+        // A scanner's two GETs spend nothing: the page only asks for the new password.
+        for _ in 0..2 {
+            let scanned = Browser::new(&app).get(&link).await;
+            assert_eq!(scanned.status, StatusCode::OK, "{}", scanned.text);
+            assert!(scanned.text.contains("Set a new password"));
+        }
+        let used = app.query_texts("SELECT CAST(COUNT(*) AS TEXT) FROM dashboard_password_resets WHERE used_at IS NOT NULL").await;
+        assert_eq!(used, vec![Some("0".to_owned())]);
+        assert_eq!(Browser::new(&app).sign_in("ops@example.com", &old).await.status, StatusCode::SEE_OTHER, "unchanged by a GET");
+        // The user's one POST sets the password and spends the link, once.
+        let r = visitor.submit(&link, &link, &[("new", "a brand new passphrase")]).await;
+        assert_eq!((r.status, r.location.as_str()), (StatusCode::SEE_OTHER, "/dashboard/sign-in?done=reset"), "{}", r.text);
+        let r = visitor.submit("/dashboard/forgot", &link, &[("new", "yet another passphrase")]).await;
+        assert_eq!(r.status, StatusCode::GONE, "{}", r.text);
+        assert_eq!(visitor.get(&link).await.status, StatusCode::GONE, "a spent link gets its page");
+    }
+
     async fn the_sandbox_buttons_are_refused_on_a_live_account(app) {
         let (_, live_token) = app.live_app().await;
         let r = app

@@ -142,6 +142,19 @@ pub(crate) fn hosted_link(mail: &Value) -> String {
     text[start..end].to_owned()
 }
 
+/// Opens an e-mail's link as its customer does: the GET shows the link's page (which spends
+/// nothing), and its one button posts the token back, which spends it. Answers the POST's page.
+pub(crate) async fn click_link(browser: &mut Browser, link: &str) -> Page {
+    let shown = browser.get(link).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+    assert!(shown.testid("link-open"), "{}", shown.text);
+    let token = link.split("token=").nth(1).unwrap();
+    let csrf = shown.csrf();
+    browser
+        .post("/hosted/link", &[("csrf", &csrf), ("token", token)])
+        .await
+}
+
 /// The six-digit code of a code e-mail (its subject ends with it).
 pub(crate) fn code_of(mail: &Value) -> String {
     let subject = mail["subject"].as_str().unwrap();
@@ -207,8 +220,25 @@ both_engines! {
         assert!(hashes.contains(&Some(server::domain::tokens::hash_token(token))));
         assert!(!hashes.contains(&Some(token.to_owned())));
 
+        // A mail scanner fetches the link, twice: nothing is spent, the customer's page asks for
+        // one click, in the app's brand.
+        for _ in 0..2 {
+            let scanned = Browser::new(&app).get(&link).await;
+            assert_eq!(scanned.status, StatusCode::OK, "{}", scanned.text);
+            assert!(scanned.testid("link-open") && scanned.text.contains("Change your card"), "{}", scanned.text);
+            assert!(scanned.text.contains("Sunny Homes") && !scanned.text.contains("Switchboard"), "{}", scanned.text);
+            assert_hosted_headers(&scanned);
+        }
+        let used = app.query_texts("SELECT CAST(COUNT(*) AS TEXT) FROM hosted_links WHERE used_at IS NOT NULL").await;
+        assert_eq!(used, vec![Some("0".to_owned())], "a GET spends no link");
+
         let mut browser = Browser::new(&app);
-        let opened = browser.get(&link).await;
+        let shown = browser.get(&link).await;
+        let csrf = shown.csrf();
+        // The click is CSRF-checked like every other form: without the token nothing is spent.
+        let forged = browser.post("/hosted/link", &[("token", token)]).await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.text);
+        let opened = browser.post("/hosted/link", &[("csrf", &csrf), ("token", token)]).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         let location = opened.location().to_owned();
         assert!(
@@ -223,10 +253,15 @@ both_engines! {
         let r = app.get("/v1/account/billing/payment-method", session).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 
-        // Twice: refused, with a fresh link offered.
+        // The click spends it once: a second one is refused, with a fresh link offered.
+        let twice = browser.post("/hosted/link", &[("csrf", &csrf), ("token", token)]).await;
+        assert_eq!(twice.status, StatusCode::GONE, "{}", twice.text);
+        assert!(twice.testid("link-expired"), "{}", twice.text);
         let again = browser.get(&link).await;
         assert_eq!(again.status, StatusCode::GONE, "{}", again.text);
         assert!(again.testid("link-expired"));
+        // The spent link's page is the app's, never the platform's.
+        assert!(again.text.contains("Sunny Homes") && !again.text.contains("Switchboard"), "{}", again.text);
         assert_hosted_headers(&again);
         let csrf = again.csrf();
         let before = outbox(&app, Some(&uuid)).await.len();
@@ -243,7 +278,7 @@ both_engines! {
         assert_eq!(mails.len(), before + 1);
         let fresh = hosted_link(&mails[0]);
         assert_ne!(fresh, link);
-        let opened = Browser::new(&app).get(&fresh).await;
+        let opened = click_link(&mut Browser::new(&app), &fresh).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         assert!(opened.location().starts_with("/flow/update-payment-method?"));
 
@@ -256,9 +291,12 @@ both_engines! {
         assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{}", limited.text);
         assert_eq!(outbox(&app, Some(&uuid)).await.len(), before + 3);
 
-        // Not a link of ours.
+        // Not a link of ours: no app's brand, and not the platform's either.
         let bogus = browser.get("/hosted/link?token=swb_link_notarealtokenatallxxxxxxxxxxxx").await;
         assert_eq!(bogus.status, StatusCode::NOT_FOUND);
+        assert!(bogus.testid("link-invalid") && !bogus.text.contains("Switchboard"), "{}", bogus.text);
+        let r = browser.post("/hosted/link", &[("csrf", &csrf), ("token", "swb_link_notarealtokenatallxxxxxxxxxxxx")]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
     }
 
     async fn a_bill_s_link_opens_the_billing_flow_and_expires_after_a_week(app) {
@@ -266,16 +304,25 @@ both_engines! {
         let mails = outbox(&app, Some(&uuid)).await;
         let bills = of_template(&mails, "bill_ready");
         assert!(!bills.is_empty(), "{mails:?}");
-        let opened = Browser::new(&app).get(&hosted_link(&bills[0])).await;
+        let opened = click_link(&mut Browser::new(&app), &hosted_link(&bills[0])).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         assert!(opened.location().starts_with("/flow/billing?"), "{}", opened.location());
 
-        // A week on the account's clock: an unopened link no longer opens.
+        // A week on the account's clock: an unopened link no longer opens, neither its page nor
+        // a click from a page shown before.
         let stale = hosted_link(&of_template(&mails, "payment_failed")[0]);
+        let mut early = Browser::new(&app);
+        let shown = early.get(&stale).await;
+        assert!(shown.testid("link-open"), "{}", shown.text);
         advance(&app, &token, 8).await;
         let expired = Browser::new(&app).get(&stale).await;
         assert_eq!(expired.status, StatusCode::GONE, "{}", expired.text);
         assert!(expired.testid("link-expired"));
+        let late = early
+            .post("/hosted/link", &[("csrf", &shown.csrf()), ("token", stale.split("token=").nth(1).unwrap())])
+            .await;
+        assert_eq!(late.status, StatusCode::GONE, "{}", late.text);
+        assert!(late.testid("link-expired"));
     }
 
     async fn a_frozen_credit_link_explains_the_freeze_and_checks_again_at_once(app) {
@@ -289,7 +336,7 @@ both_engines! {
         .await;
         let mails = of_template(&outbox(&app, Some(&uuid)).await, "credit_frozen");
         let mut browser = Browser::new(&app);
-        let opened = browser.get(&hosted_link(&mails[0])).await;
+        let opened = click_link(&mut browser, &hosted_link(&mails[0])).await;
         assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
         assert_eq!(opened.location(), "/hosted/credit");
         let page = browser.get("/hosted/credit").await;
@@ -306,6 +353,7 @@ both_engines! {
         let retried = browser.post("/hosted/credit", &[("csrf", &csrf)]).await;
         assert_eq!(retried.status, StatusCode::OK, "{}", retried.text);
         assert!(retried.testid("credit-retried"));
+        assert!(retried.text.contains("Sunny Homes"), "in the app's brand: {}", retried.text);
         // The check runs again at once, with no clock advanced.
         wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
     }
@@ -315,7 +363,7 @@ both_engines! {
         let page = Browser::new(&app).get(&format!("/go/{}/renew/{}", slug(&app).await, uuid::Uuid::new_v4())).await;
         assert_eq!(page.status, StatusCode::OK, "{}", page.text);
         assert!(page.testid("renew"));
-        assert!(page.text.contains("/portal"));
+        assert!(page.text.contains(&format!("/go/{}/portal", slug(&app).await)), "{}", page.text);
         assert_hosted_headers(&page);
     }
 
@@ -383,6 +431,46 @@ both_engines! {
         assert!(home.testid("open-enrollment"));
     }
 
+    async fn a_hosted_sign_up_with_an_address_already_a_customer_signs_in_instead(app) {
+        let slug = slug(&app).await;
+        let existing = app.create_simple_account("known@example.com").await;
+        let existing = existing["uuid"].as_str().unwrap().to_owned();
+        // The same address in another app plays no part here.
+        let (_, other_token) = app.other_app().await;
+        let r = app.post("/v1/app/accounts", &other_token, &serde_json::json!({"email": "known@example.com", "first_name": "Kim", "last_name": "Other"})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+
+        let mut browser = Browser::new(&app);
+        let csrf = browser.get(&format!("/go/{slug}")).await.csrf();
+        let form = [("csrf", csrf.as_str()), ("first_name", "Kim"), ("last_name", "Again"), ("email", "Known@Example.com")];
+        let started = browser.post(&format!("/go/{slug}"), &form).await;
+        // The page says what it says to anyone: nobody learns who is a customer.
+        assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.text);
+        assert_eq!(started.location(), format!("/go/{slug}/confirm"));
+        let confirm = browser.get(&format!("/go/{slug}/confirm")).await;
+        assert!(confirm.testid("confirm-code"), "{}", confirm.text);
+        // The e-mail says the code signs in to the account there is.
+        let mail = outbox(&app, None).await.into_iter().find(|m| m["to"] == "known@example.com").unwrap();
+        assert!(mail["subject"].as_str().unwrap().contains("sign-in code"), "{}", mail["subject"]);
+        assert!(mail["text"].as_str().unwrap().contains("already have an account with Sunny Homes"), "{}", mail["text"]);
+
+        let done = browser.post(&format!("/go/{slug}/confirm"), &[("csrf", &confirm.csrf()), ("code", &code_of(&mail))]).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+        assert_eq!(done.location(), "/portal", "signed in, not sent to a new enrollment");
+        let home = browser.get("/portal").await;
+        assert!(home.testid("portal-home"), "{}", home.text);
+        // No second account: still the one, and the portal shows it.
+        let r = app.get("/v1/app/accounts?email=known@example.com", &app.app_token).await;
+        let accounts = r.body["data"].as_array().unwrap();
+        assert_eq!(accounts.len(), 1, "{}", r.text);
+        assert_eq!(accounts[0]["uuid"], existing.as_str());
+        let count = app.query_texts("SELECT CAST(COUNT(*) AS TEXT) FROM accounts WHERE email = 'known@example.com'").await;
+        assert_eq!(count, vec![Some("2".to_owned())], "this app's and the other app's, no third");
+        let opened = browser.post("/portal/open/enrollment", &[("csrf", &home.csrf())]).await;
+        let session = opened.location().split("#session=").nth(1).unwrap().to_owned();
+        assert_eq!(app.get("/v1/account", &session).await.body["uuid"], existing.as_str());
+    }
+
     async fn sign_up_codes_are_limited(app) {
         let slug = slug(&app).await;
         let mut browser = Browser::new(&app);
@@ -424,34 +512,41 @@ both_engines! {
             .unwrap()
             .to_owned();
 
+        let slug = slug(&app).await;
+        let sign_in = format!("/go/{slug}/portal");
         let mut browser = Browser::new(&app);
-        let home = browser.get("/portal").await;
+        // Knowing no app, the portal says where to sign in, in nobody's brand.
+        let nowhere = browser.get("/portal").await;
+        assert!(nowhere.testid("portal-find") && !nowhere.text.contains("Switchboard"), "{}", nowhere.text);
+        let home = browser.get(&sign_in).await;
         assert!(home.testid("portal-sign-in"));
+        assert!(home.text.contains("Sunny Homes") && !home.text.contains("Switchboard"), "{}", home.text);
         assert_hosted_headers(&home);
         let csrf = home.csrf();
         let before = outbox(&app, Some(&uuid)).await.len();
 
         // An unknown address gets the same answer, and no e-mail goes anywhere.
         let all_before = outbox(&app, None).await.len();
-        let r = browser.post("/portal/sign-in", &[("csrf", &csrf), ("email", "nobody@example.com")]).await;
+        let r = browser.post(&sign_in, &[("csrf", &csrf), ("email", "nobody@example.com")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert_eq!(r.location(), "/portal/code");
         assert_eq!(outbox(&app, None).await.len(), all_before);
 
-        let r = browser.post("/portal/sign-in", &[("csrf", &csrf), ("email", "portal@example.com")]).await;
+        let r = browser.post(&sign_in, &[("csrf", &csrf), ("email", "portal@example.com")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         let mails = outbox(&app, Some(&uuid)).await;
         assert_eq!(mails.len(), before + 1);
         let code = code_of(&mails[0]);
         let page = browser.get("/portal/code").await;
+        assert!(page.text.contains("Sunny Homes"), "{}", page.text);
         let csrf = page.csrf();
         let r = browser.post("/portal/code", &[("csrf", &csrf), ("code", &code)]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert_eq!(r.location(), "/portal");
         // Spent: the same code does not sign in twice.
         let mut thief = Browser::new(&app);
-        let t = thief.get("/portal").await.csrf();
-        thief.post("/portal/sign-in", &[("csrf", &t), ("email", "portal@example.com")]).await;
+        let t = thief.get(&sign_in).await.csrf();
+        thief.post(&sign_in, &[("csrf", &t), ("email", "portal@example.com")]).await;
         let reuse = thief.post("/portal/code", &[("csrf", &t), ("code", &code)]).await;
         assert_eq!(reuse.status, StatusCode::BAD_REQUEST, "{}", reuse.text);
 
@@ -477,10 +572,11 @@ both_engines! {
         let r = browser.post("/portal/open/admin", &[("csrf", &csrf)]).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND);
 
-        // Signed out: the home asks to sign in again.
+        // Signed out: back to the app's sign-in.
         let r = browser.post("/portal/sign-out", &[("csrf", &csrf)]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER);
-        let home = browser.get("/portal").await;
+        assert_eq!(r.location(), sign_in);
+        let home = browser.get(r.location()).await;
         assert!(home.testid("portal-sign-in"), "{}", home.text);
     }
 }

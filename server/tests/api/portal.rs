@@ -28,13 +28,23 @@ async fn latest_code(app: &TestApp, email: &str) -> String {
     subject.rsplit(' ').next().unwrap().to_owned()
 }
 
-/// Signs in to the portal with the code e-mailed to `email`; answers the browser and where the
-/// code sent it.
+/// Signs in to the test app's portal with the code e-mailed to `email`; answers the browser and
+/// where the code sent it.
 async fn sign_in(app: &TestApp, email: &str) -> (Browser, String) {
+    sign_in_at(app, &slug(app).await, email).await
+}
+
+/// Signs in to the portal of the app at `/go/<slug>` with the code e-mailed to `email`.
+async fn sign_in_at(app: &TestApp, slug: &str, email: &str) -> (Browser, String) {
     let mut browser = Browser::new(app);
-    let csrf = browser.get("/portal").await.csrf();
+    let page = browser.get(&format!("/go/{slug}/portal")).await;
+    assert_page(&page, "portal-sign-in");
+    let csrf = page.csrf();
     let r = browser
-        .post("/portal/sign-in", &[("csrf", &csrf), ("email", email)])
+        .post(
+            &format!("/go/{slug}/portal"),
+            &[("csrf", &csrf), ("email", email)],
+        )
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let code = latest_code(app, email).await;
@@ -299,7 +309,7 @@ both_engines! {
             assert_eq!(r.status, StatusCode::SEE_OTHER, "{path}");
             assert_eq!(r.location(), "/portal", "{path}");
         }
-        let csrf = stranger.get("/portal").await.csrf();
+        let csrf = stranger.get(&format!("/go/{}/portal", slug(&app).await)).await.csrf();
         let r = stranger.post(&format!("/portal/invoices/{their_open}/pay"), &[("csrf", &csrf)]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER);
         let r = stranger.post("/portal/billing-address", &[("csrf", &csrf), ("which", "service")]).await;
@@ -311,10 +321,11 @@ both_engines! {
         }
     }
 
-    async fn one_address_with_accounts_in_two_apps_chooses_and_sees_only_the_chosen(app) {
+    async fn one_address_with_accounts_in_two_apps_signs_in_per_app_and_sees_only_that_app_s(app) {
         with_meters(&app).await;
         let (other_app, other_token) = app.other_app().await;
-        // The same person in another app (created first, so this app's account is the newest).
+        let other_slug = server::store::apps::app_by_uuid(&app.state.db, other_app).await.unwrap().unwrap().slug;
+        // The same person in another app (created first, so this app's accounts are the newest).
         let r = app.post("/v1/app/accounts", &other_token, &json!({"email": "both@example.com", "first_name": "Bea", "last_name": "Other"})).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
         let theirs = r.body["uuid"].as_str().unwrap().to_owned();
@@ -322,9 +333,11 @@ both_engines! {
         let their_token = r.body["token"].as_str().unwrap().to_owned();
         let r = app.post("/v1/account/sandbox/seed-demo-data", &their_token, &Value::Null).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // Two accounts in this app: the chooser lists these, never the other app's.
         let (mine, my_token) = customer(&app, "both@example.com").await;
         let r = app.post("/v1/account/sandbox/seed-demo-data", &my_token, &Value::Null).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let second = app.create_simple_account("both@example.com").await["uuid"].as_str().unwrap().to_owned();
 
         let (mut browser, to) = sign_in(&app, "both@example.com").await;
         assert_eq!(to, "/portal/choose");
@@ -334,15 +347,21 @@ both_engines! {
         let choose = browser.get("/portal/choose").await;
         assert_page(&choose, "portal-choose");
         assert_eq!(choose.text.matches("data-testid=\"choose-account\"").count(), 2, "{}", choose.text);
-        assert!(choose.text.contains("Sunny Homes") && choose.text.contains("Other App"), "{}", choose.text);
+        assert!(choose.text.contains(&mine) && choose.text.contains(&second), "{}", choose.text);
+        assert!(!choose.text.contains(&theirs) && !choose.text.contains("Other App"), "no other app's account: {}", choose.text);
+        assert!(choose.text.contains("Sunny Homes") && !choose.text.contains("Switchboard"), "this app's brand: {}", choose.text);
         let csrf = choose.csrf();
         let forged = browser.post("/portal/choose", &[("account", &mine)]).await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        // Another app's account is not a choice here.
+        let r = browser.post("/portal/choose", &[("csrf", &csrf), ("account", &theirs)]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
         let r = browser.post("/portal/choose", &[("csrf", &csrf), ("account", &mine)]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         let home = browser.get("/portal").await;
         assert_page(&home, "portal-home");
         assert!(home.text.contains("Hello Ana") && home.testid("switch-account"), "{}", home.text);
+        assert!(!home.text.contains("Other App"), "{}", home.text);
 
         // This app's session sees nothing of the other app's account.
         let their_location = location_of(&app, &their_token).await;
@@ -358,15 +377,27 @@ both_engines! {
         let r = browser.get(&format!("/portal/documents/{}", docs[0])).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
 
-        // Switching to the other: its own pages, branded as its app.
-        let csrf = browser.get("/portal/choose").await.csrf();
-        let r = browser.post("/portal/choose", &[("csrf", &csrf), ("account", &theirs)]).await;
-        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
-        let home = browser.get("/portal").await;
+        // At the other app's portal: its sign-in, its brand, its one account straight away.
+        let (mut other, to) = sign_in_at(&app, &other_slug, "both@example.com").await;
+        assert_eq!(to, "/portal", "one account there: no choice");
+        let home = other.get("/portal").await;
+        assert_page(&home, "portal-home");
         assert!(home.text.contains("Hello Bea") && home.text.contains("Other App"), "{}", home.text);
-        let r = browser.get(&format!("/portal/usage?location={their_location}")).await;
+        assert!(!home.text.contains("Sunny Homes") && !home.testid("switch-account"), "{}", home.text);
+        let r = other.get(&format!("/portal/usage?location={their_location}")).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-        let _ = other_app;
+        // A code sent from one app's page signs in to nothing at another's.
+        let mut crossed = Browser::new(&app);
+        let csrf = crossed.get(&format!("/go/{other_slug}/portal")).await.csrf();
+        crossed.post(&format!("/go/{other_slug}/portal"), &[("csrf", &csrf), ("email", "both@example.com")]).await;
+        let mut sunny = Browser::new(&app);
+        let csrf = sunny.get(&format!("/go/{}/portal", slug(&app).await)).await.csrf();
+        sunny.post(&format!("/go/{}/portal", slug(&app).await), &[("csrf", &csrf), ("email", "both@example.com")]).await;
+        // The newest code is Sunny's; the other app's code page refuses it.
+        let code = latest_code(&app, "both@example.com").await;
+        let csrf = crossed.get("/portal/code").await.csrf();
+        let r = crossed.post("/portal/code", &[("csrf", &csrf), ("code", &code)]).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
     }
 
     async fn the_landing_page_shows_the_app_s_own_text_escaped(app) {

@@ -1,9 +1,10 @@
 //! Customers' accounts in the dashboard: the search (e-mail, name, account number, ESI ID)
 //! within the apps the member may see, and an account's page with its status and history,
 //! locations and contracts, invoices (their PDFs) and payments, each location's documents
-//! (their PDFs, served here), e-mails sent (rendered), events, and for a sandbox account the
-//! clock and simulation buttons (`sandbox.rs`). Any account of an app the member may not see
-//! is a 404.
+//! (their PDFs, served here), e-mails sent (previewed with their links inert), events, and for
+//! a sandbox account the clock and simulation buttons (`sandbox.rs`). Any account of an app the
+//! member may not see is a 404. Every page and PDF here that shows a customer's data is in the
+//! audit log (`services::dashboard`).
 
 use axum::{
     extract::{Path, Query, State},
@@ -24,7 +25,7 @@ use crate::{
     domain::{credit::SIMULATED_EVENTS, documents::DocumentStatus},
     http::{error::ApiError, market::pdf_response, AppState},
     services::{self, dashboard::AccountOverview},
-    store::{self, accounts::AccountRow},
+    store::accounts::AccountRow,
 };
 
 pub fn routes() -> Router<AppState> {
@@ -53,7 +54,9 @@ async fn search(
     dash: Dash,
     Query(query): Query<SearchQuery>,
 ) -> PageResult {
-    let found = services::dashboard::search_accounts(&state.db, dash.member(), &query.q).await?;
+    let found =
+        services::dashboard::search_accounts(&state, &dash.actor(), dash.member(), &query.q)
+            .await?;
     Ok(html(StatusCode::OK, search_view(&dash, &query.q, &found)))
 }
 
@@ -104,8 +107,9 @@ fn search_view(dash: &Dash, q: &str, found: &[AccountRow]) -> String {
     views::document("Accounts", Some(&nav), body)
 }
 
+/// The account's page data, its look audited.
 async fn overview(state: &AppState, dash: &Dash, uuid: Uuid) -> Result<AccountOverview, ApiError> {
-    services::dashboard::account_overview(&state.db, dash.member(), uuid)
+    services::dashboard::view_account(state, &dash.actor(), dash.member(), uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))
 }
@@ -395,10 +399,10 @@ async fn invoice_pdf(
     dash: Dash,
     Path((account, number)): Path<(Uuid, String)>,
 ) -> PageResult {
-    let o = overview(&state, &dash, account).await?;
-    let pdf = services::invoices::invoice_pdf(&state, &o.app, o.account.uuid, &number)
-        .await
-        .map_err(ApiError::from)?;
+    let pdf =
+        services::dashboard::invoice_pdf(&state, &dash.actor(), dash.member(), account, &number)
+            .await
+            .map_err(ApiError::from)?;
     Ok((
         [
             (CONTENT_TYPE, "application/pdf".to_owned()),
@@ -419,23 +423,24 @@ async fn document_pdf(
     dash: Dash,
     Path((account, document)): Path<(Uuid, Uuid)>,
 ) -> PageResult {
-    let (name, bytes) = services::dashboard::document_pdf(&state, dash.member(), account, document)
-        .await
-        .map_err(ApiError::from)?;
+    let (name, bytes) =
+        services::dashboard::document_pdf(&state, &dash.actor(), dash.member(), account, document)
+            .await
+            .map_err(ApiError::from)?;
     Ok(pdf_response(bytes, &name))
 }
 
-/// An e-mail as it was sent, in a sandbox that runs nothing and loads nothing from elsewhere.
+/// An e-mail as it was sent, its links inert (the customer's single-use links are never
+/// clickable here), in a sandbox that runs nothing and loads nothing from elsewhere.
 async fn email(
     State(state): State<AppState>,
     dash: Dash,
     Path((account, email)): Path<(Uuid, Uuid)>,
 ) -> PageResult {
-    let o = overview(&state, &dash, account).await?;
-    let row = store::emails::email_by_uuid(&state.db, email)
-        .await?
-        .filter(|e| e.account_uuid == Some(o.account.uuid))
-        .ok_or_else(|| ApiError::not_found("e-mail"))?;
+    let preview =
+        services::dashboard::email_preview(&state, &dash.actor(), dash.member(), account, email)
+            .await?
+            .ok_or_else(|| ApiError::not_found("e-mail"))?;
     Ok((
         [
             (CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -445,7 +450,7 @@ async fn email(
                  frame-ancestors 'none'",
             ),
         ],
-        row.html_body,
+        preview,
     )
         .into_response())
 }

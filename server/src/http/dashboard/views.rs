@@ -459,7 +459,7 @@ pub fn audit(nav: &Nav, entries: &[AuditRow]) -> String {
         .collect_view();
     let body = view! {
         <h1>"Audit log"</h1>
-        <p>"Changes made in the dashboard or with the CLI, newest first (secrets are never recorded)."</p>
+        <p>"Changes made in the dashboard or with the CLI, and every look at a customer's data from the dashboard, newest first (secrets are never recorded)."</p>
         <div class="table-wrap">
             <table>
                 <thead><tr>

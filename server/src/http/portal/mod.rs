@@ -1,14 +1,24 @@
 //! Hosted pages and the customer portal, first-party on this service's origin, branded per app:
 //!
-//! - `/hosted/link?token=...`: an e-mail's single-use link; opening it spends it and opens the
-//!   flow of its purpose full-page (or the frozen-credit page); a spent or expired one offers a
-//!   fresh link by e-mail.
+//! - `/hosted/link?token=...`: an e-mail's single-use link. Its GET spends nothing (mail
+//!   scanners fetch links before the customer does): it shows the app's page with one button, a
+//!   CSRF-checked POST to the same address, which spends the link and opens the flow of its
+//!   purpose full-page (or the frozen-credit page); a spent or expired one offers a fresh link
+//!   by e-mail.
 //! - `/go/<app-slug>`: hosted sign-up: the partner's landing text, name and e-mail, a one-time
-//!   code, then the account is created and the enrollment flow opens full-page.
-//! - `/portal`: sign in with an e-mailed code (choosing the account when the address has
-//!   several); the home says where the account stands; the portal's own pages (`pages`) show
-//!   usage, bills, the billing address, documents, renewal and support, and buttons open the
-//!   card, billing, documents and renewal flows full-page.
+//!   code, then the account is created and the enrollment flow opens full-page; an address that
+//!   already has an account in the app is signed in to it instead, never given a second one.
+//! - `/go/<app-slug>/portal`: the portal's sign-in, per app: an e-mailed code signs in to that
+//!   app's accounts of the address only (choosing one when it has several there); an address's
+//!   accounts at other apps are never listed. `/portal` is the signed-in home (signed out, it
+//!   sends the browser to the sign-in of the app it last used, else says where to sign in);
+//!   the portal's own pages (`pages`) show usage, bills, the billing address, documents,
+//!   renewal and support, and buttons open the card, billing, documents and renewal flows
+//!   full-page.
+//!
+//! Every page wears the brand of the app it speaks for (name, colour, logo, support contacts),
+//! never the platform's; a page that cannot know the app (a link that is not ours, an unknown
+//! slug) wears no brand at all.
 //!
 //! Plain server-rendered HTML forms (POST, then a redirect), no script of their own. Every form
 //! carries the session's CSRF token; every page is `no-store`, may not be framed, and has a
@@ -52,17 +62,22 @@ use crate::{
     },
     services::{
         self,
-        hosted::{self as hosted_service, HostedRefused, OpenedLink, PendingSignUp},
+        hosted::{
+            self as hosted_service, HostedRefused, LinkView, OpenedLink, PendingSignUp, SignedUp,
+        },
     },
     store::apps::AppRow,
 };
 
 /// Session keys: the signed-in portal customer, a sign-up waiting for its code, the address a
-/// portal code went to, the account a frozen-credit link opened, and the accounts to choose
-/// from.
+/// portal code went to and the app it signs in to, the account a frozen-credit link opened, and
+/// the accounts to choose from.
 const CUSTOMER: &str = "customer";
 const SIGN_UP: &str = "sign_up";
 const PORTAL_EMAIL: &str = "portal_email";
+/// The app whose portal the session signs in to (kept while signed in, so that a signed-out
+/// `/portal` goes back to that app's sign-in).
+const PORTAL_APP: &str = "portal_app";
 const CREDIT_ACCOUNT: &str = "credit_account";
 const CREDIT_UNFREEZE: &str = "credit_unfreeze";
 /// The accounts of the address signed in with, when it has several to choose from.
@@ -70,7 +85,7 @@ const CHOICES: &str = "portal_choices";
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
-        .route("/hosted/link", get(open_link))
+        .route("/hosted/link", get(link_page).post(open_link))
         .route("/hosted/link/resend", post(resend_link))
         .route("/hosted/credit", get(credit_page).post(retry_credit))
         .route("/hosted/done", get(done_page))
@@ -80,8 +95,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
             get(confirm_page).post(confirm_sign_up),
         )
         .route("/go/{app_slug}/renew/{location_uuid}", get(renewal_page))
+        .route(
+            "/go/{app_slug}/portal",
+            get(portal_sign_in_page).post(portal_sign_in),
+        )
         .route("/portal", get(portal_home))
-        .route("/portal/sign-in", post(portal_sign_in))
         .route("/portal/code", get(portal_code_page).post(portal_code))
         .route("/portal/choose", get(choose_page).post(choose_account))
         .route("/portal/open/{scope}", post(portal_open))
@@ -154,10 +172,13 @@ const BASE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' 
 
 /// What a page shows of the app it speaks for.
 struct Brand {
+    /// Empty on a page that speaks for no app.
     name: String,
     logo: Option<String>,
     /// The brand colour and the text colour that reads on it.
     color: Option<(String, &'static str)>,
+    /// The app's support contacts (HTML, escaped), shown at the foot of its pages.
+    contacts: Vec<String>,
 }
 
 impl Brand {
@@ -173,15 +194,23 @@ impl Brand {
                 .as_deref()
                 .and_then(brand_color)
                 .map(|c| (c.to_owned(), text_on(c))),
+            contacts: pages::partner_lines(app),
         }
     }
 
-    fn plain() -> Brand {
+    /// A page that cannot know which app it speaks for: no name, no colour, no logo, and
+    /// never the platform's own.
+    fn neutral() -> Brand {
         Brand {
-            name: "Switchboard".to_owned(),
+            name: String::new(),
             logo: None,
             color: None,
+            contacts: Vec::new(),
         }
+    }
+
+    fn of_option(app: Option<&AppRow>) -> Brand {
+        app.map_or_else(Brand::neutral, Brand::of)
     }
 }
 
@@ -191,7 +220,9 @@ fn page(status: StatusCode, brand: &Brand, title: &str, testid: &str, body: &str
     page_with(status, brand, title, testid, "", body)
 }
 
-/// A whole page with `above` (the portal's navigation) between the header and the title.
+/// A whole page with `above` (the portal's navigation) between the header and the title. A page
+/// without it ends with the app's support contacts (the signed-in portal has its own support
+/// page and card).
 fn page_with(
     status: StatusCode,
     brand: &Brand,
@@ -210,17 +241,36 @@ fn page_with(
         .as_ref()
         .map(|src| format!("<img class=\"logo\" src=\"{}\" alt=\"\">", html_escape(src)))
         .unwrap_or_default();
+    let (title_suffix, name) = if brand.name.is_empty() {
+        (String::new(), String::new())
+    } else {
+        let name = html_escape(&brand.name);
+        (
+            format!(" · {name}"),
+            format!("<span class=\"brand\" data-testid=\"app-name\">{name}</span>"),
+        )
+    };
+    let contacts = if above.is_empty() && !brand.contacts.is_empty() {
+        format!(
+            "<footer class=\"card\" data-testid=\"brand-contacts\"><p>Questions? Contact {}:\
+             <br>{}</p></footer>",
+            html_escape(&brand.name),
+            brand.contacts.join("<br>")
+        )
+    } else {
+        String::new()
+    };
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · {name}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
+         <title>{title}{title_suffix}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
          <link rel=\"stylesheet\" href=\"/portal/assets/portal.css\">\
-         <link rel=\"icon\" href=\"/favicon.svg\"><style>{style}</style></head><body>\
+         <link rel=\"icon\" href=\"{icon}\"><style>{style}</style></head><body>\
          <main class=\"page\" data-testid=\"{testid}\"><header class=\"flow-header\">{logo}\
-         <span class=\"brand\" data-testid=\"app-name\">{name}</span></header>\
-         {above}<h1>{title}</h1>{body}</main></body></html>",
+         {name}</header>{above}<h1>{title}</h1>{body}{contacts}</main></body></html>",
         title = html_escape(title),
-        name = html_escape(&brand.name),
+        // The app's logo is its icon too; the service's own only when it has none.
+        icon = html_escape(brand.logo.as_deref().unwrap_or("/favicon.svg")),
     );
     let digest = STANDARD.encode(Sha256::digest(style.as_bytes()));
     let policy = format!(
@@ -315,13 +365,46 @@ pub struct CsrfForm {
     csrf: Option<String>,
 }
 
-/// Opens an e-mail's link: spends it and goes to what it is for.
-pub async fn open_link(
+/// An e-mail's link, fetched: spends nothing (a mail scanner's fetch, or a browser's
+/// prefetch, must leave it working). While it still opens, the app's page asks for one click,
+/// a POST to the same address with the session's CSRF token, which spends it.
+pub async fn link_page(
     State(state): State<AppState>,
     session: Session,
     Query(query): Query<TokenQuery>,
 ) -> ApiResult<Response> {
     let token = query.token.unwrap_or_default();
+    Ok(match hosted_service::look_at_link(&state, &token).await? {
+        LinkView::Open { app, purpose } => {
+            let csrf = websession::csrf_token(&session).await?;
+            page(
+                StatusCode::OK,
+                &Brand::of(&app),
+                purpose.call_to_action(),
+                "link-open",
+                &format!(
+                    "{}{}",
+                    paragraph(
+                        "For your security, this link from your e-mail works once. Press the \
+                         button to go on."
+                    ),
+                    form("/hosted/link", &csrf, &token_field(&token), "Continue")
+                ),
+            )
+        }
+        LinkView::Stale { app } => stale_link_page(&session, app.as_deref(), &token).await?,
+        LinkView::Unknown => unknown_link_page(),
+    })
+}
+
+/// The link's one click: spends it and goes to what it is for.
+pub async fn open_link(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<TokenForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let token = f.token.unwrap_or_default();
     Ok(match hosted_service::open_link(&state, &token).await? {
         OpenedLink::Flow { location } => see_other(&location),
         OpenedLink::CreditFrozen {
@@ -340,39 +423,55 @@ pub async fn open_link(
                 .map_err(ApiError::internal)?;
             see_other("/hosted/credit")
         }
-        OpenedLink::Stale(_) => {
-            let csrf = websession::csrf_token(&session).await?;
-            page(
-                StatusCode::GONE,
-                &Brand::plain(),
-                "This link has expired",
-                "link-expired",
-                &format!(
-                    "{}{}",
-                    paragraph(
-                        "For your security, each link in our e-mails works once and for 7 days. \
-                         We can e-mail you a new one."
-                    ),
-                    form(
-                        "/hosted/link/resend",
-                        &csrf,
-                        &format!(
-                            "<input type=\"hidden\" name=\"token\" value=\"{}\">",
-                            html_escape(&token)
-                        ),
-                        "E-mail me a new link"
-                    )
-                ),
-            )
-        }
-        OpenedLink::Unknown => page(
-            StatusCode::NOT_FOUND,
-            &Brand::plain(),
-            "This link is not valid",
-            "link-invalid",
-            &paragraph("Check that you opened the whole link from the e-mail."),
-        ),
+        OpenedLink::Stale { app } => stale_link_page(&session, app.as_deref(), &token).await?,
+        OpenedLink::Unknown => unknown_link_page(),
     })
+}
+
+fn token_field(token: &str) -> String {
+    format!(
+        "<input type=\"hidden\" name=\"token\" value=\"{}\">",
+        html_escape(token)
+    )
+}
+
+/// A spent or expired link, in its app's brand: 410, with a fresh link offered by e-mail.
+async fn stale_link_page(
+    session: &Session,
+    app: Option<&AppRow>,
+    token: &str,
+) -> ApiResult<Response> {
+    let csrf = websession::csrf_token(session).await?;
+    Ok(page(
+        StatusCode::GONE,
+        &Brand::of_option(app),
+        "This link has expired",
+        "link-expired",
+        &format!(
+            "{}{}",
+            paragraph(
+                "For your security, each link in our e-mails works once and for 7 days. \
+                 We can e-mail you a new one."
+            ),
+            form(
+                "/hosted/link/resend",
+                &csrf,
+                &token_field(token),
+                "E-mail me a new link"
+            )
+        ),
+    ))
+}
+
+/// Not a link of ours: which app it would speak for is unknown, so the page wears no brand.
+fn unknown_link_page() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        &Brand::neutral(),
+        "This link is not valid",
+        "link-invalid",
+        &paragraph("Check that you opened the whole link from the e-mail."),
+    )
 }
 
 /// Sends a fresh link in place of a spent or expired one.
@@ -384,9 +483,9 @@ pub async fn resend_link(
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
     let token = f.token.unwrap_or_default();
     Ok(match hosted_service::resend_link(&state, &token).await {
-        Ok(email) => page(
+        Ok((email, app)) => page(
             StatusCode::OK,
-            &Brand::plain(),
+            &Brand::of(&app),
             "Check your e-mail",
             "link-resent",
             &paragraph(&format!(
@@ -396,9 +495,13 @@ pub async fn resend_link(
         ),
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
+            let app = match hosted_service::look_at_link(&state, &token).await? {
+                LinkView::Open { app, .. } | LinkView::Stale { app: Some(app) } => Some(app),
+                LinkView::Stale { app: None } | LinkView::Unknown => None,
+            };
             page(
                 status,
-                &Brand::plain(),
+                &Brand::of_option(app.as_deref()),
                 "We could not send a new link",
                 "link-resend-refused",
                 &alert(&message),
@@ -471,9 +574,12 @@ pub async fn retry_credit(
         return Ok(signed_out_page());
     };
     hosted_service::retry_credit_check(&state, account).await?;
+    let app = hosted_service::portal_home(&state, account)
+        .await?
+        .map(|home| home.app);
     Ok(page(
         StatusCode::OK,
-        &Brand::plain(),
+        &Brand::of_option(app.as_ref()),
         "We are checking again",
         "credit-retried",
         &paragraph(
@@ -493,19 +599,26 @@ pub async fn done_page(
     State(state): State<AppState>,
     Query(q): Query<AppQuery>,
 ) -> ApiResult<Response> {
-    let brand = match q.app {
-        Some(uuid) => crate::store::apps::app_by_uuid(&state.db, uuid)
-            .await?
-            .map_or_else(Brand::plain, |a| Brand::of(&a)),
-        None => Brand::plain(),
+    let app = match q.app {
+        Some(uuid) => crate::store::apps::app_by_uuid(&state.db, uuid).await?,
+        None => None,
     };
+    let account_link = app
+        .as_ref()
+        .map(|a| {
+            format!(
+                "<p><a href=\"{}\">Go to your account</a></p>",
+                html_escape(&sign_in_path(a))
+            )
+        })
+        .unwrap_or_default();
     Ok(page(
         StatusCode::OK,
-        &brand,
+        &Brand::of_option(app.as_ref()),
         "All done",
         "hosted-done",
         &format!(
-            "{}<p><a href=\"/portal\">Go to your account</a></p>",
+            "{}{account_link}",
             paragraph("Thank you. You can close this page.")
         ),
     ))
@@ -514,11 +627,16 @@ pub async fn done_page(
 fn signed_out_page() -> Response {
     page(
         StatusCode::UNAUTHORIZED,
-        &Brand::plain(),
+        &Brand::neutral(),
         "Please sign in",
         "signed-out",
         "<p>This page needs you signed in. <a href=\"/portal\">Sign in to your account</a>.</p>",
     )
+}
+
+/// Where a customer of `app` signs in to the portal.
+fn sign_in_path(app: &AppRow) -> String {
+    format!("/go/{}/portal", app.slug)
 }
 
 async fn session_uuid(session: &Session, key: &str) -> ApiResult<Option<Uuid>> {
@@ -533,7 +651,7 @@ async fn app_or_404(state: &AppState, slug: &str) -> ApiResult<Result<AppRow, Re
         Some(app) => Ok(app),
         None => Err(page(
             StatusCode::NOT_FOUND,
-            &Brand::plain(),
+            &Brand::neutral(),
             "Page not found",
             "not-found",
             &paragraph("There is no sign-up page at this address."),
@@ -582,10 +700,11 @@ fn sign_up_page(
         "sign-up",
         &format!(
             "{}{}{}<p class=\"hint\">We e-mail you a code to confirm your address before \
-             anything else.</p><p class=\"hint\">Already a customer? <a href=\"/portal\">Sign in</a>.</p>",
+             anything else.</p><p class=\"hint\">Already a customer? <a href=\"{}\">Sign in</a>.</p>",
             landing_text(app),
             error.map(alert).unwrap_or_default(),
             form(&format!("/go/{}", app.slug), csrf, &fields, "Continue"),
+            html_escape(&sign_in_path(app)),
         ),
     )
 }
@@ -736,7 +855,8 @@ pub async fn confirm_page(
     ))
 }
 
-/// Checks the code, creates the account, signs the customer in and opens enrollment.
+/// Checks the code, creates the account, signs the customer in and opens enrollment; an address
+/// that already has an account in the app is signed in to it (choosing among several) instead.
 pub async fn confirm_sign_up(
     State(state): State<AppState>,
     session: Session,
@@ -754,10 +874,11 @@ pub async fn confirm_sign_up(
     match hosted_service::finish_sign_up(&state, &pending, f.code.as_deref().unwrap_or_default())
         .await
     {
-        Ok((account, location)) => {
-            sign_in(&session, account.uuid).await?;
+        Ok(SignedUp::Created { account, location }) => {
+            sign_in(&session, account.uuid, app.uuid).await?;
             Ok(see_other(&location))
         }
+        Ok(SignedUp::Existing(accounts)) => signed_in_to(&session, &accounts, app.uuid).await,
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
             let csrf = websession::csrf_token(&session).await?;
@@ -773,15 +894,40 @@ pub async fn confirm_sign_up(
     }
 }
 
-/// Signs the customer in to `account` (a fresh session id and CSRF token), forgetting whatever
-/// the session held before.
-async fn sign_in(session: &Session, account: Uuid) -> ApiResult<()> {
+/// Signs the customer in to `account` of `app` (a fresh session id and CSRF token), forgetting
+/// whatever the session held before.
+async fn sign_in(session: &Session, account: Uuid, app: Uuid) -> ApiResult<()> {
     session.clear().await;
     websession::signed_in(session).await?;
+    session
+        .insert(PORTAL_APP, app)
+        .await
+        .map_err(ApiError::internal)?;
     session
         .insert(CUSTOMER, account)
         .await
         .map_err(ApiError::internal)
+}
+
+/// A confirmed address's accounts in `app` (newest first): one is signed in to and the portal
+/// opens; several are offered to choose from, the address signed in as their owner but not
+/// yet as one of them.
+async fn signed_in_to(session: &Session, accounts: &[Uuid], app: Uuid) -> ApiResult<Response> {
+    if let [one] = accounts {
+        sign_in(session, *one, app).await?;
+        return Ok(see_other("/portal"));
+    }
+    session.clear().await;
+    websession::signed_in(session).await?;
+    session
+        .insert(PORTAL_APP, app)
+        .await
+        .map_err(ApiError::internal)?;
+    session
+        .insert(CHOICES, accounts)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(see_other("/portal/choose"))
 }
 
 /// The lasting renewal address printed on expiration notices
@@ -800,8 +946,11 @@ pub async fn renewal_page(
         &Brand::of(&app),
         "Renew your electricity plan",
         "renew",
-        "<p>Sign in with your e-mail address to see your renewal plans: we e-mail you a code, \
-         no password needed.</p><p><a href=\"/portal\">Sign in to renew</a></p>",
+        &format!(
+            "<p>Sign in with your e-mail address to see your renewal plans: we e-mail you a \
+             code, no password needed.</p><p><a href=\"{}\">Sign in to renew</a></p>",
+            html_escape(&sign_in_path(&app))
+        ),
     ))
 }
 
@@ -818,18 +967,28 @@ pub struct EmailForm {
     email: Option<String>,
 }
 
-fn sign_in_page(status: StatusCode, csrf: &str, email: &str, error: Option<&str>) -> Response {
+fn sign_in_page(
+    status: StatusCode,
+    app: &AppRow,
+    csrf: &str,
+    email: &str,
+    error: Option<&str>,
+) -> Response {
     page(
         status,
-        &Brand::plain(),
+        &Brand::of(app),
         "Sign in to your account",
         "portal-sign-in",
         &format!(
             "{}{}{}",
-            paragraph("Type the e-mail address you signed up with: we e-mail you a code, no password needed."),
+            paragraph(&format!(
+                "Type the e-mail address you signed up to {} with: we e-mail you a code, no \
+                 password needed.",
+                app.display_name
+            )),
             error.map(alert).unwrap_or_default(),
             form(
-                "/portal/sign-in",
+                &sign_in_path(app),
                 csrf,
                 &input("email", "E-mail", "email", "email", email),
                 "E-mail me a code"
@@ -838,14 +997,56 @@ fn sign_in_page(status: StatusCode, csrf: &str, email: &str, error: Option<&str>
     )
 }
 
-/// The portal: its home when signed in, else the sign-in form.
+/// The app whose portal the session signs in to, if it still exists.
+async fn portal_app(state: &AppState, session: &Session) -> ApiResult<Option<AppRow>> {
+    Ok(match session_uuid(session, PORTAL_APP).await? {
+        Some(uuid) => crate::store::apps::app_by_uuid(&state.db, uuid).await?,
+        None => None,
+    })
+}
+
+/// The portal's sign-in for one app's customers: its brand, its accounts only. A customer
+/// already signed in to an account of this app goes to the home.
+pub async fn portal_sign_in_page(
+    State(state): State<AppState>,
+    session: Session,
+    Path(slug): Path<String>,
+) -> ApiResult<Response> {
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
+    if let Some(account) = customer(&session).await? {
+        let home = hosted_service::portal_home(&state, account).await?;
+        if home.is_some_and(|h| h.app.uuid == app.uuid) {
+            return Ok(see_other("/portal"));
+        }
+    }
+    let csrf = websession::csrf_token(&session).await?;
+    Ok(sign_in_page(StatusCode::OK, &app, &csrf, "", None))
+}
+
+/// The portal: its home when signed in; else the sign-in of the app the session last signed in
+/// to, or (knowing none) where to sign in.
 pub async fn portal_home(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
     let csrf = websession::csrf_token(&session).await?;
     let Some(account) = customer(&session).await? else {
         if choices(&session).await?.len() > 1 {
             return Ok(see_other("/portal/choose"));
         }
-        return Ok(sign_in_page(StatusCode::OK, &csrf, "", None));
+        if let Some(app) = portal_app(&state, &session).await? {
+            return Ok(see_other(&sign_in_path(&app)));
+        }
+        return Ok(page(
+            StatusCode::OK,
+            &Brand::neutral(),
+            "Sign in to your account",
+            "portal-find",
+            &paragraph(
+                "Sign in from your electricity provider's own page: follow the link to your \
+                 account on its site or in its app, or the one in any of its e-mails to you.",
+            ),
+        ));
     };
     let Some(home) = hosted_service::portal_home(&state, account).await? else {
         websession::sign_out(&session).await?;
@@ -967,19 +1168,28 @@ fn support(app: &AppRow, utility: Option<&crate::store::market::TduRow>) -> Stri
     )
 }
 
-/// E-mails a sign-in code.
+/// E-mails a sign-in code for one app's accounts of the address.
 pub async fn portal_sign_in(
     State(state): State<AppState>,
     session: Session,
     ClientIp(ip): ClientIp,
+    Path(slug): Path<String>,
     Form(f): Form<EmailForm>,
 ) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let app = match app_or_404(&state, &slug).await? {
+        Ok(app) => app,
+        Err(r) => return Ok(r),
+    };
     let given = f.email.unwrap_or_default();
-    match hosted_service::start_portal_sign_in(&state, &given, &ip).await {
+    match hosted_service::start_portal_sign_in(&state, &app, &given, &ip).await {
         Ok(email) => {
             session
                 .insert(PORTAL_EMAIL, email)
+                .await
+                .map_err(ApiError::internal)?;
+            session
+                .insert(PORTAL_APP, app.uuid)
                 .await
                 .map_err(ApiError::internal)?;
             Ok(see_other("/portal/code"))
@@ -987,26 +1197,33 @@ pub async fn portal_sign_in(
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
             let csrf = websession::csrf_token(&session).await?;
-            Ok(sign_in_page(status, &csrf, &given, Some(&message)))
+            Ok(sign_in_page(status, &app, &csrf, &given, Some(&message)))
         }
         Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
     }
 }
 
-fn portal_code_form(status: StatusCode, email: &str, csrf: &str, error: Option<&str>) -> Response {
+fn portal_code_form(
+    status: StatusCode,
+    app: &AppRow,
+    email: &str,
+    csrf: &str,
+    error: Option<&str>,
+) -> Response {
     page(
         status,
-        &Brand::plain(),
+        &Brand::of(app),
         "Check your e-mail",
         "confirm-code",
         &format!(
-            "{}{}{}<p class=\"hint\"><a href=\"/portal\">Use another address or send a new code</a></p>",
+            "{}{}{}<p class=\"hint\"><a href=\"{}\">Use another address or send a new code</a></p>",
             paragraph(&format!(
                 "If {email} is the address of an account, we sent it a six-digit code. Type it \
                  here; it works for 10 minutes."
             )),
             error.map(alert).unwrap_or_default(),
             code_form("/portal/code", csrf),
+            html_escape(&sign_in_path(app)),
         ),
     )
 }
@@ -1018,51 +1235,57 @@ async fn portal_email(session: &Session) -> ApiResult<Option<String>> {
         .map_err(ApiError::internal)
 }
 
-pub async fn portal_code_page(session: Session) -> ApiResult<Response> {
-    let Some(email) = portal_email(&session).await? else {
+/// The address a code went to and the app it signs in to, while a sign-in waits for its code.
+async fn pending_portal_sign_in(
+    state: &AppState,
+    session: &Session,
+) -> ApiResult<Option<(String, AppRow)>> {
+    let Some(email) = portal_email(session).await? else {
+        return Ok(None);
+    };
+    Ok(portal_app(state, session).await?.map(|app| (email, app)))
+}
+
+pub async fn portal_code_page(
+    State(state): State<AppState>,
+    session: Session,
+) -> ApiResult<Response> {
+    let Some((email, app)) = pending_portal_sign_in(&state, &session).await? else {
         return Ok(see_other("/portal"));
     };
     let csrf = websession::csrf_token(&session).await?;
-    Ok(portal_code_form(StatusCode::OK, &email, &csrf, None))
+    Ok(portal_code_form(StatusCode::OK, &app, &email, &csrf, None))
 }
 
-/// Checks the code and signs in.
+/// Checks the code and signs in to the app's accounts of the address.
 pub async fn portal_code(
     State(state): State<AppState>,
     session: Session,
     Form(f): Form<CodeForm>,
 ) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
-    let Some(email) = portal_email(&session).await? else {
+    let Some((email, app)) = pending_portal_sign_in(&state, &session).await? else {
         return Ok(see_other("/portal"));
     };
     match hosted_service::finish_portal_sign_in(
         &state,
+        app.uuid,
         &email,
         f.code.as_deref().unwrap_or_default(),
     )
     .await
     {
-        Ok(accounts) => match accounts.as_slice() {
-            [one] => {
-                sign_in(&session, *one).await?;
-                Ok(see_other("/portal"))
-            }
-            _ => {
-                // Signed in as the address's owner, not yet as one of its accounts.
-                session.clear().await;
-                websession::signed_in(&session).await?;
-                session
-                    .insert(CHOICES, &accounts)
-                    .await
-                    .map_err(ApiError::internal)?;
-                Ok(see_other("/portal/choose"))
-            }
-        },
+        Ok(accounts) => signed_in_to(&session, &accounts, app.uuid).await,
         Err(services::Error::Refused(why)) => {
             let (status, message) = refusal(&why);
             let csrf = websession::csrf_token(&session).await?;
-            Ok(portal_code_form(status, &email, &csrf, Some(&message)))
+            Ok(portal_code_form(
+                status,
+                &app,
+                &email,
+                &csrf,
+                Some(&message),
+            ))
         }
         Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
     }
@@ -1077,17 +1300,22 @@ async fn choices(session: &Session) -> ApiResult<Vec<Uuid>> {
         .unwrap_or_default())
 }
 
-/// Asks which account to open: each with its partner's name and its service address.
+/// Asks which account to open: each of the signing-in app's accounts of the address, by its
+/// service address and account number, in the app's brand.
 pub async fn choose_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
     let uuids = choices(&session).await?;
-    if uuids.len() < 2 {
+    let app = portal_app(&state, &session).await?;
+    let Some(app) = app.filter(|_| uuids.len() > 1) else {
         return Ok(see_other("/portal"));
-    }
+    };
     let csrf = websession::csrf_token(&session).await?;
-    let mut body =
-        paragraph("Your e-mail address has more than one account. Which one do you want to see?");
+    let mut body = paragraph(&format!(
+        "Your e-mail address has more than one account with {}. Which one do you want to see?",
+        app.display_name
+    ));
     body.push_str("<ul class=\"choices\" data-testid=\"accounts\">");
-    for c in hosted_service::portal_choices(&state, &uuids).await? {
+    let listed = hosted_service::portal_choices(&state, &uuids).await?;
+    for c in listed.iter().filter(|c| c.app.uuid == app.uuid) {
         let status = match (
             AccountStatus::parse(&c.account.status),
             StatusReason::parse(&c.account.status_reason),
@@ -1102,15 +1330,15 @@ pub async fn choose_page(State(state): State<AppState>, session: Session) -> Api
              <strong>{}</strong><span>{}</span><span class=\"muted\">{}</span></button></form></li>",
             html_escape(&csrf),
             c.account.uuid,
-            html_escape(&c.app.display_name),
             html_escape(c.address.as_deref().unwrap_or("No service address yet")),
+            html_escape(&format!("Account {}", c.account.account_number)),
             html_escape(status),
         ));
     }
     body.push_str("</ul>");
     Ok(page(
         StatusCode::OK,
-        &Brand::plain(),
+        &Brand::of(&app),
         "Choose an account",
         "portal-choose",
         &body,
@@ -1153,10 +1381,24 @@ pub async fn portal_open(
     Ok(see_other(&location))
 }
 
-pub async fn portal_sign_out(session: Session, Form(f): Form<CsrfForm>) -> ApiResult<Response> {
+/// Signs out, back to the sign-in of the app the session was signed in to.
+pub async fn portal_sign_out(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<CsrfForm>,
+) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let app = match customer(&session).await? {
+        Some(account) => hosted_service::portal_home(&state, account)
+            .await?
+            .map(|home| home.app),
+        None => portal_app(&state, &session).await?,
+    };
     websession::sign_out(&session).await?;
-    Ok(see_other("/portal"))
+    Ok(see_other(&app.map_or_else(
+        || "/portal".to_owned(),
+        |a| sign_in_path(&a),
+    )))
 }
 
 impl From<HostedRefused> for ApiError {
