@@ -1,9 +1,9 @@
 //! The credit bureau: a soft check of an SSN with the customer's name and date of birth.
 //!
 //! `SandboxBureau` simulates it with the magic values of the sandbox (SSN ending `0001` frozen,
-//! `0002` declined, `0003` not found, `0004` a provider error then success on retry; everything
-//! else passes) and remembers, per credit-check submission, what `sandbox/simulate` did to it
-//! (a forced answer, an unfreeze). Live apps ask the bureau configured in `credit_bureau`
+//! `0002` declined, `0003` not found, `0004` a provider error then success on retry, `0005`
+//! declined with a deposit asked for at once; everything else passes) and remembers, per
+//! credit-check submission, what `sandbox/simulate` did to it (a forced answer, an unfreeze). Live apps ask the bureau configured in `credit_bureau`
 //! (`HttpBureau`, the contract of `docs/credit-bureau.md`); without one, `UnconfiguredBureau`
 //! answers an error, so live checks wait in `credit_check_error` and are retried.
 
@@ -393,9 +393,16 @@ impl Scenario {
             Some("0002") => Some(Scenario::Declined),
             Some("0003") => Some(Scenario::NotFound),
             Some("0004") => Some(Scenario::ErrorOnce),
+            Some("0005") => Some(Scenario::Declined),
             _ => None,
         }
     }
+}
+
+/// Whether a sandbox SSN is the magic one whose check needs a deposit (ending `0005`): the
+/// bureau declines it and its credit review asks for the deposit at once.
+pub fn sandbox_requires_deposit(ssn: &str) -> bool {
+    ssn.ends_with("0005")
 }
 
 /// The sandbox bureau's answer for an SSN and what it remembers of it; returns the answer and
@@ -505,7 +512,9 @@ mod tests {
         assert_eq!(answer("123450002", &none), CreditAnswer::Declined);
         assert_eq!(answer("123450003", &none), CreditAnswer::NotFound);
         assert_eq!(answer("123450004", &none).state(), CreditState::Error);
-        assert_eq!(answer("123450005", &none), CreditAnswer::Passed);
+        assert_eq!(answer("123450005", &none), CreditAnswer::Declined);
+        assert!(sandbox_requires_deposit("123450005"));
+        assert_eq!(answer("123450006", &none), CreditAnswer::Passed);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.status_updated",
     "account.credit_reviewed",
     "account.deposit_required",
+    "account.deposit_paid",
     "location.service_active",
     "location.service_canceled",
     "location.usage_history_available",
@@ -119,6 +120,11 @@ pub enum Event {
         deposit_uuid: Uuid,
         amount_cents: i64,
     },
+    DepositPaid {
+        account_uuid: Uuid,
+        deposit_uuid: Uuid,
+        amount_cents: i64,
+    },
     ServiceActive {
         account_uuid: Uuid,
         location_uuid: Uuid,
@@ -196,6 +202,7 @@ impl Event {
             Event::StatusUpdated { .. } => "account.status_updated",
             Event::CreditReviewed { .. } => "account.credit_reviewed",
             Event::DepositRequired { .. } => "account.deposit_required",
+            Event::DepositPaid { .. } => "account.deposit_paid",
             Event::ServiceActive { .. } => "location.service_active",
             Event::ServiceCanceled { .. } => "location.service_canceled",
             Event::UsageHistoryAvailable { .. } => "location.usage_history_available",
@@ -221,6 +228,7 @@ impl Event {
             | Event::StatusUpdated { account_uuid, .. }
             | Event::CreditReviewed { account_uuid, .. }
             | Event::DepositRequired { account_uuid, .. }
+            | Event::DepositPaid { account_uuid, .. }
             | Event::ServiceActive { account_uuid, .. }
             | Event::ServiceCanceled { account_uuid, .. }
             | Event::UsageHistoryAvailable { account_uuid, .. }
@@ -257,7 +265,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 21);
+        assert_eq!(EVENT_TYPES.len(), 22);
     }
 
     #[test]

@@ -245,3 +245,22 @@ pub async fn latest_deposit(
         .fetch_optional(c)
         .await)
 }
+
+/// Marks a deposit still `required` as paid in full; answers whether it was still required.
+pub async fn mark_deposit_paid(
+    tx: &mut Tx,
+    uuid: Uuid,
+    paid_cents: i64,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let sql = "UPDATE deposits SET status = 'paid', paid_cents = $1, paid_at = $2 \
+        WHERE uuid = $3 AND status = 'required'";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(paid_cents)
+        .bind(now)
+        .bind(uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n > 0)
+}

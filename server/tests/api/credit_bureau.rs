@@ -26,6 +26,8 @@ async fn live(app: &mut TestApp, fake: &FakeBureau, secret: &str, attempts: u32)
     if let Some(w) = app.workers.take() {
         w.kill();
     }
+    // Made before the second server opens the database, so that one writer makes it.
+    let (app_uuid, app_token) = app.live_app().await;
     let base = fake.base.clone();
     let server = app
         .sibling(|c| {
@@ -36,7 +38,6 @@ async fn live(app: &mut TestApp, fake: &FakeBureau, secret: &str, attempts: u32)
             c.credit_bureau.retry_wait_ms = 20;
         })
         .await;
-    let (app_uuid, app_token) = app.live_app().await;
     Live {
         server,
         app_uuid,

@@ -241,4 +241,50 @@ both_engines! {
         assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
         assert!(!event_types(&app, &uuid).await.contains(&"account.credit_reviewed".to_owned()));
     }
+
+    async fn the_sandbox_deposit_ssn_asks_for_a_deposit_paid_with_the_saved_card(app) {
+        let (uuid, token) = client_agent_account(&app, "deposit.ssn@example.com").await;
+        let r = app.get("/v1/account/deposit", &token).await;
+        assert_eq!((r.status, r.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{}", r.text);
+        let r = app.post("/v1/account/deposit/pay", &token, &serde_json::json!({})).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+        submit(&app, &token, "123-45-0005").await;
+        wait_reason(&app, &uuid, "needs_attention/credit_declined").await;
+        let account: Uuid = uuid.parse().unwrap();
+        app.eventually("the deposit", || async {
+            server::store::credit_reviews::latest_deposit(&app.state.db, account).await.unwrap().is_some()
+        }).await;
+        let review = reviews(&app, &uuid).await.remove(0);
+        assert_eq!(review.status, ReviewStatus::DepositRequired);
+        assert_eq!(review.deposit_cents, Some(review.max_deposit_cents));
+        assert_eq!(review.decided_by.as_deref(), Some("system"));
+        let r = app.get("/v1/account/deposit", &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["status"], "required");
+        assert_eq!(r.body["amount_cents"], review.max_deposit_cents);
+        assert_eq!((r.body["paid_cents"].as_i64(), r.body["interest_cents"].as_i64(), r.body["refunded_cents"].as_i64()), (Some(0), Some(0), Some(0)));
+        assert!(r.body["paid_at"].is_null());
+        assert_eq!(event_of(&app, &uuid, "account.deposit_required").await["amount_cents"], review.max_deposit_cents);
+        app.eventually("the deposit e-mail", || async {
+            templates(&emails(&app, &uuid).await).contains(&"credit_deposit_required")
+        }).await;
+        assert!(!templates(&emails(&app, &uuid).await).contains(&"credit_declined"), "one e-mail: the deposit's");
+
+        // Paid with the saved card: the enrollment goes on.
+        let r = app.post("/v1/account/deposit/pay", &token, &serde_json::json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["status"], "paid");
+        assert_eq!(r.body["paid_cents"], review.max_deposit_cents);
+        assert!(r.body["paid_at"].is_string());
+        assert_eq!(check_status(&app, &uuid).await, "passed");
+        wait_reason(&app, &uuid, "not_enrolled/enrollment_pending_client_agent").await;
+        assert_eq!(event_of(&app, &uuid, "account.deposit_paid").await["amount_cents"], review.max_deposit_cents);
+
+        // Paying again answers the paid deposit and charges nothing more.
+        let r = app.post("/v1/account/deposit/pay", &token, &serde_json::json!({})).await;
+        assert_eq!((r.status, r.body["status"].as_str()), (StatusCode::OK, Some("paid")), "{}", r.text);
+        let paid_events = event_types(&app, &uuid).await.iter().filter(|t| *t == "account.deposit_paid").count();
+        assert_eq!(paid_events, 1);
+    }
 }
