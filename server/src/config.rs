@@ -154,6 +154,36 @@ impl Default for Jobs {
     }
 }
 
+/// The credit bureau live apps' soft checks go to (`docs/credit-bureau.md`); without `url` and
+/// `secret` live checks answer an error and wait for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CreditBureauConfig {
+    /// Base URL of the bureau's API (`https://...`); the checks go to `<url>/v1/soft-checks`.
+    pub url: Option<String>,
+    /// The bearer secret the bureau gave us.
+    pub secret: Option<Secret>,
+    /// Time limit of one request, connection included.
+    pub timeout_ms: u64,
+    /// Requests one check makes at most when the bureau is unreachable, slow or busy, before
+    /// the check records an error (and its job retries later).
+    pub attempts: u32,
+    /// Wait before the second request; doubles before each further one.
+    pub retry_wait_ms: u64,
+}
+
+impl Default for CreditBureauConfig {
+    fn default() -> Self {
+        CreditBureauConfig {
+            url: None,
+            secret: None,
+            timeout_ms: 10_000,
+            attempts: 3,
+            retry_wait_ms: 500,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -187,6 +217,8 @@ pub struct Config {
     /// Base URL of the card processor's REST API that live apps charge through (with their
     /// own keys, set by `apps set-payment-keys`); without it live apps cannot take cards.
     pub payment_processor_api_base: Option<String>,
+    /// The credit bureau of live apps.
+    pub credit_bureau: CreditBureauConfig,
     pub market: MarketConfig,
     /// The built site (`pkg/` with the WASM, JS and CSS, and the static files). Without it the
     /// server looks beside its binary (`site/`), then one folder up (`target/site` for
@@ -241,6 +273,7 @@ impl Default for Config {
             mail_from: "Switchboard <no-reply@switchboard.localhost>".to_owned(),
             market: MarketConfig::default(),
             payment_processor_api_base: None,
+            credit_bureau: CreditBureauConfig::default(),
             site_root: None,
             webhooks: WebhooksConfig::default(),
             retention: Retention::default(),
@@ -374,5 +407,13 @@ mod tests {
         };
         let printed = format!("{c:?}");
         assert!(!printed.contains("hunter2") && !printed.contains(":pw@"));
+        let c = Config {
+            credit_bureau: CreditBureauConfig {
+                secret: Some(Secret::new("bureau-s3cret")),
+                ..CreditBureauConfig::default()
+            },
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("bureau-s3cret"));
     }
 }

@@ -1,17 +1,21 @@
 //! The credit bureau: a soft check of an SSN with the customer's name and date of birth.
 //!
 //! `SandboxBureau` simulates it with the magic values of the sandbox (SSN ending `0001` frozen,
-//! `0002` declined, `0003` not found, `0004` a provider error then success on retry; everything
-//! else passes) and remembers, per credit-check submission, what `sandbox/simulate` did to it
-//! (a forced answer, an unfreeze). Live apps have no bureau connection yet: `UnconfiguredBureau`
+//! `0002` declined, `0003` not found, `0004` a provider error then success on retry, `0005`
+//! declined with a deposit asked for at once; everything else passes) and remembers, per
+//! credit-check submission, what `sandbox/simulate` did to it (a forced answer, an unfreeze). Live apps ask the bureau configured in `credit_bureau`
+//! (`HttpBureau`, the contract of `docs/credit-bureau.md`); without one, `UnconfiguredBureau`
 //! answers an error, so live checks wait in `credit_check_error` and are retried.
 
-use std::{fmt, future::Future, pin::Pin};
+use std::{fmt, future::Future, pin::Pin, time::Duration};
 
 use chrono::NaiveDate;
+use reqwest::{header::RETRY_AFTER, StatusCode};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
+    config::{CreditBureauConfig, Secret},
     domain::{credit::CreditSimulation, status::CreditState},
     store::{self, credit::SandboxCreditFile, Db},
 };
@@ -29,6 +33,18 @@ pub struct SoftCheck {
     pub first_name: String,
     pub last_name: String,
     pub date_of_birth: Option<NaiveDate>,
+    /// The confirmed service address, when there is one.
+    pub service_address: Option<ServiceAddress>,
+}
+
+/// The address service is asked for at, as the bureau receives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServiceAddress {
+    pub line_1: String,
+    pub line_2: Option<String>,
+    pub city: String,
+    pub state: String,
+    pub postal_code: String,
 }
 
 impl fmt::Debug for SoftCheck {
@@ -75,11 +91,254 @@ pub trait CreditBureau: Send + Sync {
     fn soft_check<'a>(&'a self, request: &'a SoftCheck) -> BureauFuture<'a>;
 }
 
-/// The bureau of an app's environment.
-pub fn bureau_for(environment: app::api::Environment, db: &Db) -> Box<dyn CreditBureau> {
+/// The bureau of an app's environment: the sandbox's own, or for live apps the configured
+/// bureau (`UnconfiguredBureau` until its URL and secret are set).
+pub fn bureau_for(
+    environment: app::api::Environment,
+    db: &Db,
+    config: &CreditBureauConfig,
+) -> Box<dyn CreditBureau> {
     match environment {
         app::api::Environment::Sandbox => Box::new(SandboxBureau { db: db.clone() }),
-        app::api::Environment::Live => Box::new(UnconfiguredBureau),
+        app::api::Environment::Live => match HttpBureau::from_config(config) {
+            Some(bureau) => Box::new(bureau),
+            None => Box::new(UnconfiguredBureau),
+        },
+    }
+}
+
+/// The longest `Retry-After` the bureau may ask for within one check; a longer wait is the
+/// job's to make (the check records an error and is retried on its schedule).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// A bureau over HTTPS, as `docs/credit-bureau.md` describes: one JSON request per soft check,
+/// a bearer secret, a time limit per request, and a few requests more when the bureau is
+/// unreachable, slow or busy.
+pub struct HttpBureau {
+    endpoint: String,
+    secret: Secret,
+    attempts: u32,
+    retry_wait: Duration,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for HttpBureau {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpBureau")
+            .field("endpoint", &self.endpoint)
+            .field("secret", &self.secret)
+            .field("attempts", &self.attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The request body (`docs/credit-bureau.md`, "The request").
+#[derive(Serialize)]
+struct CheckIn<'a> {
+    reference: Uuid,
+    ssn: &'a str,
+    first_name: &'a str,
+    last_name: &'a str,
+    date_of_birth: Option<NaiveDate>,
+    service_address: Option<&'a ServiceAddress>,
+}
+
+/// The answer's body.
+#[derive(Deserialize)]
+struct CheckOut {
+    reference: Uuid,
+    outcome: String,
+    unfreeze_url: Option<String>,
+    message: Option<String>,
+}
+
+/// One request's result: an answer to keep, or a failure worth another request.
+enum Tried {
+    Final(CreditAnswer),
+    Retry {
+        reason: String,
+        wait: Option<Duration>,
+    },
+}
+
+impl HttpBureau {
+    /// The bureau of the settings, when both its URL and secret are set.
+    pub fn from_config(config: &CreditBureauConfig) -> Option<HttpBureau> {
+        let url = config.url.as_deref()?.trim().trim_end_matches('/');
+        let secret = config.secret.clone()?;
+        if url.is_empty() || secret.expose().is_empty() {
+            return None;
+        }
+        let timeout = Duration::from_millis(config.timeout_ms.max(1));
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent("Switchboard/1")
+            .build()
+            // Building fails only without a TLS backend; the default client still works.
+            .unwrap_or_default();
+        Some(HttpBureau {
+            endpoint: format!("{url}/v1/soft-checks"),
+            secret,
+            attempts: config.attempts.max(1),
+            retry_wait: Duration::from_millis(config.retry_wait_ms),
+            client,
+        })
+    }
+
+    async fn check(&self, request: &SoftCheck) -> CreditAnswer {
+        let body = CheckIn {
+            reference: request.reference,
+            ssn: &request.ssn,
+            first_name: &request.first_name,
+            last_name: &request.last_name,
+            date_of_birth: request.date_of_birth,
+            service_address: request.service_address.as_ref(),
+        };
+        let mut wait = self.retry_wait;
+        let mut attempt = 1;
+        loop {
+            match self.once(request.reference, &body).await {
+                Tried::Final(answer) => return answer,
+                Tried::Retry { reason, .. } if attempt >= self.attempts => {
+                    return CreditAnswer::Error {
+                        reason: format!("{reason} (after {attempt} requests)"),
+                    }
+                }
+                Tried::Retry {
+                    reason,
+                    wait: asked,
+                } => {
+                    tracing::info!(
+                        reference = %request.reference,
+                        attempt,
+                        reason = %reason,
+                        "the credit bureau did not answer; asking again"
+                    );
+                    tokio::time::sleep(asked.map_or(wait, |a| a.max(wait))).await;
+                    wait = wait.saturating_mul(2);
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    async fn once(&self, reference: Uuid, body: &CheckIn<'_>) -> Tried {
+        let sent = self
+            .client
+            .post(&self.endpoint)
+            .bearer_auth(self.secret.expose())
+            .header("Idempotency-Key", reference.to_string())
+            .json(body)
+            .send()
+            .await;
+        let response = match sent {
+            Ok(r) => r,
+            // Never the error's own text: it could quote the request.
+            Err(e) if e.is_timeout() => {
+                return Tried::Retry {
+                    reason: "the credit bureau timed out".to_owned(),
+                    wait: None,
+                }
+            }
+            Err(_) => {
+                return Tried::Retry {
+                    reason: "the credit bureau could not be reached".to_owned(),
+                    wait: None,
+                }
+            }
+        };
+        let status = response.status();
+        if status == StatusCode::OK {
+            return match response.json::<CheckOut>().await {
+                Ok(out) => Tried::Final(read_answer(reference, out)),
+                Err(e) if e.is_timeout() => Tried::Retry {
+                    reason: "the credit bureau timed out".to_owned(),
+                    wait: None,
+                },
+                Err(_) => Tried::Final(error("the credit bureau's answer is not readable")),
+            };
+        }
+        if is_retriable(status) {
+            let asked = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
+            return Tried::Retry {
+                reason: format!("the credit bureau answered {}", status.as_u16()),
+                wait: asked,
+            };
+        }
+        Tried::Final(error(&match status {
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => format!(
+                "the credit bureau refused our secret ({}): check credit_bureau.secret",
+                status.as_u16()
+            ),
+            StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => format!(
+                "the credit bureau refused the request as malformed ({})",
+                status.as_u16()
+            ),
+            _ => format!("the credit bureau answered {}", status.as_u16()),
+        }))
+    }
+}
+
+fn error(reason: &str) -> CreditAnswer {
+    CreditAnswer::Error {
+        reason: reason.to_owned(),
+    }
+}
+
+/// Statuses that say "not now" rather than "no": asked again within the check.
+fn is_retriable(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 429 | 500 | 502 | 503 | 504)
+}
+
+/// The bureau's `200` answer to the check `reference`, as the contract reads it.
+fn read_answer(reference: Uuid, out: CheckOut) -> CreditAnswer {
+    if out.reference != reference {
+        return error("the credit bureau answered for another reference");
+    }
+    match out.outcome.as_str() {
+        "passed" => CreditAnswer::Passed,
+        "declined" => CreditAnswer::Declined,
+        "not_found" => CreditAnswer::NotFound,
+        "frozen" => match out.unfreeze_url.filter(|u| is_usable_unfreeze_url(u)) {
+            Some(unfreeze_url) => CreditAnswer::Frozen { unfreeze_url },
+            None => error("the credit bureau answered frozen without a usable unfreeze_url"),
+        },
+        "error" => CreditAnswer::Error {
+            reason: format!(
+                "the credit bureau could not decide: {}",
+                out.message
+                    .as_deref()
+                    .map(|m| m.chars().take(200).collect::<String>())
+                    .unwrap_or_else(|| "no reason given".to_owned())
+            ),
+        },
+        _ => error("the credit bureau answered an unknown outcome"),
+    }
+}
+
+/// An absolute `https://` address (plain `http://` only on loopback, for local bureaus).
+fn is_usable_unfreeze_url(url: &str) -> bool {
+    match reqwest::Url::parse(url) {
+        Ok(u) => {
+            u.scheme() == "https"
+                || (u.scheme() == "http"
+                    && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")))
+        }
+        Err(_) => false,
+    }
+}
+
+impl CreditBureau for HttpBureau {
+    fn soft_check<'a>(&'a self, request: &'a SoftCheck) -> BureauFuture<'a> {
+        Box::pin(self.check(request))
     }
 }
 
@@ -134,9 +393,16 @@ impl Scenario {
             Some("0002") => Some(Scenario::Declined),
             Some("0003") => Some(Scenario::NotFound),
             Some("0004") => Some(Scenario::ErrorOnce),
+            Some("0005") => Some(Scenario::Declined),
             _ => None,
         }
     }
+}
+
+/// Whether a sandbox SSN is the magic one whose check needs a deposit (ending `0005`): the
+/// bureau declines it and its credit review asks for the deposit at once.
+pub fn sandbox_requires_deposit(ssn: &str) -> bool {
+    ssn.ends_with("0005")
 }
 
 /// The sandbox bureau's answer for an SSN and what it remembers of it; returns the answer and
@@ -246,7 +512,9 @@ mod tests {
         assert_eq!(answer("123450002", &none), CreditAnswer::Declined);
         assert_eq!(answer("123450003", &none), CreditAnswer::NotFound);
         assert_eq!(answer("123450004", &none).state(), CreditState::Error);
-        assert_eq!(answer("123450005", &none), CreditAnswer::Passed);
+        assert_eq!(answer("123450005", &none), CreditAnswer::Declined);
+        assert!(sandbox_requires_deposit("123450005"));
+        assert_eq!(answer("123450006", &none), CreditAnswer::Passed);
     }
 
     #[test]
@@ -289,7 +557,79 @@ mod tests {
             first_name: "Ana".to_owned(),
             last_name: "Díaz".to_owned(),
             date_of_birth: None,
+            service_address: None,
         };
         assert!(!format!("{r:?}").contains("123456789"));
+    }
+
+    fn out(outcome: &str, unfreeze_url: Option<&str>) -> CheckOut {
+        CheckOut {
+            reference: Uuid::nil(),
+            outcome: outcome.to_owned(),
+            unfreeze_url: unfreeze_url.map(str::to_owned),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn the_contracts_outcomes_read_as_answers() {
+        let r = Uuid::nil();
+        assert_eq!(read_answer(r, out("passed", None)), CreditAnswer::Passed);
+        assert_eq!(
+            read_answer(r, out("declined", None)),
+            CreditAnswer::Declined
+        );
+        assert_eq!(
+            read_answer(r, out("not_found", None)),
+            CreditAnswer::NotFound
+        );
+        assert_eq!(
+            read_answer(r, out("frozen", Some("https://bureau.example/lift"))),
+            CreditAnswer::Frozen {
+                unfreeze_url: "https://bureau.example/lift".to_owned()
+            }
+        );
+        for bad in [
+            out("frozen", None),
+            out("frozen", Some("javascript:alert(1)")),
+            out("frozen", Some("http://bureau.example/lift")),
+            out("approved", None),
+            out("error", None),
+        ] {
+            assert_eq!(read_answer(r, bad).state(), CreditState::Error);
+        }
+        let other = CheckOut {
+            reference: Uuid::from_u128(1),
+            ..out("passed", None)
+        };
+        assert_eq!(read_answer(r, other).state(), CreditState::Error);
+    }
+
+    #[test]
+    fn only_not_now_statuses_are_asked_again() {
+        for s in [408, 429, 500, 502, 503, 504] {
+            assert!(is_retriable(StatusCode::from_u16(s).unwrap()), "{s}");
+        }
+        for s in [400, 401, 403, 404, 409, 422, 501] {
+            assert!(!is_retriable(StatusCode::from_u16(s).unwrap()), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_bureau_needs_its_url_and_secret_and_never_prints_the_secret() {
+        let none = CreditBureauConfig::default();
+        assert!(HttpBureau::from_config(&none).is_none());
+        let no_secret = CreditBureauConfig {
+            url: Some("https://bureau.example".to_owned()),
+            ..CreditBureauConfig::default()
+        };
+        assert!(HttpBureau::from_config(&no_secret).is_none());
+        let both = CreditBureauConfig {
+            secret: Some(Secret::new("bureau-s3cret")),
+            ..no_secret
+        };
+        let bureau = HttpBureau::from_config(&both).unwrap();
+        assert_eq!(bureau.endpoint, "https://bureau.example/v1/soft-checks");
+        assert!(!format!("{bureau:?}").contains("bureau-s3cret"));
     }
 }

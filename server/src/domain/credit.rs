@@ -68,6 +68,174 @@ pub fn notice_for(before: CreditState, after: CreditState) -> Option<CreditNotic
     }
 }
 
+super::text_enum! {
+    /// Why a check came to the credit review queue: what the bureau last answered.
+    pub enum ReviewCause {
+        Declined = "declined",
+        NotFound = "not_found",
+        /// Still frozen when its retries ran out.
+        Frozen = "frozen",
+        /// Still failing when its retries ran out.
+        Error = "error",
+    }
+}
+
+super::text_enum! {
+    /// Where a credit review stands.
+    pub enum ReviewStatus {
+        /// Waiting for the operator.
+        Open = "open",
+        /// The operator approved the customer without a deposit: the enrollment goes on.
+        Approved = "approved",
+        /// The operator asked for a deposit before the enrollment goes on.
+        DepositRequired = "deposit_required",
+        /// The operator declined, with a reason.
+        Declined = "declined",
+        /// A later answer of the bureau settled it (the check passed), or a new submission
+        /// replaced the check, before anyone decided.
+        Withdrawn = "withdrawn",
+    }
+}
+
+/// Whether a check that answered `state`, with `retry` its next attempt (`None`: no more),
+/// goes to the credit review queue: every answer that is not an approval and will not be
+/// asked again.
+pub fn review_cause(state: CreditState, retry: Option<Duration>) -> Option<ReviewCause> {
+    match (state, retry) {
+        (CreditState::Declined, _) => Some(ReviewCause::Declined),
+        (CreditState::NotFound, _) => Some(ReviewCause::NotFound),
+        (CreditState::Frozen, None) => Some(ReviewCause::Frozen),
+        (CreditState::Error, None) => Some(ReviewCause::Error),
+        _ => None,
+    }
+}
+
+/// The longest reason a declining operator may give (the customer reads it).
+pub const MAX_DECLINE_REASON_CHARS: usize = 500;
+
+/// What the operator decided on a review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewDecision {
+    Approve,
+    /// A deposit of this many cents, at most the rule's maximum.
+    RequireDeposit {
+        amount_cents: i64,
+    },
+    Decline {
+        reason: String,
+    },
+}
+
+impl ReviewDecision {
+    /// The status the review takes.
+    pub fn status(&self) -> ReviewStatus {
+        match self {
+            ReviewDecision::Approve => ReviewStatus::Approved,
+            ReviewDecision::RequireDeposit { .. } => ReviewStatus::DepositRequired,
+            ReviewDecision::Decline { .. } => ReviewStatus::Declined,
+        }
+    }
+
+    /// Where the check stands after the decision: approved is passed; declined is final; a
+    /// deposit keeps the enrollment waiting (the check keeps its answer) until it is paid.
+    pub fn credit_state(&self, before: CreditState) -> CreditState {
+        match self {
+            ReviewDecision::Approve => CreditState::Passed,
+            ReviewDecision::RequireDeposit { .. } => before,
+            ReviewDecision::Decline { .. } => CreditState::Declined,
+        }
+    }
+}
+
+/// Parses the operator's form: `decision` (`approve`, `deposit`, `decline`), the deposit in
+/// dollars (`12.34`, at most `max_deposit_cents` and more than zero), the reason of a decline.
+pub fn parse_decision(
+    decision: &str,
+    deposit_dollars: &str,
+    reason: &str,
+    max_deposit_cents: i64,
+) -> Result<ReviewDecision, super::FieldError> {
+    match decision.trim() {
+        "approve" => Ok(ReviewDecision::Approve),
+        "deposit" => {
+            let cents = parse_dollars(deposit_dollars).ok_or_else(|| {
+                super::FieldError::invalid(
+                    "deposit",
+                    "the deposit must be an amount in dollars, such as 150.00",
+                )
+            })?;
+            if cents <= 0 {
+                return Err(super::FieldError::invalid(
+                    "deposit",
+                    "the deposit must be more than zero (approve instead)",
+                ));
+            }
+            if cents > max_deposit_cents {
+                return Err(super::FieldError::invalid(
+                    "deposit",
+                    format!(
+                        "the deposit may be at most {} (the greater of one-fifth of the \
+                         estimated annual bill and two months' estimated bills)",
+                        app::format::dollars(max_deposit_cents)
+                    ),
+                ));
+            }
+            Ok(ReviewDecision::RequireDeposit {
+                amount_cents: cents,
+            })
+        }
+        "decline" => {
+            let reason = reason.trim();
+            if reason.is_empty() {
+                return Err(super::FieldError::missing("reason"));
+            }
+            if reason.chars().count() > MAX_DECLINE_REASON_CHARS {
+                return Err(super::FieldError::invalid(
+                    "reason",
+                    format!("the reason may be at most {MAX_DECLINE_REASON_CHARS} characters"),
+                ));
+            }
+            Ok(ReviewDecision::Decline {
+                reason: reason.to_owned(),
+            })
+        }
+        "" => Err(super::FieldError::missing("decision")),
+        _ => Err(super::FieldError::invalid(
+            "decision",
+            "the decision is approve, deposit or decline",
+        )),
+    }
+}
+
+/// Dollars as typed (`150`, `150.5`, `$1,150.00`) in cents; `None` when not an amount.
+fn parse_dollars(raw: &str) -> Option<i64> {
+    let s: String = raw
+        .trim()
+        .trim_start_matches('$')
+        .chars()
+        .filter(|c| *c != ',')
+        .collect();
+    let (whole, fraction) = match s.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (s.as_str(), ""),
+    };
+    if whole.is_empty()
+        || whole.len() > 9
+        || fraction.len() > 2
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    let fraction: i64 = match fraction.len() {
+        0 => 0,
+        1 => fraction.parse::<i64>().ok()? * 10,
+        _ => fraction.parse().ok()?,
+    };
+    Some(whole * 100 + fraction)
+}
+
 /// A credit event the sandbox can simulate on an account's latest submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreditSimulation {
@@ -150,6 +318,99 @@ fn billing_or_unknown(event: &str) -> Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_final_answers_that_are_not_approvals_go_to_review() {
+        let later = Some(Duration::hours(6));
+        assert_eq!(
+            review_cause(CreditState::Declined, None),
+            Some(ReviewCause::Declined)
+        );
+        assert_eq!(
+            review_cause(CreditState::NotFound, None),
+            Some(ReviewCause::NotFound)
+        );
+        assert_eq!(review_cause(CreditState::Frozen, later), None);
+        assert_eq!(
+            review_cause(CreditState::Frozen, None),
+            Some(ReviewCause::Frozen)
+        );
+        assert_eq!(review_cause(CreditState::Error, later), None);
+        assert_eq!(
+            review_cause(CreditState::Error, None),
+            Some(ReviewCause::Error)
+        );
+        assert_eq!(review_cause(CreditState::Passed, None), None);
+        // The last attempt of a frozen or failing check is the one that opens a review.
+        let last = next_attempt_in(CreditState::Frozen, MAX_CHECK_ATTEMPTS);
+        assert_eq!(
+            review_cause(CreditState::Frozen, last),
+            Some(ReviewCause::Frozen)
+        );
+    }
+
+    #[test]
+    fn decisions_parse_with_their_limits() {
+        assert_eq!(
+            parse_decision("approve", "", "", 0),
+            Ok(ReviewDecision::Approve)
+        );
+        assert_eq!(
+            parse_decision("deposit", "$1,50.5", "", 20_000),
+            Ok(ReviewDecision::RequireDeposit {
+                amount_cents: 15_050
+            })
+        );
+        assert_eq!(
+            parse_decision("deposit", "200", "", 20_000),
+            Ok(ReviewDecision::RequireDeposit {
+                amount_cents: 20_000
+            })
+        );
+        for bad in ["200.01", "0", "-5", "abc", "1.234", ""] {
+            let e = parse_decision("deposit", bad, "", 20_000).unwrap_err();
+            assert_eq!(e.param, "deposit", "{bad}");
+        }
+        assert_eq!(
+            parse_decision("decline", "", "  No proof of identity.  ", 0),
+            Ok(ReviewDecision::Decline {
+                reason: "No proof of identity.".to_owned()
+            })
+        );
+        assert_eq!(
+            parse_decision("decline", "", " ", 0).unwrap_err().param,
+            "reason"
+        );
+        let long = "x".repeat(MAX_DECLINE_REASON_CHARS + 1);
+        assert_eq!(
+            parse_decision("decline", "", &long, 0).unwrap_err().param,
+            "reason"
+        );
+        assert_eq!(
+            parse_decision("maybe", "", "", 0).unwrap_err().param,
+            "decision"
+        );
+        assert_eq!(parse_decision("", "", "", 0).unwrap_err().param, "decision");
+    }
+
+    #[test]
+    fn an_approval_passes_the_check_and_a_deposit_keeps_it_waiting() {
+        assert_eq!(
+            ReviewDecision::Approve.credit_state(CreditState::NotFound),
+            CreditState::Passed
+        );
+        let deposit = ReviewDecision::RequireDeposit { amount_cents: 1 };
+        assert_eq!(
+            deposit.credit_state(CreditState::Declined),
+            CreditState::Declined
+        );
+        let decline = ReviewDecision::Decline { reason: "x".into() };
+        assert_eq!(
+            decline.credit_state(CreditState::Frozen),
+            CreditState::Declined
+        );
+        assert_eq!(deposit.status(), ReviewStatus::DepositRequired);
+    }
     use CreditState as C;
 
     #[test]

@@ -16,6 +16,9 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.payment_failed",
     "account.payment_successful",
     "account.status_updated",
+    "account.credit_reviewed",
+    "account.deposit_required",
+    "account.deposit_paid",
     "location.service_active",
     "location.service_canceled",
     "location.usage_history_available",
@@ -100,6 +103,28 @@ pub enum Event {
         previous_status: String,
         previous_status_reason: String,
     },
+    /// The operator decided on a check the bureau did not approve.
+    CreditReviewed {
+        account_uuid: Uuid,
+        review_uuid: Uuid,
+        /// `approved`, `deposit_required` or `declined`.
+        decision: String,
+        /// What the bureau answered: `declined`, `not_found`, `frozen` or `error`.
+        cause: String,
+        deposit_cents: Option<i64>,
+        /// Why it was declined (the customer is told too).
+        reason: Option<String>,
+    },
+    DepositRequired {
+        account_uuid: Uuid,
+        deposit_uuid: Uuid,
+        amount_cents: i64,
+    },
+    DepositPaid {
+        account_uuid: Uuid,
+        deposit_uuid: Uuid,
+        amount_cents: i64,
+    },
     ServiceActive {
         account_uuid: Uuid,
         location_uuid: Uuid,
@@ -175,6 +200,9 @@ impl Event {
             Event::PaymentFailed(_) => "account.payment_failed",
             Event::PaymentSuccessful(_) => "account.payment_successful",
             Event::StatusUpdated { .. } => "account.status_updated",
+            Event::CreditReviewed { .. } => "account.credit_reviewed",
+            Event::DepositRequired { .. } => "account.deposit_required",
+            Event::DepositPaid { .. } => "account.deposit_paid",
             Event::ServiceActive { .. } => "location.service_active",
             Event::ServiceCanceled { .. } => "location.service_canceled",
             Event::UsageHistoryAvailable { .. } => "location.usage_history_available",
@@ -198,6 +226,9 @@ impl Event {
             | Event::PaymentMethodAdded { account_uuid, .. }
             | Event::BillingAddressUpdated { account_uuid, .. }
             | Event::StatusUpdated { account_uuid, .. }
+            | Event::CreditReviewed { account_uuid, .. }
+            | Event::DepositRequired { account_uuid, .. }
+            | Event::DepositPaid { account_uuid, .. }
             | Event::ServiceActive { account_uuid, .. }
             | Event::ServiceCanceled { account_uuid, .. }
             | Event::UsageHistoryAvailable { account_uuid, .. }
@@ -234,7 +265,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 19);
+        assert_eq!(EVENT_TYPES.len(), 22);
     }
 
     #[test]

@@ -36,6 +36,8 @@ super::text_enum! {
         Invoice = "invoice",
         /// A frozen credit file: how to lift the freeze, and a retry of the check.
         CreditFrozen = "credit_frozen",
+        /// The operator's decision on a credit review: the enrollment flow, where it stands.
+        CreditReview = "credit_review",
     }
 }
 
@@ -47,6 +49,7 @@ impl LinkPurpose {
             LinkPurpose::UpdateCard => Some(FlowScope::UpdatePaymentMethod),
             LinkPurpose::Invoice => Some(FlowScope::Billing),
             LinkPurpose::CreditFrozen => None,
+            LinkPurpose::CreditReview => Some(FlowScope::Enrollment),
         }
     }
 
@@ -57,6 +60,7 @@ impl LinkPurpose {
             LinkPurpose::UpdateCard => "Change your card",
             LinkPurpose::Invoice => "See your bill",
             LinkPurpose::CreditFrozen => "Lift the freeze and try again",
+            LinkPurpose::CreditReview => "See your enrollment",
         }
     }
 }

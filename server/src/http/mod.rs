@@ -9,6 +9,7 @@ pub mod auth;
 pub mod billing;
 pub mod cache;
 pub mod dashboard;
+pub mod deposits;
 pub mod enrollment;
 pub mod error;
 pub mod events;
@@ -130,6 +131,7 @@ impl ApiRoutes {
                 .merge(identity::router())
                 .merge(enrollment::router())
                 .merge(billing::router())
+                .merge(deposits::router())
                 .merge(usage::router())
                 .merge(sandbox::account_router())
                 .merge(market::account_router()),

@@ -63,6 +63,13 @@ pub enum Template {
         /// No credit file was found (rather than declined).
         not_found: bool,
     },
+    /// The operator's decision on a credit check the bureau did not approve, what happens next
+    /// and a single-use link where the customer acts on it.
+    CreditReviewed {
+        first_name: String,
+        decision: CreditReviewMail,
+        link: String,
+    },
     /// The record that the partner accepted a plan on the customer's behalf (client agent
     /// enrollment), with how to cancel.
     LetterOfAuthorization(LetterOfAuthorization),
@@ -79,6 +86,14 @@ pub enum Template {
     ServiceScheduled(ServiceNotice),
     /// Service started at the location.
     ServiceActive(ServiceNotice),
+}
+
+/// What the operator decided, as the customer's e-mail tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreditReviewMail {
+    Approved,
+    DepositRequired { amount_cents: i64 },
+    Declined { reason: String },
 }
 
 /// What a bill-ready e-mail states.
@@ -221,6 +236,18 @@ impl Template {
             Template::CreditNotApproved {
                 not_found: true, ..
             } => "credit_not_found",
+            Template::CreditReviewed {
+                decision: CreditReviewMail::Approved,
+                ..
+            } => "credit_review_approved",
+            Template::CreditReviewed {
+                decision: CreditReviewMail::DepositRequired { .. },
+                ..
+            } => "credit_deposit_required",
+            Template::CreditReviewed {
+                decision: CreditReviewMail::Declined { .. },
+                ..
+            } => "credit_review_declined",
             Template::LetterOfAuthorization(_) => "letter_of_authorization",
             Template::BillReady(_) => "bill_ready",
             Template::PaymentFailed(_) => "payment_failed",
@@ -569,6 +596,76 @@ impl Template {
                 ],
                 None,
             ),
+            Template::CreditReviewed {
+                first_name,
+                decision,
+                link,
+            } => {
+                let (subject, paragraphs, label) = match decision {
+                    CreditReviewMail::Approved => (
+                        "Your enrollment can go ahead",
+                        vec![
+                            format!(
+                                "We reviewed the credit check of your {} electricity enrollment \
+                                 and approved it; no deposit is needed.",
+                                brand.display_name
+                            ),
+                            "Next, we ask your utility to switch your service to us, and e-mail \
+                             you the start date once it confirms. You can follow your enrollment \
+                             with the link below."
+                                .to_owned(),
+                        ],
+                        "See your enrollment",
+                    ),
+                    CreditReviewMail::DepositRequired { amount_cents } => (
+                        "A deposit is needed to start your service",
+                        vec![
+                            format!(
+                                "We reviewed the credit check of your {} electricity enrollment. \
+                                 To start service we need a security deposit of {}.",
+                                brand.display_name,
+                                app::format::dollars(*amount_cents)
+                            ),
+                            "The deposit earns interest and comes back to you after twelve bills \
+                             in a row paid on time, or is applied to your final bill. You may \
+                             owe no deposit at all if you are 65 or older with no past-due \
+                             balance, have a family-violence certificate, or have a letter of \
+                             good credit from your previous electricity provider covering the \
+                             last 12 months: reply to this e-mail to send it."
+                                .to_owned(),
+                            "Your enrollment continues once the deposit is paid. Use the link \
+                             below to make sure the card it is charged to is right."
+                                .to_owned(),
+                        ],
+                        "Check your card for the deposit",
+                    ),
+                    CreditReviewMail::Declined { reason } => (
+                        "About your enrollment",
+                        vec![
+                            format!(
+                                "We reviewed the credit check of your {} electricity enrollment \
+                                 and cannot start service this time.",
+                                brand.display_name
+                            ),
+                            format!("The reason: {reason}"),
+                            "You can see where your enrollment stands with the link below; \
+                             reply to this e-mail if something is not right."
+                                .to_owned(),
+                        ],
+                        "See your enrollment",
+                    ),
+                };
+                layout(
+                    brand,
+                    subject,
+                    first_name,
+                    &paragraphs,
+                    Some(&Action {
+                        label: label.to_owned(),
+                        url: link.clone(),
+                    }),
+                )
+            }
             Template::CreditNotApproved {
                 first_name,
                 not_found,
@@ -1045,6 +1142,37 @@ mod tests {
         );
         assert!(r.text.contains("e-mail you the start date"), "{}", r.text);
         assert_links_work(&r);
+    }
+
+    #[test]
+    fn credit_review_notices() {
+        let link = "https://switchboard.example/hosted/link?token=t".to_owned();
+        let mail = |decision| Template::CreditReviewed {
+            first_name: "Ana".to_owned(),
+            decision,
+            link: link.clone(),
+        };
+        let approved = mail(CreditReviewMail::Approved);
+        assert_eq!(approved.name(), "credit_review_approved");
+        assert!(approved
+            .render(&brand())
+            .text
+            .contains(&format!("See your enrollment: {link}")));
+        let deposit = mail(CreditReviewMail::DepositRequired {
+            amount_cents: 15_050,
+        });
+        assert_eq!(deposit.name(), "credit_deposit_required");
+        let r = deposit.render(&full_brand());
+        assert!(r.text.contains("security deposit of $150.50"), "{}", r.text);
+        assert!(r.text.contains("65 or older"), "{}", r.text);
+        assert_links_work(&r);
+        let declined = mail(CreditReviewMail::Declined {
+            reason: "No proof of identity <yet>".to_owned(),
+        });
+        assert_eq!(declined.name(), "credit_review_declined");
+        let r = declined.render(&brand());
+        assert!(r.text.contains("The reason: No proof of identity <yet>"));
+        assert!(r.html.contains("No proof of identity &lt;yet&gt;"));
     }
 
     #[test]

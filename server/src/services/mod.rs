@@ -10,6 +10,7 @@ pub mod audit;
 pub mod billing;
 pub mod credit;
 pub mod dashboard;
+pub mod deposits;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;

@@ -426,6 +426,8 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
         "DELETE FROM enrollments WHERE account_uuid = $1",
         "DELETE FROM confirmed_addresses WHERE account_uuid = $1",
         "DELETE FROM billing_addresses WHERE account_uuid = $1",
+        "DELETE FROM deposits WHERE account_uuid = $1",
+        "DELETE FROM credit_reviews WHERE account_uuid = $1",
         "DELETE FROM sandbox_credit_files WHERE credit_check_uuid IN \
             (SELECT uuid FROM credit_checks WHERE account_uuid = $1)",
         "DELETE FROM credit_checks WHERE account_uuid = $1",

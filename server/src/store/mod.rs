@@ -13,6 +13,7 @@ pub mod backup;
 pub mod billing;
 pub mod counters;
 pub mod credit;
+pub mod credit_reviews;
 pub mod documents;
 pub mod emails;
 pub mod enrollment;

@@ -125,7 +125,7 @@ pub(crate) async fn wait_reason(app: &TestApp, uuid: &str, expected: &str) {
 }
 
 /// The stored status of the account's latest credit check.
-async fn check_status(app: &TestApp, uuid: &str) -> String {
+pub(crate) async fn check_status(app: &TestApp, uuid: &str) -> String {
     let mut tx = app.state.db.begin().await.unwrap();
     let c = server::store::credit::latest_credit_check(&mut tx, uuid.parse().unwrap())
         .await
@@ -135,7 +135,7 @@ async fn check_status(app: &TestApp, uuid: &str) -> String {
     c.status
 }
 
-async fn emails(app: &TestApp, uuid: &str) -> Vec<Value> {
+pub(crate) async fn emails(app: &TestApp, uuid: &str) -> Vec<Value> {
     let r = app
         .get(
             &format!("/v1/app/sandbox/emails?account_uuid={uuid}"),
@@ -146,7 +146,7 @@ async fn emails(app: &TestApp, uuid: &str) -> Vec<Value> {
     r.body["data"].as_array().unwrap().clone()
 }
 
-fn templates(emails: &[Value]) -> Vec<&str> {
+pub(crate) fn templates(emails: &[Value]) -> Vec<&str> {
     emails
         .iter()
         .map(|e| e["template"].as_str().unwrap())

@@ -6,6 +6,7 @@
 //! any app the member may not see. Changes go through the same `services` functions as the CLI.
 
 mod accounts;
+mod credit_review;
 mod logo;
 mod plan_groups;
 mod requests;
@@ -88,6 +89,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(sandbox::routes())
         .merge(plan_groups::routes())
         .merge(requests::routes())
+        .merge(credit_review::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))

@@ -1,0 +1,323 @@
+//! The credit review queue: checks the bureau did not approve for good (declined, no file
+//! found, or frozen or failing when their retries ran out), waiting for a decision. The
+//! operator sees every app's and decides: approve (the enrollment goes on), ask for a deposit
+//! (at most the rule's maximum, shown and offered as the amount), or decline with a reason the
+//! customer reads. A partner member sees their organisation's reviews and where they stand;
+//! another organisation's are a 404, as are the decision forms to anyone but the operator.
+//! Decisions go through `services::credit::decide_review`.
+
+use axum::{
+    extract::{Path, Query, State},
+    http::StatusCode,
+    routing::{get, post},
+    Form, Router,
+};
+use leptos::prelude::*;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{html, see_other, views, Dash, Done, PageResult};
+use crate::{
+    domain::credit::{ReviewCause, ReviewStatus},
+    http::{error::ApiError, AppState},
+    services::{
+        self,
+        credit::{DecisionInput, ReviewRefused},
+    },
+    store::credit_reviews::CreditReviewRow,
+};
+
+const LIST: &str = "/dashboard/credit-reviews";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(LIST, get(list_page))
+        .route("/dashboard/credit-reviews/{review}", get(review_page))
+        .route("/dashboard/credit-reviews/{review}/decide", post(decide))
+}
+
+fn done_message(done: Option<&str>) -> Option<&'static str> {
+    Some(match done? {
+        "approved" => "Approved: the enrollment goes on, and the customer was e-mailed.",
+        "deposit_required" => {
+            "A deposit was asked for; the customer was e-mailed the amount and what comes next."
+        }
+        "declined" => "Declined: the customer was e-mailed your reason.",
+        _ => return None,
+    })
+}
+
+/// A refusal to show on the page (422); an unknown review is a 404, a failure a 500.
+fn refusal(e: services::Error<ReviewRefused>) -> Result<ReviewRefused, ApiError> {
+    match e {
+        services::Error::Refused(ReviewRefused::NotFound) => {
+            Err(ApiError::not_found("credit review"))
+        }
+        services::Error::Refused(why) => Ok(why),
+        services::Error::Failed(e) => Err(ApiError::internal(e)),
+    }
+}
+
+async fn visible_review(
+    state: &AppState,
+    dash: &Dash,
+    uuid: Uuid,
+) -> Result<CreditReviewRow, ApiError> {
+    services::credit::review_for(&state.db, &dash.member(), uuid)
+        .await
+        .map_err(|e| match refusal(e) {
+            Ok(_) => ApiError::not_found("credit review"),
+            Err(e) => e,
+        })
+}
+
+async fn list_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Query(done): Query<Done>,
+) -> PageResult {
+    let reviews = services::credit::reviews_for(&state.db, &dash.member()).await?;
+    Ok(html(
+        StatusCode::OK,
+        list_view(&dash, &reviews, done_message(done.done.as_deref())),
+    ))
+}
+
+async fn review_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(review): Path<Uuid>,
+    Query(done): Query<Done>,
+) -> PageResult {
+    let review = visible_review(&state, &dash, review).await?;
+    Ok(html(
+        StatusCode::OK,
+        review_view(
+            &dash,
+            &review,
+            done_message(done.done.as_deref()),
+            None,
+            &DecideForm::default(),
+        ),
+    ))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DecideForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    deposit: String,
+    #[serde(default)]
+    reason: String,
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(review): Path<Uuid>,
+    Form(form): Form<DecideForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    if !dash.member().is_operator() {
+        return Err(ApiError::not_found("credit review").into());
+    }
+    let review = visible_review(&state, &dash, review).await?;
+    let input = DecisionInput {
+        decision: &form.decision,
+        deposit: &form.deposit,
+        reason: &form.reason,
+    };
+    match services::credit::decide_review(
+        &state,
+        &dash.actor(),
+        &dash.member(),
+        review.uuid,
+        &input,
+    )
+    .await
+    {
+        Ok(status) => Ok(see_other(&format!("{LIST}/{}?done={status}", review.uuid))),
+        Err(e) => {
+            let why = refusal(e)?.to_string();
+            // Read again: a decision made meanwhile shows as it is now.
+            let review = visible_review(&state, &dash, review.uuid).await?;
+            Ok(html(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                review_view(&dash, &review, None, Some(&why), &form),
+            ))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages
+
+fn cause_text(cause: ReviewCause) -> &'static str {
+    match cause {
+        ReviewCause::Declined => "declined by the bureau",
+        ReviewCause::NotFound => "no credit file found",
+        ReviewCause::Frozen => "file still frozen after every retry",
+        ReviewCause::Error => "bureau still failing after every retry",
+    }
+}
+
+fn status_text(r: &CreditReviewRow) -> String {
+    match r.status {
+        ReviewStatus::Open => "waiting for a decision".to_owned(),
+        ReviewStatus::Approved => "approved".to_owned(),
+        ReviewStatus::DepositRequired => format!(
+            "deposit of {} asked for",
+            app::format::dollars(r.deposit_cents.unwrap_or_default())
+        ),
+        ReviewStatus::Declined => "declined".to_owned(),
+        ReviewStatus::Withdrawn => "settled without a decision".to_owned(),
+    }
+}
+
+/// Cents as the deposit field takes them (`150.00`).
+fn plain_dollars(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+fn list_view(dash: &Dash, reviews: &[CreditReviewRow], notice: Option<&str>) -> String {
+    let nav = dash.nav();
+    let rows = reviews
+        .iter()
+        .map(|r| {
+            let href = format!("{LIST}/{}", r.uuid);
+            let customer = format!("{} {}", r.first_name, r.last_name);
+            let app_name = r.app_name.clone();
+            let cause = cause_text(r.cause);
+            let when = views::time(r.created_at);
+            let status = status_text(r);
+            view! {
+                <tr>
+                    <td><a href=href>{customer}</a></td>
+                    <td>{app_name}</td>
+                    <td>{cause}</td>
+                    <td>{when}</td>
+                    <td>{status}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = reviews
+        .is_empty()
+        .then(|| view! { <p>"No credit reviews."</p> });
+    let intro = if nav.operator {
+        "Credit checks the bureau did not approve, oldest waiting first. Open one to approve it, \
+         ask for a deposit, or decline it."
+    } else {
+        "Your customers' credit checks the bureau did not approve, and what the operator decided."
+    };
+    let body = view! {
+        <h1>"Credit reviews"</h1>
+        {views::messages(notice, None)}
+        <p>{intro}</p>
+        {empty}
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th scope="col">"Customer"</th><th scope="col">"App"</th>
+                    <th scope="col">"Why"</th><th scope="col">"Since"</th>
+                    <th scope="col">"Status"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any();
+    views::document("Credit reviews", Some(&nav), body)
+}
+
+fn review_view(
+    dash: &Dash,
+    r: &CreditReviewRow,
+    notice: Option<&str>,
+    error: Option<&str>,
+    form: &DecideForm,
+) -> String {
+    let nav = dash.nav();
+    let action = format!("{LIST}/{}/decide", r.uuid);
+    let max = app::format::dollars(r.max_deposit_cents);
+    let deposit_value = if form.deposit.is_empty() {
+        plain_dollars(r.max_deposit_cents)
+    } else {
+        form.deposit.clone()
+    };
+    let reason_value = form.reason.clone();
+    let decided = (r.status != ReviewStatus::Open).then(|| {
+        let by = r.decided_by.clone().unwrap_or_default();
+        let at = r.decided_at.map(views::time).unwrap_or_default();
+        let why = r
+            .decision_reason
+            .clone()
+            .map(|why| view! { <p>"Reason: " {why}</p> });
+        view! {
+            <p>{format!("Decided by {by} on {at}.")}</p>
+            {why}
+        }
+    });
+    let forms = (nav.operator && r.status == ReviewStatus::Open).then(|| {
+        let csrf = nav.csrf.clone();
+        view! {
+            <section class="card">
+                <h2>"Decide"</h2>
+                <form method="post" action=action.clone()>
+                    {views::csrf_field(&csrf)}
+                    <input type="hidden" name="decision" value="approve"/>
+                    <p>"Approving passes the credit check: the enrollment goes on with no deposit."</p>
+                    <button type="submit">"Approve"</button>
+                </form>
+                <form method="post" action=action.clone()>
+                    {views::csrf_field(&csrf)}
+                    <input type="hidden" name="decision" value="deposit"/>
+                    <label for="deposit">{format!("Deposit in dollars (at most {max}: the greater of one-fifth of the estimated annual bill and two months' estimated bills)")}</label>
+                    <input id="deposit" name="deposit" type="text" inputmode="decimal" required value=deposit_value/>
+                    <button type="submit">"Ask for this deposit"</button>
+                </form>
+                <form method="post" action=action>
+                    {views::csrf_field(&csrf)}
+                    <input type="hidden" name="decision" value="decline"/>
+                    <label for="reason">"Reason for declining (the customer reads it)"</label>
+                    <textarea id="reason" name="reason" rows="3" maxlength="500" required>{reason_value}</textarea>
+                    <button type="submit" class="danger">"Decline"</button>
+                </form>
+            </section>
+        }
+    });
+    let account_href = format!("/dashboard/accounts/{}", r.account_uuid);
+    let title = format!("Credit review: {} {}", r.first_name, r.last_name);
+    let facts = vec![
+        (
+            "Customer",
+            format!("{} {} <{}>", r.first_name, r.last_name, r.email),
+        ),
+        ("App", r.app_name.clone()),
+        ("Why it is here", cause_text(r.cause).to_owned()),
+        ("Since", views::time(r.created_at)),
+        ("Largest deposit allowed", max.clone()),
+        ("Status", status_text(r)),
+    ]
+    .into_iter()
+    .map(|(label, value)| view! { <tr><th scope="row">{label}</th><td>{value}</td></tr> })
+    .collect_view();
+    let body = view! {
+        <p><a href=LIST>"← All credit reviews"</a></p>
+        <h1>{title.clone()}</h1>
+        {views::messages(notice, error)}
+        <section class="card">
+            <div class="table-wrap">
+                <table><tbody>{facts}</tbody></table>
+            </div>
+            {decided}
+            <p><a href=account_href>"Open the account"</a></p>
+        </section>
+        {forms}
+    }
+    .into_any();
+    views::document(&title, Some(&nav), body)
+}
