@@ -80,10 +80,11 @@ test("a renewal e-mail's link opens the hosted renewal, which accepts a plan", a
   const c = await seededCustomer(app, email);
   const location = c.account.locations[0];
   assert.ok(location.contract_end, `a fixed-term contract: ${JSON.stringify(location)}`);
-  // Into the window: service started 95 days before the account's today; 30 days before the end
-  // the 90- and 60-day notices have gone out.
+  // Into the window: service started 95 days before the account's today. 29 days before the end
+  // the 30-day notice (sent at 09:00 market time the day before) is the newest, whatever the
+  // hour the clock stands at.
   const today = day(location.contract_start) + 95 * DAY;
-  const days = Math.round((day(location.contract_end) - 30 * DAY - today) / DAY);
+  const days = Math.round((day(location.contract_end) - 29 * DAY - today) / DAY);
   await api("POST", "/v1/account/sandbox/advance-clock", c.token, { days });
   const link = hostedLink(await newestMail(email, "renewal_reminder"));
 
