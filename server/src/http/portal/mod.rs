@@ -897,14 +897,19 @@ pub async fn confirm_sign_up(
 /// Signs the customer in to `account` of `app` (a fresh session id and CSRF token), forgetting
 /// whatever the session held before.
 async fn sign_in(session: &Session, account: Uuid, app: Uuid) -> ApiResult<()> {
+    signed_in_at(session, app).await?;
+    session
+        .insert(CUSTOMER, account)
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// A fresh session signed in at `app`'s pages, holding nothing of the session before it.
+async fn signed_in_at(session: &Session, app: Uuid) -> ApiResult<()> {
     session.clear().await;
     websession::signed_in(session).await?;
     session
         .insert(PORTAL_APP, app)
-        .await
-        .map_err(ApiError::internal)?;
-    session
-        .insert(CUSTOMER, account)
         .await
         .map_err(ApiError::internal)
 }
@@ -917,12 +922,7 @@ async fn signed_in_to(session: &Session, accounts: &[Uuid], app: Uuid) -> ApiRes
         sign_in(session, *one, app).await?;
         return Ok(see_other("/portal"));
     }
-    session.clear().await;
-    websession::signed_in(session).await?;
-    session
-        .insert(PORTAL_APP, app)
-        .await
-        .map_err(ApiError::internal)?;
+    signed_in_at(session, app).await?;
     session
         .insert(CHOICES, accounts)
         .await
