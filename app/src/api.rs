@@ -228,6 +228,9 @@ pub enum AccountStatus {
     Cancelled,
 }
 
+/// Why the account is in its status. `unresolved` (with `not_enrolled`) means either that no
+/// enrollment step was taken yet or that every step is done and only finalize is left:
+/// `enrollment.can_finalize_enrollment` tells the two apart (true only in the second).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "snake_case")]

@@ -45,6 +45,25 @@ impl Profile {
     pub fn is_identity_complete(&self) -> bool {
         self.phone.is_some() && self.date_of_birth.is_some()
     }
+
+    /// Whether `other` differs from this profile in the identity fields (names, e-mail, phone,
+    /// date of birth): the change `enrollment.identity_updated` announces, whichever way it was
+    /// made.
+    pub fn identity_differs(&self, other: &Profile) -> bool {
+        (
+            &self.email,
+            &self.first_name,
+            &self.last_name,
+            &self.phone,
+            self.date_of_birth,
+        ) != (
+            &other.email,
+            &other.first_name,
+            &other.last_name,
+            &other.phone,
+            other.date_of_birth,
+        )
+    }
 }
 
 /// The number printed on a customer's documents: nine digits from a gap-free counter.
@@ -467,6 +486,20 @@ mod tests {
             last_name: "Díaz".into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn identity_changes_are_the_names_email_phone_and_date_of_birth() {
+        let before = Profile::parse_new(new_input(), &ctx()).unwrap();
+        let mut after = before.clone();
+        after.renewals_url = Some("https://example.com/renew".into());
+        after.metadata.insert("k".into(), "v".into());
+        assert!(!before.identity_differs(&after));
+        after.phone = Some("+15125550199".into());
+        assert!(before.identity_differs(&after));
+        let mut after = before.clone();
+        after.date_of_birth = Some(day("1980-04-02"));
+        assert!(before.identity_differs(&after));
     }
 
     #[test]

@@ -91,12 +91,66 @@ pub fn accepted_by(enroller: Enroller) -> &'static str {
 }
 
 /// Whether a client agent enrollment may be finalized: the customer's authorization was
-/// recorded (`client_agent_accepted_at`) no later than every pending contract's acceptance.
-pub fn client_agent_recorded_first(
-    client_agent_accepted_at: Option<DateTime<Utc>>,
-    pending_accepted_at: impl IntoIterator<Item = DateTime<Utc>>,
+/// recorded and the client agent accepted every pending contract (`accepted_by`, which the
+/// service decided when the plan was accepted, in the order it saw the calls; never the
+/// client-supplied `client_agent_accepted_at`, which may be back-dated).
+pub fn client_agent_accepted_every_plan<'a>(
+    client_agent_recorded: bool,
+    pending_accepted_by: impl IntoIterator<Item = &'a str>,
 ) -> bool {
-    client_agent_accepted_at.is_some_and(|at| pending_accepted_at.into_iter().all(|c| at <= c))
+    client_agent_recorded
+        && pending_accepted_by
+            .into_iter()
+            .all(|by| by == accepted_by(Enroller::ClientAgent))
+}
+
+/// Whether the client agent authorization may be recorded now: it must precede plans/accept,
+/// so not once the customer accepted a plan that is pending or in force.
+pub fn client_agent_may_be_recorded<'a>(
+    accepted_by_in_force: impl IntoIterator<Item = &'a str>,
+) -> bool {
+    accepted_by_in_force
+        .into_iter()
+        .all(|by| by != accepted_by(Enroller::Customer))
+}
+
+/// The earliest of these plan prices that has expired by `at`: an acceptance whose price
+/// expired cannot be finalized (the customer requests plans again and accepts one).
+pub fn expired_price(
+    expires_at: impl IntoIterator<Item = DateTime<Utc>>,
+    at: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    expires_at.into_iter().filter(|e| *e <= at).min()
+}
+
+/// What a new plan acceptance does with what the account already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriorAcceptance {
+    /// Nothing accepted yet: accept.
+    Nothing,
+    /// An acceptance that can never start service (its price expired before it was
+    /// finalized, or its enrollment was cancelled for an expired price): it gives way to the
+    /// new one, so no account is ever left unable to enroll.
+    Replace,
+    AlreadyFinalized,
+    PlanAlreadyAccepted,
+}
+
+/// Decides `PriorAcceptance` from the enrollment (`Some(cancellation)` once finalized), whether
+/// a plan is accepted (pending or active), and whether a pending plan's price has expired.
+pub fn prior_acceptance(
+    finalized: Option<Option<super::status::Cancellation>>,
+    has_accepted_plan: bool,
+    pending_price_expired: bool,
+) -> PriorAcceptance {
+    use super::status::Cancellation;
+    match finalized {
+        Some(Some(Cancellation::ExpiredPreActive)) => PriorAcceptance::Replace,
+        Some(_) => PriorAcceptance::AlreadyFinalized,
+        None if pending_price_expired => PriorAcceptance::Replace,
+        None if has_accepted_plan => PriorAcceptance::PlanAlreadyAccepted,
+        None => PriorAcceptance::Nothing,
+    }
 }
 
 /// Whether the contract in force at a location (its status and end date) may be renewed
@@ -927,18 +981,54 @@ mod who_enrolls_tests {
     }
 
     #[test]
-    fn the_authorization_must_come_before_every_pending_acceptance() {
-        let auth = Some(at("2026-11-20T12:00:00Z"));
-        assert!(client_agent_recorded_first(auth, []));
-        assert!(client_agent_recorded_first(
-            auth,
-            [at("2026-11-20T12:00:00Z"), at("2026-11-21T08:00:00Z")]
+    fn the_client_agent_must_accept_every_pending_plan_whatever_the_times_say() {
+        assert!(client_agent_accepted_every_plan(true, []));
+        assert!(client_agent_accepted_every_plan(true, ["client_agent"]));
+        assert!(!client_agent_accepted_every_plan(
+            true,
+            ["client_agent", "customer"]
         ));
-        assert!(!client_agent_recorded_first(
-            auth,
-            [at("2026-11-21T08:00:00Z"), at("2026-11-19T08:00:00Z")]
-        ));
-        assert!(!client_agent_recorded_first(None, []));
+        assert!(!client_agent_accepted_every_plan(false, ["client_agent"]));
+        assert!(client_agent_may_be_recorded([]));
+        assert!(client_agent_may_be_recorded(["client_agent"]));
+        assert!(!client_agent_may_be_recorded(["customer"]));
+    }
+
+    #[test]
+    fn an_expired_acceptance_gives_way_to_a_new_one() {
+        use crate::domain::status::Cancellation;
+        let now = at("2026-11-20T12:00:00Z");
+        assert_eq!(expired_price([at("2026-11-21T12:00:00Z")], now), None);
+        assert_eq!(
+            expired_price(
+                [at("2026-11-21T12:00:00Z"), now, at("2026-11-19T12:00:00Z")],
+                now
+            ),
+            Some(at("2026-11-19T12:00:00Z"))
+        );
+        assert_eq!(
+            prior_acceptance(None, false, false),
+            PriorAcceptance::Nothing
+        );
+        assert_eq!(
+            prior_acceptance(None, true, false),
+            PriorAcceptance::PlanAlreadyAccepted
+        );
+        assert_eq!(prior_acceptance(None, true, true), PriorAcceptance::Replace);
+        assert_eq!(
+            prior_acceptance(Some(Some(Cancellation::ExpiredPreActive)), false, false),
+            PriorAcceptance::Replace
+        );
+        for other in [
+            None,
+            Some(Cancellation::PreStart),
+            Some(Cancellation::PostStart),
+        ] {
+            assert_eq!(
+                prior_acceptance(Some(other), true, true),
+                PriorAcceptance::AlreadyFinalized
+            );
+        }
     }
 
     #[test]

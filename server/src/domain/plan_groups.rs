@@ -264,6 +264,27 @@ pub fn parse_group(input: &GroupInput<'_>) -> Result<GroupValues, Vec<FieldError
     }
 }
 
+/// Whether an app still has a month-to-month group, which contracts nobody renews roll onto,
+/// once one of its groups becomes `plan_type` (`others`: the plan types of its other groups).
+pub fn keeps_a_month_to_month_group<'a>(
+    others: impl IntoIterator<Item = &'a str>,
+    plan_type: PlanType,
+) -> bool {
+    plan_type == PlanType::MonthToMonth
+        || others
+            .into_iter()
+            .any(|t| t == PlanType::MonthToMonth.as_str())
+}
+
+/// The refusal of an edit that would leave the app without a month-to-month group.
+pub fn last_month_to_month_group() -> FieldError {
+    FieldError::invalid(
+        "plan_type",
+        "this is the app's last month-to-month group, which contracts nobody renews roll onto: \
+         add another month-to-month group first",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use rust_decimal::Decimal;

@@ -105,6 +105,15 @@ pub fn default_groups() -> Vec<GroupTerms> {
     ]
 }
 
+/// The platform's month-to-month group: what a contract nobody renews rolls onto when its app
+/// has no month-to-month group of its own (the one every app starts with).
+pub fn platform_month_to_month_group() -> GroupTerms {
+    default_groups()
+        .into_iter()
+        .find(|g| g.plan_type == PlanType::MonthToMonth)
+        .unwrap_or_else(|| unreachable!("the default groups hold a month-to-month group"))
+}
+
 /// The market's typical plan in a load zone, which benchmarks compare an app's plans with: a
 /// 12-month fixed product at the zone's usual margin and base charge.
 pub fn market_plan(margin_cents_per_kwh: Decimal, base_charge_cents_per_month: i64) -> GroupTerms {

@@ -256,6 +256,25 @@ pub fn has_usage_in(
     bounds.is_some_and(|(first, last)| first <= to && from <= last)
 }
 
+/// The days of a location's usage the utility's daily smart-meter data covers beyond the stored
+/// ones (stored through `last_stored`, the last cycle read): from the day after it (or the
+/// service start) through yesterday on the account's clock, and no later than the final service
+/// day; `None` when there are none, or service never started. A smart meter's day is reported
+/// the next day, so usage views run through yesterday while billing stays on the cycle reads.
+pub fn daily_data_range(
+    started: bool,
+    last_stored: Option<NaiveDate>,
+    service_start: Option<NaiveDate>,
+    final_service: Option<NaiveDate>,
+    today: NaiveDate,
+) -> Option<(NaiveDate, NaiveDate)> {
+    let start = service_start.filter(|_| started)?;
+    let from = last_stored.map_or(start, |l| (l + Duration::days(1)).max(start));
+    let yesterday = today - Duration::days(1);
+    let to = final_service.map_or(yesterday, |f| f.min(yesterday));
+    (from <= to).then_some((from, to))
+}
+
 /// The kWh of a day or of a sum of days.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UsageTotals {
@@ -314,11 +333,13 @@ impl IntervalPeriod {
 }
 
 /// An intervals query: `date` alone (a day, its year in the range of `year`, since a date at the
-/// end of the calendar has no next day), or `year` and `month` together.
+/// end of the calendar has no next day), or `year` and `month` together; none of them: the
+/// month of `today` (the account's), as the daily and monthly views default.
 pub fn interval_period(
     date: Option<NaiveDate>,
     year: Option<i32>,
     month: Option<u32>,
+    today: NaiveDate,
 ) -> Result<IntervalPeriod, FieldError> {
     match (date, year, month) {
         (Some(d), None, None) => {
@@ -340,13 +361,60 @@ pub fn interval_period(
         }),
         (None, Some(_), None) => Err(FieldError::missing("month")),
         (None, None, Some(_)) => Err(FieldError::missing("year")),
-        (None, None, None) => Err(FieldError::missing("date")),
+        (None, None, None) => Ok(IntervalPeriod::Month {
+            year: today.year(),
+            month: today.month(),
+        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn daily_data_runs_from_the_last_read_through_yesterday() {
+        let today = d("2026-11-26");
+        let read = Some(d("2026-11-10"));
+        let start = Some(d("2025-12-01"));
+        assert_eq!(
+            daily_data_range(true, read, start, None, today),
+            Some((d("2026-11-11"), d("2026-11-25")))
+        );
+        // Read through yesterday already: nothing more.
+        assert_eq!(
+            daily_data_range(true, Some(d("2026-11-25")), start, None, today),
+            None
+        );
+        // Service ended: through its final day.
+        assert_eq!(
+            daily_data_range(true, read, start, Some(d("2026-11-20")), today),
+            Some((d("2026-11-11"), d("2026-11-20")))
+        );
+        // Only history before a start that is still to come, or service never started.
+        assert_eq!(
+            daily_data_range(
+                true,
+                Some(d("2026-11-30")),
+                Some(d("2026-12-01")),
+                None,
+                today
+            ),
+            None
+        );
+        assert_eq!(daily_data_range(false, read, start, None, today), None);
+        // Started yesterday with nothing stored since the history: just yesterday.
+        assert_eq!(
+            daily_data_range(
+                true,
+                Some(d("2026-11-24")),
+                Some(d("2026-11-25")),
+                None,
+                today
+            ),
+            Some((d("2026-11-25"), d("2026-11-25")))
+        );
+    }
 
     #[test]
     fn usage_links_only_periods_that_overlap_the_history() {
@@ -382,31 +450,42 @@ mod tests {
     }
 
     #[test]
-    fn an_intervals_query_is_a_day_or_a_month() {
+    fn an_intervals_query_is_a_day_or_a_month_this_month_by_default() {
+        let today = d("2026-11-26");
         assert_eq!(
-            interval_period(Some(d("2025-07-04")), None, None),
+            interval_period(Some(d("2025-07-04")), None, None, today),
             Ok(IntervalPeriod::Day(d("2025-07-04")))
         );
         assert_eq!(
-            interval_period(None, Some(2025), Some(2)).map(IntervalPeriod::days),
+            interval_period(None, Some(2025), Some(2), today).map(IntervalPeriod::days),
             Ok((d("2025-02-01"), d("2025-02-28")))
         );
-        let both = interval_period(Some(d("2025-07-04")), Some(2025), None).unwrap_err();
+        let both = interval_period(Some(d("2025-07-04")), Some(2025), None, today).unwrap_err();
         assert_eq!(both.param, "date");
         assert_eq!(
-            interval_period(None, Some(2025), None).unwrap_err().param,
+            interval_period(None, Some(2025), None, today)
+                .unwrap_err()
+                .param,
             "month"
         );
         assert_eq!(
-            interval_period(None, None, Some(2)).unwrap_err().param,
+            interval_period(None, None, Some(2), today)
+                .unwrap_err()
+                .param,
             "year"
         );
-        assert_eq!(interval_period(None, None, None).unwrap_err().param, "date");
-        let late = interval_period(Some(d("2101-01-01")), None, None).unwrap_err();
+        assert_eq!(
+            interval_period(None, None, None, today),
+            Ok(IntervalPeriod::Month {
+                year: 2026,
+                month: 11
+            })
+        );
+        let late = interval_period(Some(d("2101-01-01")), None, None, today).unwrap_err();
         assert_eq!(late.param, "date");
         assert!(late.message.starts_with("the year of date: "));
         assert_eq!(
-            interval_period(None, Some(2025), Some(13))
+            interval_period(None, Some(2025), Some(13), today)
                 .unwrap_err()
                 .param,
             "month"

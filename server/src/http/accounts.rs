@@ -300,6 +300,7 @@ pub async fn update_account(
         (status = 200, description = "The account", body = Account),
         (status = 400, description = "The time is invalid or in the future", body = ErrorEnvelope),
         (status = 404, description = "No such account in this app", body = ErrorEnvelope),
+        (status = 409, description = "`client_agent_not_recorded`: the customer already accepted a plan (record-client-agent must precede plans/accept)", body = ErrorEnvelope),
     ),
     security(("app_token" = []))
 )]

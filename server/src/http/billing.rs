@@ -343,7 +343,6 @@ pub async fn pay_invoice(
         None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
         Some(code) => Err(
             ApiError::new(ErrorCode::CardDeclined, "The card was declined")
-                .with_status(axum::http::StatusCode::PAYMENT_REQUIRED)
                 .with_detail("decline_code", code.clone())
                 .with_detail("payment_uuid", payment.uuid.to_string()),
         ),

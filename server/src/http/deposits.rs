@@ -73,7 +73,6 @@ fn refused(e: services::Error<DepositRefused>) -> ApiError {
             ),
             DepositRefused::Declined(code) => {
                 ApiError::new(ErrorCode::CardDeclined, "The card was declined")
-                    .with_status(axum::http::StatusCode::PAYMENT_REQUIRED)
                     .with_detail("decline_code", code)
             }
             DepositRefused::Processor(e) => e.into(),

@@ -484,7 +484,7 @@ pub async fn confirm_address(
     responses(
         (status = 200, description = "The account, its new location and contract", body = AcceptPlanOut),
         (status = 404, description = "No such plan for this account, or no such meter", body = ErrorEnvelope),
-        (status = 409, description = "`plan_expired`, `plan_already_accepted` or `already_finalized`", body = ErrorEnvelope),
+        (status = 409, description = "`plan_expired`, `plan_already_accepted` or `already_finalized`. An accepted plan whose price expired before finalize (or whose enrollment was cancelled for it, `expire_pre_active`) is replaced by the new acceptance", body = ErrorEnvelope),
         (status = 422, description = "`terms_not_accepted`, `start_date_out_of_range` (with the allowed range) or `esi_id_invalid`", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
@@ -553,7 +553,7 @@ pub async fn accept_plan(
     request_body = FinalizeIn,
     responses(
         (status = 200, description = "The account, now reviewing", body = Account),
-        (status = 409, description = "`enrollment_incomplete` (with `missing`), `already_finalized` or `client_agent_not_recorded`", body = ErrorEnvelope),
+        (status = 409, description = "`enrollment_incomplete` (with `missing`), `already_finalized`, `client_agent_not_recorded` (a client agent enrollment whose plan the customer accepted) or `plan_expired` (with `expired_at`: the accepted plan's price expired; request plans again and accept one, which replaces it)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]

@@ -131,7 +131,7 @@ error_codes! {
     EsiIdNotFound => ("esi_id_not_found", NOT_FOUND, InvalidRequest),
     NotInRetailChoiceArea => ("not_in_retail_choice_area", UNPROCESSABLE_ENTITY, InvalidRequest),
     IdempotencyKeyReused => ("idempotency_key_reused", UNPROCESSABLE_ENTITY, InvalidRequest),
-    CardDeclined => ("card_declined", UNPROCESSABLE_ENTITY, InvalidRequest),
+    CardDeclined => ("card_declined", PAYMENT_REQUIRED, InvalidRequest),
     InvalidNumber => ("invalid_number", BAD_REQUEST, InvalidRequest),
     InvalidExpiryMonth => ("invalid_expiry_month", BAD_REQUEST, InvalidRequest),
     InvalidExpiryYear => ("invalid_expiry_year", BAD_REQUEST, InvalidRequest),
@@ -332,7 +332,6 @@ impl From<PaymentMethodRefused> for ApiError {
             // A decline is 402, as the processor answers it, with the card's decline code.
             PaymentMethodRefused::Declined(decline_code) => {
                 ApiError::new(ErrorCode::CardDeclined, "The card was declined")
-                    .with_status(StatusCode::PAYMENT_REQUIRED)
                     .with_param("card.number")
                     .with_detail("decline_code", decline_code)
             }
@@ -361,6 +360,11 @@ impl From<AccountRefused> for ApiError {
         match why {
             AccountRefused::AccountNotFound => ApiError::not_found("account"),
             AccountRefused::Field(e) => e.into(),
+            AccountRefused::PlanAcceptedFirst => ApiError::new(
+                ErrorCode::ClientAgentNotRecorded,
+                "The customer already accepted a plan on this account: record-client-agent must \
+                 precede plans/accept in a client agent enrollment",
+            ),
         }
     }
 }
@@ -425,6 +429,16 @@ impl From<FinalizeRefused> for ApiError {
             FinalizeRefused::ClientAgentNotRecorded => ApiError::new(
                 ErrorCode::ClientAgentNotRecorded,
                 "Call record-client-agent before accepting the plan of a client agent enrollment",
+            ),
+            FinalizeRefused::PlanExpired(expired_at) => ApiError::new(
+                ErrorCode::PlanExpired,
+                "The accepted plan's price expired before the enrollment was finalized: request \
+                 plans again (POST /v1/account/enroll/plans/request) and accept one, which \
+                 replaces this acceptance, then finalize",
+            )
+            .with_detail(
+                "expired_at",
+                expired_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             ),
             FinalizeRefused::Incomplete(missing) => ApiError::new(
                 ErrorCode::EnrollmentIncomplete,
@@ -765,6 +779,17 @@ impl From<services::documents::DocumentRefused> for ApiError {
 mod tests {
     use super::*;
 
+    /// The conventions page, whose status table lists every code.
+    const CONVENTIONS: &str = include_str!("../../../docs/api-conventions.md");
+
+    #[test]
+    fn a_declined_card_is_402_everywhere() {
+        assert_eq!(
+            ErrorCode::CardDeclined.status(),
+            StatusCode::PAYMENT_REQUIRED
+        );
+    }
+
     #[test]
     fn codes_are_unique_and_have_the_types_of_their_statuses() {
         let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
@@ -781,6 +806,25 @@ mod tests {
                 _ => ErrorType::InvalidRequest,
             };
             assert_eq!(code.error_type(), expected, "{}", code.as_str());
+            // Documented under its own status, and only there.
+            let rows: Vec<&str> = CONVENTIONS
+                .lines()
+                .filter(|l| l.contains(&format!("`{}`", code.as_str())))
+                .filter(|l| l.starts_with("| 4") || l.starts_with("| 5"))
+                .collect();
+            assert_eq!(
+                rows.len(),
+                1,
+                "{} in the status table: {rows:?}",
+                code.as_str()
+            );
+            let status = code.status().as_u16().to_string();
+            let statuses = rows[0].split('|').nth(1).unwrap_or_default();
+            assert!(
+                statuses.split(',').any(|s| s.trim() == status),
+                "{} is {status}, documented as {statuses}",
+                code.as_str()
+            );
             assert_eq!(
                 serde_json::to_value(code).unwrap(),
                 serde_json::Value::String(code.as_str().to_owned())

@@ -72,7 +72,7 @@ pub async fn update_identity(
 }
 
 /// Submit the SSN with consent; the soft check runs once the enrollment is finalized, or at once
-/// for a client agent enrollment.
+/// for a client agent enrollment. Answers the stored state of the submission: `submitted`.
 #[utoipa::path(
     post, path = "/v1/account/enroll/credit-check", tag = "enrollment",
     request_body = CreditCheckIn,
@@ -96,13 +96,14 @@ pub async fn submit_credit_check(
         .with_param("consent"));
     }
     let ssn = parse_ssn("ssn", &input.ssn)?;
-    services::credit::submit_check(&state, principal.app.uuid, principal.account_uuid, &ssn)
-        .await?;
+    let stored =
+        services::credit::submit_check(&state, principal.app.uuid, principal.account_uuid, &ssn)
+            .await?;
     state.account_changed(principal.account_uuid);
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(CreditCheckOut {
-            status: "pending".to_owned(),
+            status: stored.as_str().to_owned(),
             ssn_last4: ssn.last4().to_owned(),
         }),
     ))

@@ -204,6 +204,7 @@ fn edge(router: Router) -> Router {
     router.layer(
         ServiceBuilder::new()
             .layer(middleware::from_fn(request_id))
+            .layer(middleware::from_fn(api_version))
             // Outside the panic guard and the routes, so that preflights of any /v1 path and
             // every answer of /v1, errors and panics included, carry the CORS headers.
             .layer(middleware::from_fn(v1_cors))
@@ -260,6 +261,7 @@ fn v1_cors_layer() -> CorsLayer {
         ])
         .expose_headers([
             HeaderName::from_static("request-id"),
+            HeaderName::from_static("api-version"),
             HeaderName::from_static("ratelimit"),
             HeaderName::from_static("ratelimit-policy"),
             HeaderName::from_static("retry-after"),
@@ -316,6 +318,23 @@ async fn method_not_allowed() -> ApiError {
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError::internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
+/// The version of the API every `/v1` answer speaks (errors and preflights included), as
+/// `Api-Version`: the path's version today; a later version may also be chosen by this header
+/// (README, "Versioning").
+pub const API_VERSION: &str = "v1";
+
+async fn api_version(req: Request, next: Next) -> Response {
+    let v1 = is_v1(req.uri().path());
+    let mut response = next.run(req).await;
+    if v1 {
+        response.headers_mut().insert(
+            HeaderName::from_static("api-version"),
+            HeaderValue::from_static(API_VERSION),
+        );
+    }
+    response
 }
 
 /// Gives every request an id, visible to errors and logs and returned as `Request-Id`.

@@ -354,3 +354,127 @@ pub async fn serve() -> Response {
     )
         .into_response()
 }
+
+/// The changes from the `old` document to the `new` one that break a client written against
+/// `old` (the versioning policy in README: such changes need a new version, or at least an entry
+/// in `CHANGELOG.md`): an operation removed, a schema removed, a field of a schema removed or
+/// given another type, an enum value removed, and a field newly required in a request body (a
+/// schema named `...In`). Each is named by the key the changelog must quote: `GET /v1/x`,
+/// `Schema`, `Schema.field`, `Schema: value`; sorted.
+pub fn breaking_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let mut changes = Vec::new();
+    let empty = serde_json::Map::new();
+    let object = |v: &Value| v.as_object().cloned().unwrap_or_default();
+    for (path, methods) in old["paths"].as_object().unwrap_or(&empty) {
+        for method in object(methods).keys() {
+            if new["paths"][path][method].is_null() {
+                changes.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    let new_schemas = object(&new["components"]["schemas"]);
+    for (name, before) in old["components"]["schemas"].as_object().unwrap_or(&empty) {
+        let Some(after) = new_schemas.get(name) else {
+            changes.push(name.clone());
+            continue;
+        };
+        let after_properties = object(&after["properties"]);
+        for (field, was) in object(&before["properties"]) {
+            match after_properties.get(&field) {
+                None => changes.push(format!("{name}.{field}")),
+                Some(now) if now["type"] != was["type"] || now["$ref"] != was["$ref"] => {
+                    changes.push(format!("{name}.{field}"));
+                }
+                Some(_) => {}
+            }
+        }
+        let values = |v: &Value| v["enum"].as_array().cloned().unwrap_or_default();
+        let after_values = values(after);
+        for value in values(before) {
+            if !after_values.contains(&value) {
+                let value = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned);
+                changes.push(format!("{name}: {value}"));
+            }
+        }
+        if name.ends_with("In") {
+            let required = |v: &Value| v["required"].as_array().cloned().unwrap_or_default();
+            let before_required = required(before);
+            for field in required(after) {
+                if !before_required.contains(&field) {
+                    changes.push(format!("{name}.{}", field.as_str().unwrap_or_default()));
+                }
+            }
+        }
+    }
+    changes.sort();
+    changes
+}
+
+/// The breaking changes `changelog` does not record: each must be quoted in it (in backticks).
+pub fn unrecorded<'a>(changes: &'a [String], changelog: &str) -> Vec<&'a str> {
+    changes
+        .iter()
+        .map(String::as_str)
+        .filter(|key| !changelog.contains(&format!("`{key}`")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn doc() -> serde_json::Value {
+        json!({
+            "paths": {"/v1/account": {"get": {}, "patch": {}}},
+            "components": {"schemas": {
+                "Account": {"type": "object", "properties": {
+                    "uuid": {"type": "string"}, "status": {"$ref": "#/components/schemas/Status"}
+                }, "required": ["uuid"]},
+                "Status": {"type": "string", "enum": ["active", "cancelled"]},
+                "AccountIn": {"type": "object", "properties": {"email": {"type": "string"}}}
+            }}
+        })
+    }
+
+    #[test]
+    fn additions_break_nothing() {
+        let mut new = doc();
+        new["paths"]["/v1/other"] = json!({"get": {}});
+        new["components"]["schemas"]["Account"]["properties"]["phone"] = json!({"type": "string"});
+        new["components"]["schemas"]["Account"]["required"] = json!(["uuid", "phone"]);
+        new["components"]["schemas"]["Status"]["enum"] = json!(["active", "cancelled", "ready"]);
+        assert!(breaking_changes(&doc(), &new).is_empty());
+        assert!(breaking_changes(&doc(), &doc()).is_empty());
+    }
+
+    #[test]
+    fn removals_renames_and_new_requirements_break() {
+        let mut new = doc();
+        new["paths"]["/v1/account"] = json!({"get": {}});
+        new["components"]["schemas"]["Account"]["properties"] =
+            json!({"uuid": {"type": "integer"}, "state": {"$ref": "#/components/schemas/Status"}});
+        new["components"]["schemas"]["Status"]["enum"] = json!(["active"]);
+        new["components"]["schemas"]["AccountIn"]["required"] = json!(["email"]);
+        let changes = breaking_changes(&doc(), &new);
+        assert_eq!(
+            changes,
+            [
+                "Account.status",
+                "Account.uuid",
+                "AccountIn.email",
+                "PATCH /v1/account",
+                "Status: cancelled"
+            ]
+        );
+        let changelog = "- `PATCH /v1/account` removed\n- `Account.status` renamed `state`";
+        assert_eq!(
+            unrecorded(&changes, changelog),
+            ["Account.uuid", "AccountIn.email", "Status: cancelled"]
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! A location's usage as the utility reported it: by month of a year, by day of a month, in
 //! 15-minute intervals, and its cycle meter reads. Usage exists from the utility's history (a
-//! year before service start) through the last cycle read; `next`/`previous` link the
-//! neighbouring periods that have usage.
+//! year before service start) through yesterday on the account's clock (the smart meter's daily
+//! data after the last cycle read, which bills those days at the next read); `next`/`previous`
+//! link the neighbouring periods that have usage.
 
 use app::api::{
     billing::{
@@ -156,7 +157,7 @@ pub async fn daily(
 #[into_params(parameter_in = Query)]
 pub struct IntervalsQuery {
     /// A day (`YYYY-MM-DD`, years 2000 to 2100 as for `year`); or give `year` and `month` for a
-    /// whole month.
+    /// whole month; with none of them, this month on the account's clock.
     date: Option<NaiveDate>,
     year: Option<i32>,
     month: Option<u32>,
@@ -169,7 +170,7 @@ pub struct IntervalsQuery {
     params(("location_uuid" = Uuid, Path), IntervalsQuery),
     responses(
         (status = 200, description = "The intervals of the days that have usage", body = IntervalUsage),
-        (status = 400, description = "A parameter is missing or invalid", body = ErrorEnvelope),
+        (status = 400, description = "A parameter is invalid, or `year` or `month` is given without the other", body = ErrorEnvelope),
         (status = 404, description = "No such location on this account", body = ErrorEnvelope),
     ),
     security(("account_token" = []))

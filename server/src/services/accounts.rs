@@ -9,11 +9,12 @@ use super::Error;
 use crate::{
     domain::{
         account::{account_number, parse_client_agent_accepted_at, ParseContext, Profile},
-        enrollment::INITIAL_STATUS,
+        enrollment::{client_agent_may_be_recorded, ContractStatus, INITIAL_STATUS},
+        events::Event,
         tokens, FieldError,
     },
     state::Core,
-    store::{self, accounts::AccountRow},
+    store::{self, accounts::AccountRow, events::NewEvent},
 };
 
 /// How long an AccountToken lives.
@@ -25,6 +26,8 @@ pub enum AccountRefused {
     /// No such account in this app.
     AccountNotFound,
     Field(FieldError),
+    /// record-client-agent after the customer accepted a plan: it must precede plans/accept.
+    PlanAcceptedFirst,
 }
 
 impl From<FieldError> for Error<AccountRefused> {
@@ -95,10 +98,26 @@ pub async fn update_account(
     else {
         return Err(Error::Refused(AccountRefused::AccountNotFound));
     };
-    let profile = row.profile().map_err(failed)?.patched(input, &ctx)?;
+    let before = row.profile().map_err(failed)?;
+    let profile = before.clone().patched(input, &ctx)?;
     row.set_profile(&profile).map_err(failed)?;
     row.updated_at = core.clock.now();
     store::accounts::update_account(&mut tx, &row).await?;
+    if before.identity_differs(&profile) {
+        // The spec sets phone and date of birth this way: announced as the identity step is.
+        store::events::insert_event(
+            &mut tx,
+            &NewEvent::of(
+                app_uuid,
+                &Event::IdentityUpdated {
+                    account_uuid: row.uuid,
+                    is_identity_complete: profile.is_identity_complete(),
+                },
+                row.updated_at,
+            ),
+        )
+        .await?;
+    }
     if super::status::refresh_status(
         &mut tx,
         &core.clock,
@@ -139,6 +158,14 @@ pub async fn record_client_agent(
         .is_none()
     {
         return Err(Error::Refused(AccountRefused::AccountNotFound));
+    }
+    let contracts = store::enrollment::contracts_of_account(&mut tx, account_uuid).await?;
+    let in_force = contracts
+        .iter()
+        .filter(|c| matches!(c.status, ContractStatus::Pending | ContractStatus::Active))
+        .map(|c| c.accepted_by.as_str());
+    if !client_agent_may_be_recorded(in_force) {
+        return Err(Error::Refused(AccountRefused::PlanAcceptedFirst));
     }
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
     super::status::refresh_status(&mut tx, &core.clock, &core.db, app_uuid, account_uuid, now)

@@ -88,7 +88,7 @@ fn usage_row(u: &usage::DayUsage) -> UsageDayRow {
 }
 
 /// What the meter measured from `from` to `to` (both included), as the utility reports it.
-fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<UsageDayRow> {
+pub(crate) fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<UsageDayRow> {
     from.iter_days()
         .take_while(|d| *d <= to)
         .map(|d| usage_row(&usage::day_usage(esi_id, d)))

@@ -113,7 +113,7 @@ pub async fn submit_check(
     app: Uuid,
     account: Uuid,
     ssn: &Ssn,
-) -> Result<(), Error<SubmitCheckRefused>> {
+) -> Result<CreditState, Error<SubmitCheckRefused>> {
     let now = state.clock.now();
     let sealed = state.pii.seal(ssn.digits().as_bytes());
     let mut tx = state.db.begin().await?;
@@ -135,7 +135,7 @@ pub async fn submit_check(
     store::credit_reviews::withdraw_open_reviews(&mut tx, account, None, now).await?;
     super::status::refresh_status(&mut tx, &state.clock, &state.db, app, account, now).await?;
     tx.commit().await?;
-    Ok(())
+    Ok(CreditState::Submitted)
 }
 
 /// How a run of the credit check ended.

@@ -24,9 +24,10 @@ use crate::{
         },
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
-            client_agent_recorded_first, contract_end, enroller, missing_steps,
-            start_of_market_day, ContractStatus, EnrollmentFacts, EnrollmentSimulation,
-            EnrollmentType, LocationStatus, StartDateOutOfRange, UtilityAnswer, UtilityRecord,
+            client_agent_accepted_every_plan, contract_end, enroller, expired_price, missing_steps,
+            prior_acceptance, start_of_market_day, ContractStatus, EnrollmentFacts,
+            EnrollmentSimulation, EnrollmentType, LocationStatus, PriorAcceptance,
+            StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
         events::Event,
         market::{BusinessCalendar, Enroller, EsiId},
@@ -492,11 +493,23 @@ pub async fn accept_plan(
         &calendar,
     )
     .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
-    if account.is_enrollment_finalized {
-        return Err(Refused(AcceptPlanRefused::AlreadyFinalized));
-    }
-    if account.has_accepted_plan {
-        return Err(Refused(AcceptPlanRefused::PlanAlreadyAccepted));
+    let finalized = store::enrollment::enrollment(&mut tx, account_uuid)
+        .await?
+        .map(|e| e.cancellation.as_deref().and_then(Cancellation::parse));
+    let pending_expired = pending_price_expired(&mut tx, state, account_uuid, now)
+        .await?
+        .is_some();
+    match prior_acceptance(finalized, account.has_accepted_plan, pending_expired) {
+        PriorAcceptance::Nothing => {}
+        PriorAcceptance::Replace => {
+            store::enrollment::discard_unstarted_acceptance(&mut tx, account_uuid).await?;
+        }
+        PriorAcceptance::AlreadyFinalized => {
+            return Err(Refused(AcceptPlanRefused::AlreadyFinalized));
+        }
+        PriorAcceptance::PlanAlreadyAccepted => {
+            return Err(Refused(AcceptPlanRefused::PlanAlreadyAccepted));
+        }
     }
     let (location, contract) = new_location_and_contract(
         app.uuid,
@@ -817,7 +830,9 @@ async fn gateway_of(state: &Core, app: Uuid) -> store::Result<UtilityGateway> {
 
 /// The pipeline's first step, in `tx`: a pending verification passes (then the credit check
 /// runs, or the utility submission when it already passed), unless a pending contract's plan
-/// price expired first, which cancels the enrollment (`expired_pre_active`).
+/// price had expired when the enrollment was finalized, which cancels the enrollment
+/// (`expired_pre_active`; finalize refuses such an enrollment, and a new acceptance replaces a
+/// cancelled one). A price that expires after finalize holds: the customer accepted it in time.
 pub async fn verify(
     tx: &mut Tx,
     state: &Core,
@@ -832,16 +847,9 @@ pub async fn verify(
     if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
         return Ok(());
     }
-    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
-    let mut expired = false;
-    for c in contracts
-        .iter()
-        .filter(|c| c.status == ContractStatus::Pending)
-    {
-        if let Some(plan) = store::market::plan_by_uuid(&state.db, c.plan_uuid).await? {
-            expired |= plan.expires_at <= now;
-        }
-    }
+    let expired = pending_price_expired(tx, state, account, e.finalized_at)
+        .await?
+        .is_some();
     e.updated_at = now;
     if expired {
         e.cancellation = Some(Cancellation::ExpiredPreActive.as_str().to_owned());
@@ -1026,13 +1034,37 @@ pub async fn confirm_address(
     Ok(())
 }
 
+/// When the price of a pending contract's plan expired, if one has by `at` (the earliest).
+async fn pending_price_expired(
+    tx: &mut Tx,
+    state: &Core,
+    account: Uuid,
+    at: chrono::DateTime<chrono::Utc>,
+) -> store::Result<Option<chrono::DateTime<chrono::Utc>>> {
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
+    let mut expires = Vec::new();
+    for c in contracts
+        .iter()
+        .filter(|c| c.status == ContractStatus::Pending)
+    {
+        if let Some(plan) = store::market::plan_by_uuid(&state.db, c.plan_uuid).await? {
+            expires.push(plan.expires_at);
+        }
+    }
+    Ok(expired_price(expires, at))
+}
+
 /// Why an enrollment could not be finalized; nothing was written.
 #[derive(Debug)]
 pub enum FinalizeRefused {
     AccountNotFound,
     AlreadyFinalized,
-    /// A client agent enrollment whose authorization was not recorded before its plan.
+    /// A client agent enrollment whose plan was not accepted by the client agent (the
+    /// authorization was not recorded before plans/accept).
     ClientAgentNotRecorded,
+    /// The accepted plan's price expired (when): plans must be requested and one accepted
+    /// again, which replaces this acceptance.
+    PlanExpired(chrono::DateTime<chrono::Utc>),
     /// The steps still missing.
     Incomplete(Vec<&'static str>),
 }
@@ -1059,10 +1091,13 @@ pub async fn finalize(
         let pending = contracts
             .iter()
             .filter(|c| c.status == ContractStatus::Pending)
-            .map(|c| c.accepted_at);
-        if !client_agent_recorded_first(account.client_agent_accepted_at, pending) {
+            .map(|c| c.accepted_by.as_str());
+        if !client_agent_accepted_every_plan(account.client_agent_accepted_at.is_some(), pending) {
             return Err(Refused(FinalizeRefused::ClientAgentNotRecorded));
         }
+    }
+    if let Some(expired_at) = pending_price_expired(&mut tx, state, account_uuid, now).await? {
+        return Err(Refused(FinalizeRefused::PlanExpired(expired_at)));
     }
     let profile = account.profile().map_err(|e| Failed(e.into()))?;
     let missing = missing_steps(&EnrollmentFacts {

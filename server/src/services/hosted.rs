@@ -594,6 +594,10 @@ pub async fn finish_sign_up(
         Error::Refused(super::accounts::AccountRefused::AccountNotFound) => {
             Error::Refused(HostedRefused::NotFound)
         }
+        // Only recording a client agent refuses so; creating an account never does.
+        Error::Refused(why @ super::accounts::AccountRefused::PlanAcceptedFirst) => {
+            Error::Failed(anyhow::anyhow!("creating an account refused: {why:?}"))
+        }
         Error::Failed(e) => Error::Failed(e),
     })?;
     let mut tx = core.db.begin().await?;

@@ -16,8 +16,11 @@ use crate::{
     clock::Clock,
     domain::{
         market::RateCentsPerKwh,
-        plan_groups::{parse_group, GroupInput, GroupValues},
-        pricing::GroupTerms,
+        plan_groups::{
+            keeps_a_month_to_month_group, last_month_to_month_group, parse_group, GroupInput,
+            GroupValues,
+        },
+        pricing::{platform_month_to_month_group, GroupTerms, PlanType},
         FieldError,
     },
     store::{
@@ -160,6 +163,52 @@ fn parsed(input: &GroupInput<'_>) -> Result<GroupValues, Error<PlanGroupRefused>
     parse_group(input).map_err(|e| Error::Refused(PlanGroupRefused::Fields(e)))
 }
 
+/// Makes sure the app has a month-to-month group for a contract nobody renewed to roll onto,
+/// in `tx`: an app without one (its last was turned fixed before edits refused that) gets the
+/// platform's, as its default, written by the service itself and recorded in the audit log
+/// (with the contract that needed it) so the operator sees it. Whether one was added.
+pub async fn ensure_month_to_month_group(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    contract_uuid: Uuid,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<bool> {
+    let groups = store::market::plan_groups_of_app(&mut *tx, app_uuid).await?;
+    let monthly = PlanType::MonthToMonth.as_str();
+    if groups.iter().any(|g| g.plan_type == monthly) {
+        return Ok(false);
+    }
+    let mut terms = platform_month_to_month_group();
+    if groups
+        .iter()
+        .any(|g| g.name.to_lowercase() == terms.name.to_lowercase())
+    {
+        terms.name = format!("{} (platform)", terms.name);
+    }
+    let position = groups.iter().map(|g| g.position).max().map_or(0, |p| p + 1);
+    let row = group_row(Uuid::new_v4(), app_uuid, &terms, position, 1, now);
+    insert_group(tx, &Actor::System, &row, now).await?;
+    audit::record(
+        tx,
+        &Actor::System,
+        "plan_group.created",
+        &format!("plan_group:{}", row.uuid),
+        json!({
+            "app": app_uuid,
+            "version": 1,
+            "after": audited(&row),
+            "reason": "the app had no month-to-month group for a contract nobody renewed to roll \
+                onto; the platform's month-to-month group was added as its default",
+            "contract": contract_uuid,
+        }),
+        now,
+    )
+    .await?;
+    tracing::warn!(%app_uuid, %contract_uuid, group = %row.uuid,
+        "app without a month-to-month group: the platform's was added for a rollover");
+    Ok(true)
+}
+
 /// Creates a plan group of the app, as its version 1.
 pub async fn create_group(
     db: &Db,
@@ -224,7 +273,13 @@ pub async fn edit_group(
         });
     }
     let others: Vec<&PlanGroupRow> = groups.iter().filter(|g| g.uuid != group_uuid).collect();
-    let errors = sibling_errors(&others, &values.terms);
+    let mut errors = sibling_errors(&others, &values.terms);
+    if !keeps_a_month_to_month_group(
+        others.iter().map(|g| g.plan_type.as_str()),
+        values.terms.plan_type,
+    ) {
+        errors.push(last_month_to_month_group());
+    }
     if !errors.is_empty() {
         return refused(PlanGroupRefused::Fields(errors));
     }

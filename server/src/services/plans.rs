@@ -34,6 +34,7 @@ use crate::{
         apps::AppRow,
         events::NewEvent,
         market::{PlanGroupRow, PlanRow, ServiceAddressRow, TduRow},
+        Tx,
     },
 };
 
@@ -536,8 +537,14 @@ pub async fn request_renewal_plans(
 /// contract ends), priced today with the same model as a new customer's and not stored: what
 /// a contract nobody renews rolls onto. Its group is the app's month-to-month default (else
 /// its first month-to-month group); `None` when the app has none.
-pub async fn month_to_month_plan(core: &Core, offer: Offer<'_>) -> Result<Option<PlanRow>> {
-    offer_of_group(core, offer, |groups| {
+pub async fn month_to_month_plan(
+    core: &Core,
+    tx: &mut Tx,
+    offer: Offer<'_>,
+) -> Result<Option<PlanRow>> {
+    // Read in the caller's transaction, which may have just added the group.
+    let groups = store::market::plan_groups_of_app(&mut *tx, offer.app.uuid).await?;
+    offer_of_groups(core, offer, groups, |groups| {
         let monthly = PlanType::MonthToMonth.as_str();
         groups
             .iter()
@@ -584,7 +591,8 @@ pub async fn renewal_offer_plan(
     offer: Offer<'_>,
     term_months: i64,
 ) -> Result<Option<PlanRow>> {
-    offer_of_group(core, offer, |groups| {
+    let groups = store::market::plan_groups_of_app(&core.db, offer.app.uuid).await?;
+    offer_of_groups(core, offer, groups, |groups| {
         let fixed = PlanType::Fixed.as_str();
         groups
             .iter()
@@ -604,11 +612,12 @@ pub struct Offer<'a> {
     pub start: NaiveDate,
 }
 
-/// A plan of the app's group `pick` chooses among its groups (`None` when it chooses none)
+/// A plan of the group `pick` chooses among the app's `groups` (`None` when it chooses none)
 /// for a location's meter from the offer's start, priced as a renewal is.
-async fn offer_of_group(
+async fn offer_of_groups(
     core: &Core,
     offer: Offer<'_>,
+    groups: Vec<PlanGroupRow>,
     pick: impl FnOnce(&[PlanGroupRow]) -> Option<usize>,
 ) -> Result<Option<PlanRow>> {
     let Offer {
@@ -618,7 +627,6 @@ async fn offer_of_group(
         esi_id,
         start,
     } = offer;
-    let groups = store::market::plan_groups_of_app(&core.db, app.uuid).await?;
     let Some(group) = pick(&groups).and_then(|i| groups.get(i)) else {
         return Ok(None);
     };

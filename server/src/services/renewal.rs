@@ -450,7 +450,8 @@ pub async fn send_notice(
         start: starts_on,
     };
     let month_to_month = if p.is_final {
-        plans::month_to_month_plan(core, priced_for).await?
+        super::plan_groups::ensure_month_to_month_group(tx, app.uuid, contract.uuid, now).await?;
+        plans::month_to_month_plan(core, tx, priced_for).await?
     } else {
         None
     };
@@ -585,7 +586,9 @@ fn location_address(l: &LocationRow) -> String {
 /// still has service, the location rolls onto the app's month-to-month plan under the same
 /// Terms of Service (the plan the final notice stated, else priced now), in force from that
 /// day, and the fixed contract ends. Billing then reads the new contract's rates for every day
-/// from that day on. An app without a month-to-month plan leaves the contract as it is.
+/// from that day on. An app without a month-to-month group gets the platform's first
+/// (`plan_groups::ensure_month_to_month_group`, in the audit log), so there is always a plan to
+/// roll onto.
 pub async fn roll_over(
     tx: &mut Tx,
     core: &Core,
@@ -620,7 +623,14 @@ pub async fn roll_over(
                 esi_id: &location.esi_id,
                 start,
             };
-            let plan = plans::month_to_month_plan(core, offer).await?;
+            super::plan_groups::ensure_month_to_month_group(
+                tx,
+                app.uuid,
+                contract.uuid,
+                clock.now(),
+            )
+            .await?;
+            let plan = plans::month_to_month_plan(core, tx, offer).await?;
             if let Some(plan) = &plan {
                 store::market::insert_plan(tx, plan).await?;
             }
@@ -628,7 +638,14 @@ pub async fn roll_over(
         }
     };
     let Some(plan) = plan else {
-        return Ok(());
+        // The app has a month-to-month group, so only the meter's utility can be missing: the
+        // job fails (and is retried) where the operator sees it, rather than leave the
+        // contract running past its end unnoticed.
+        return Err(Failed(anyhow::anyhow!(
+            "no month-to-month plan could be priced for the meter {} of contract {}",
+            location.esi_id,
+            contract.uuid
+        )));
     };
     let mut monthly = new_contract(
         location.uuid,

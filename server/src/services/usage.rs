@@ -1,5 +1,6 @@
 //! A location's usage as the utility reported it, gathered for the usage views: by month of a
-//! year, by day of a month, in 15-minute intervals. Each answers which neighbouring periods have
+//! year, by day of a month, in 15-minute intervals, each through yesterday on the account's
+//! clock (`usage_between`). Each answers which neighbouring periods have
 //! usage, so the views link only those.
 
 use std::str::FromStr;
@@ -12,8 +13,8 @@ use super::Error;
 use crate::{
     domain::{
         usage::{
-            self, first_of_month, has_usage_in, interval_period, last_of_month, month_of,
-            monthly_totals, year_of, IntervalPeriod, UsageTotals,
+            self, daily_data_range, first_of_month, has_usage_in, interval_period, last_of_month,
+            month_of, monthly_totals, year_of, IntervalPeriod, UsageTotals,
         },
         FieldError,
     },
@@ -83,6 +84,37 @@ async fn today(core: &Core, account_uuid: Uuid) -> Result<NaiveDate, Error<Usage
         .today())
 }
 
+/// A location's usage in `from..=to`, and the first and last day it has usage: the stored days
+/// (the utility's history and the cycle reads) and after them the utility's daily smart-meter
+/// data through yesterday on the account's clock (`daily_data_range`). Billing reads those days
+/// only at the next cycle read, with the same figures (the utility reports a day the same way
+/// each time), so an app showing "this month so far" is a day behind, not a cycle.
+async fn usage_between(
+    core: &Core,
+    location: &LocationRow,
+    today: NaiveDate,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<(Vec<UsageDayRow>, Option<(NaiveDate, NaiveDate)>), Error<UsageRefused>> {
+    let mut days = store::billing::usage_days(&core.db, location.uuid, from, to).await?;
+    let mut bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
+    let started = location.is_service_active || location.has_usage_history;
+    if let Some((first, last)) = daily_data_range(
+        started,
+        bounds.map(|(_, last)| last),
+        location.service_start_date,
+        location.final_service_date,
+        today,
+    ) {
+        bounds = Some((bounds.map_or(first, |(f, _)| f), last));
+        let (a, b) = (first.max(from), last.min(to));
+        if a <= b {
+            days.extend(super::billing::measured(&location.esi_id, a, b));
+        }
+    }
+    Ok((days, bounds))
+}
+
 /// `from` when the location has usage in `from..=to`.
 fn if_usage(
     bounds: Option<(NaiveDate, NaiveDate)>,
@@ -113,16 +145,17 @@ pub async fn monthly(
     year: Option<i32>,
 ) -> Result<MonthlyUsage, Error<UsageRefused>> {
     let location = location_of_account(core, account_uuid, location_uuid).await?;
-    let year = year_of(year, today(core, account_uuid).await?)?;
-    let days = store::billing::usage_days(
-        &core.db,
-        location.uuid,
+    let today = today(core, account_uuid).await?;
+    let year = year_of(year, today)?;
+    let (days, bounds) = usage_between(
+        core,
+        &location,
+        today,
         first_of_month(year, 1),
         last_of_month(year, 12),
     )
     .await?;
     let months = monthly_totals(days.iter().map(|d| (d.day, totals(d))));
-    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
     let whole_year = |y: i32| if_usage(bounds, first_of_month(y, 1), last_of_month(y, 12));
     Ok(MonthlyUsage {
         year,
@@ -161,8 +194,7 @@ pub async fn daily(
     let year = year_of(year, today)?;
     let month = month_of(month, today)?;
     let (from, to) = (first_of_month(year, month), last_of_month(year, month));
-    let days = store::billing::usage_days(&core.db, location.uuid, from, to).await?;
-    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
+    let (days, bounds) = usage_between(core, &location, today, from, to).await?;
     Ok(DailyUsage {
         year,
         month,
@@ -172,7 +204,8 @@ pub async fn daily(
 }
 
 /// The 15-minute intervals of the days with usage in a day or a month (see
-/// `domain::usage::interval_period`); its neighbours are the days, or the months, next to it.
+/// `domain::usage::interval_period`; by default this month on the account's clock); its
+/// neighbours are the days, or the months, next to it.
 pub async fn intervals(
     core: &Core,
     account_uuid: Uuid,
@@ -182,14 +215,14 @@ pub async fn intervals(
     month: Option<u32>,
 ) -> Result<IntervalUsage, Error<UsageRefused>> {
     let location = location_of_account(core, account_uuid, location_uuid).await?;
-    let period = interval_period(date, year, month)?;
+    let today = today(core, account_uuid).await?;
+    let period = interval_period(date, year, month, today)?;
     let (from, to) = period.days();
-    let stored = store::billing::usage_days(&core.db, location.uuid, from, to).await?;
-    let intervals = stored
+    let (days, bounds) = usage_between(core, &location, today, from, to).await?;
+    let intervals = days
         .iter()
         .flat_map(|d| usage::intervals(&location.esi_id, d.day))
         .collect();
-    let bounds = store::billing::usage_bounds(&core.db, location.uuid).await?;
     let neighbours = match period {
         IntervalPeriod::Day(_) => {
             let (n, p) = (to + Duration::days(1), from - Duration::days(1));

@@ -411,10 +411,34 @@ pub const SERVICE_END_JOB_KIND: &str = "service.end";
 /// The job that starts an accepted renewal on its start date.
 pub const RENEWAL_START_JOB_KIND: &str = "renewal.start";
 
+/// Discards an acceptance that never started service and never will (its price expired): the
+/// account's contracts, locations and enrollment go, its pipeline jobs still pending with
+/// them; the documents stored with those contracts stay, detached, for the e-mails that carry
+/// them. The account's confirmed address, identity, credit check and card stay. The caller
+/// makes sure no service started (no location was ever active, so nothing was billed).
+pub async fn discard_unstarted_acceptance(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
+    for sql in [
+        "UPDATE stored_documents SET contract_uuid = NULL \
+            WHERE account_uuid = $1 AND contract_uuid IS NOT NULL",
+        "DELETE FROM utility_submissions WHERE account_uuid = $1",
+        "DELETE FROM contracts WHERE account_uuid = $1",
+        "DELETE FROM locations WHERE account_uuid = $1",
+        "DELETE FROM enrollments WHERE account_uuid = $1",
+    ] {
+        on_tx!(tx, c => sqlx::query(sql)
+            .bind(account_uuid)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+    }
+    drop_pending_jobs(tx, account_uuid, &PIPELINE_JOB_KINDS).await
+}
+
 /// Sandbox reset: deletes the account's invoices, payments, meter reads and usage, contracts, locations, enrollment, confirmed and billing
 /// addresses, credit-check submissions and attached payment methods, and its enrollment
 /// pipeline and credit jobs still pending, so that the account starts over from
-/// `not_enrolled/unresolved`. The one place rows are deleted.
+/// `not_enrolled/unresolved`. With `discard_unstarted_acceptance`, the only places enrollment
+/// rows are deleted.
 pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     super::billing::delete_billing_of_account(tx, account_uuid).await?;
     for sql in [

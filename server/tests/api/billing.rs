@@ -396,6 +396,65 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"));
     }
 
+    async fn usage_runs_through_yesterday_while_billing_waits_for_the_read(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "yesterday@example.com").await;
+        let account = seed(&app, &token).await;
+        let location = account["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let base = format!("/v1/account/locations/{location}");
+        let today = || async {
+            app.state.clock.for_account(&app.state.db, uuid.parse().unwrap()).await.unwrap().today()
+        };
+        let reads = || async {
+            let r = app.get(&format!("{base}/meter-reads?limit=100"), &token).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            r.body["data"].as_array().unwrap().clone()
+        };
+        // A few days into a cycle, so that the last read is well behind.
+        let last_read = date(&reads().await[0]["end_date"]);
+        if today().await - last_read < chrono::Duration::days(4) {
+            advance(&app, &token, 5).await;
+        }
+        let (today, read_before, invoices_before) = (today().await, reads().await, invoices(&app, &token).await.len());
+        let last_read = date(&read_before[0]["end_date"]);
+        let yesterday = today - chrono::Duration::days(1);
+        assert!(last_read < yesterday, "{last_read} {yesterday}");
+        use chrono::Datelike;
+
+        // Daily usage of yesterday's month runs through yesterday, not past it.
+        let r = app.get(&format!("{base}/usage/daily?year={}&month={}", yesterday.year(), yesterday.month()), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let days = r.body["days"].as_array().unwrap();
+        assert_eq!(date(&days.last().unwrap()["date"]), yesterday, "{}", r.text);
+        let yesterday_kwh = days.last().unwrap()["consumption"].clone();
+        // So do its 15-minute intervals, adding up to the day.
+        let r = app.get(&format!("{base}/usage/intervals?date={yesterday}"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let intervals = r.body["intervals"].as_array().unwrap();
+        assert!([92, 96, 100].contains(&intervals.len()), "{}", r.text);
+        let sum: rust_decimal::Decimal = intervals.iter().map(|i| i["consumption"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap()).sum();
+        assert_eq!(json!(sum.to_string()), yesterday_kwh);
+        let r = app.get(&format!("{base}/usage/intervals?date={today}"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(r.body["intervals"].as_array().unwrap().is_empty(), "today is not reported yet: {}", r.text);
+        // Without a query, the intervals are this month's on the account's clock.
+        let r = app.get(&format!("{base}/usage/intervals"), &token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let first = chrono::NaiveDate::from_ymd_opt(today.year(), today.month(), 1).unwrap();
+        assert_eq!(r.body["start"], json!(server::domain::market::start_of_market_day(first).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)), "{}", r.text);
+
+        // Billing did not move: no read, no invoice until the cycle's read, which bills the
+        // same figures.
+        assert_eq!(reads().await, read_before);
+        assert_eq!(invoices(&app, &token).await.len(), invoices_before);
+        advance(&app, &token, 35).await;
+        let after = reads().await;
+        assert!(after.len() > read_before.len(), "read since");
+        let r = app.get(&format!("{base}/usage/daily?year={}&month={}", yesterday.year(), yesterday.month()), &token).await;
+        let day = r.body["days"].as_array().unwrap().iter().find(|d| date(&d["date"]) == yesterday).unwrap().clone();
+        assert_eq!(day["consumption"], yesterday_kwh);
+    }
+
     async fn usage_parameters_are_checked(app) {
         with_meters(&app).await;
         let (_, token) = customer(&app, "params@example.com").await;
@@ -406,7 +465,6 @@ both_engines! {
             ("/usage/daily?month=13", "parameter_invalid", "month"),
             ("/usage/monthly?year=1990", "parameter_invalid", "year"),
             ("/usage/monthly?year=abc", "parameter_invalid", "year"),
-            ("/usage/intervals", "parameter_missing", "date"),
             ("/usage/intervals?year=2026", "parameter_missing", "month"),
             ("/usage/intervals?date=2026-02-30", "parameter_invalid", "date"),
             ("/usage/intervals?date=2026-01-01&year=2026&month=1", "parameter_invalid", "date"),

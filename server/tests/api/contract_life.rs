@@ -635,3 +635,41 @@ both_engines! {
         assert_eq!(app.send(Method::GET, url, None, None, &[]).await.status, StatusCode::UNAUTHORIZED);
     }
 }
+
+both_engines! {
+    with relaxed;
+    async fn an_app_without_a_month_to_month_group_still_rolls_over(app) {
+        let (uuid, token, _, end) = seeded(&app, "no-group@example.com").await;
+        // Stored as an app whose month-to-month group was turned fixed before edits refused it.
+        let groups = server::store::market::plan_groups_of_app(&app.state.db, app.app_uuid).await.unwrap();
+        let mut tx = app.state.db.begin().await.unwrap();
+        for g in groups.iter().filter(|g| g.plan_type == "month_to_month") {
+            let fixed = server::store::market::PlanGroupRow {
+                plan_type: "fixed".to_owned(),
+                term_months: 12,
+                is_month_to_month_default: false,
+                version: g.version + 1,
+                ..g.clone()
+            };
+            assert!(server::store::market::update_plan_group(&mut tx, &fixed, g.version).await.unwrap());
+        }
+        tx.commit().await.unwrap();
+
+        to_end_plus(&app, (&uuid, &token), &end, 2).await;
+        // The contract did not run on past its end: the location rolled onto the platform's
+        // month-to-month plan, now the app's, and the operator reads why in the audit log.
+        let all = contracts(&app, &uuid).await;
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all.iter().any(|c| c.status.as_str() == "ended" && c.plan_type == "fixed"), "{all:?}");
+        let monthly = all.iter().find(|c| c.plan_type == "month_to_month").unwrap();
+        assert_eq!(monthly.status.as_str(), "active");
+        assert_eq!(monthly.start_date.to_string(), days_after(&end, 1));
+        let groups = server::store::market::plan_groups_of_app(&app.state.db, app.app_uuid).await.unwrap();
+        let added: Vec<_> = groups.iter().filter(|g| g.plan_type == "month_to_month").collect();
+        assert_eq!(added.len(), 1, "{groups:?}");
+        assert!(added[0].is_month_to_month_default);
+        let audit = app.query_texts("SELECT detail FROM audit_log WHERE actor = 'system' AND action = 'plan_group.created'").await;
+        assert_eq!(audit.len(), 1, "{audit:?}");
+        assert!(audit[0].as_deref().unwrap().contains("no month-to-month group"), "{audit:?}");
+    }
+}

@@ -395,9 +395,9 @@ both_engines! {
         }
     }
 
-    async fn a_price_that_expires_before_verification_cancels(app) {
+    async fn an_expired_price_is_refused_at_finalize_and_a_new_plan_replaces_it(app) {
         with_meters(&app).await;
-        let (_, token) = customer(&app, "expire@example.com").await;
+        let (uuid, token) = customer(&app, "expire@example.com").await;
         let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
         assert_eq!(r.status, StatusCode::OK);
         let plan = first_plan(&app, &token, HOUSE).await;
@@ -406,9 +406,85 @@ both_engines! {
         app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
         add_card(&app, &token).await;
         advance(&app, &token, 9).await;
-        assert_eq!(app.post("/v1/account/enroll/finalize", &token, &Value::Null).await.status, StatusCode::OK);
+        // The price expired: finalize says so, and how to go on, and changes nothing.
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_expired"), "{}", r.text);
+        assert!(r.body["error"]["message"].as_str().unwrap().contains("plans/request"), "{}", r.text);
+        assert_eq!(r.body["error"]["expired_at"], plan["expires_at"], "{}", r.text);
+        assert!(!event_types(&app, &uuid).await.contains(&"enrollment.finalized".to_owned()));
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["is_enrollment_finalized"], false, "{}", me.text);
+        // Plans again: the new acceptance replaces the expired one, and the enrollment goes on.
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let me = app.get("/v1/account", &token).await;
+        let locations = me.body["locations"].as_array().unwrap();
+        assert_eq!(locations.len(), 1, "{}", me.text);
+        assert_eq!(locations[0]["plan_uuid"], plan["plan_uuid"], "{}", me.text);
+        assert_eq!(me.body["enrollment"]["can_finalize_enrollment"], true, "{}", me.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 40).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+    }
+
+    async fn a_price_that_expires_after_finalize_holds(app) {
+        with_meters(&app).await;
+        let (_, token) = customer(&app, "in-time@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        let me = app.get("/v1/account", &token).await;
+        let plan_uuid = me.body["locations"][0]["plan_uuid"].as_str().unwrap().parse().unwrap();
+        let expires = server::store::market::plan_by_uuid(&app.state.db, plan_uuid).await.unwrap().unwrap().expires_at;
+        // Finalized half a minute before the price expires; verification runs a minute later.
+        let to = expires - chrono::Duration::seconds(30);
+        let r = app.post("/v1/account/sandbox/advance-clock", &token, &json!({"to": to.to_rfc3339()})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         advance(&app, &token, 1).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_ne!(status(&me.body), pair("cancelled", "expire_pre_active"), "{}", me.text);
+        assert_eq!(me.body["enrollment"]["is_identity_verified"], true, "{}", me.text);
+    }
+
+    async fn an_account_cancelled_for_an_expired_price_can_enroll_again(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "stuck@example.com").await;
+        ready_to_finalize(&app, &token, HOUSE).await;
+        assert_eq!(app.post("/v1/account/enroll/finalize", &token, &Value::Null).await.status, StatusCode::OK);
+        // Stored as an account cancelled for an expired price before verification.
+        let account: uuid::Uuid = uuid.parse().unwrap();
+        let mut tx = app.state.db.begin().await.unwrap();
+        let mut e = server::store::enrollment::enrollment(&mut tx, account).await.unwrap().unwrap();
+        e.cancellation = Some("expired_pre_active".into());
+        server::store::enrollment::update_enrollment(&mut tx, &e).await.unwrap();
+        server::store::enrollment::set_status_of_account_contracts(
+            &mut tx,
+            account,
+            server::domain::enrollment::ContractStatus::Pending,
+            server::domain::enrollment::ContractStatus::Cancelled,
+        )
+        .await
+        .unwrap();
+        server::store::enrollment::drop_pending_jobs(&mut tx, account, &server::store::enrollment::PIPELINE_JOB_KINDS).await.unwrap();
+        server::store::status::update_status(&mut tx, app.app_uuid, account, app.clock.now()).await.unwrap();
+        tx.commit().await.unwrap();
+        app.state.account_changed(account);
         settles_at(&app, &token, pair("cancelled", "expire_pre_active")).await;
+        // Plans again, accepted, finalized: the enrollment starts over and service starts.
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["can_finalize_enrollment"], true, "{}", me.text);
+        assert_eq!(me.body["locations"].as_array().unwrap().len(), 1, "{}", me.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 40).await;
+        settles_at(&app, &token, pair("active", "active")).await;
     }
 
 }
@@ -456,12 +532,23 @@ both_engines! {
         advance(&app, &token, 31).await;
         settles_at(&app, &token, pair("active", "active")).await;
 
-        // Recorded after the plan was accepted: finalize as client agent is refused.
+        // After the customer accepted a plan, recording is refused, even back-dated, and the
+        // enrollment cannot be finalized as a client agent's.
         let (uuid, token) = customer(&app, "late-agent@example.com").await;
         ready_to_finalize(&app, &token, OTHER_HOUSE).await;
-        app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &app.app_token, &Value::Null).await;
+        let back_dated = (app.clock.now() - chrono::Duration::days(2)).to_rfc3339();
+        for body in [Value::Null, json!({"client_agent_accepted_at": back_dated})] {
+            let r = app.post(&format!("/v1/app/accounts/{uuid}/record-client-agent"), &app.app_token, &body).await;
+            assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "client_agent_not_recorded"), "{}", r.text);
+            assert!(r.body["error"]["message"].as_str().unwrap().contains("precede plans/accept"), "{}", r.text);
+        }
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["client_agent_accepted"], false, "{}", me.text);
         let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "client_agent_not_recorded"));
+        // The customer's own enrollment goes on.
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     }
 
     async fn the_billing_address_is_the_service_address_unless_told_otherwise(app) {

@@ -27,6 +27,31 @@ both_engines! {
         assert_eq!(me.body["date_of_birth"], "1985-07-04");
     }
 
+    async fn identity_set_through_the_app_patch_is_announced(app) {
+        let a = app.create_simple_account("patched@example.com").await;
+        let uuid = a["uuid"].as_str().unwrap();
+        let path = format!("/v1/app/accounts/{uuid}");
+        let announced = || async {
+            server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap())
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|e| e.kind == "enrollment.identity_updated")
+                .map(|e| serde_json::from_str::<serde_json::Value>(&e.data).unwrap()["is_identity_complete"].clone())
+                .collect::<Vec<_>>()
+        };
+        let r = app.patch(&path, &app.app_token, &json!({"phone": "512 555 0199"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(announced().await, vec![json!(false)]);
+        let r = app.patch(&path, &app.app_token, &json!({"date_of_birth": "1985-07-04"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(announced().await, vec![json!(false), json!(true)]);
+        // What is not identity, or the same values again, announces nothing.
+        let r = app.patch(&path, &app.app_token, &json!({"renewals_url": "https://partner.example/renew", "phone": "+15125550199"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(announced().await.len(), 2);
+    }
+
     async fn the_email_changes_only_with_the_app_token(app) {
         let a = app.create_simple_account("before@example.com").await;
         let uuid = a["uuid"].as_str().unwrap();
@@ -72,7 +97,9 @@ both_engines! {
 
         let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
-        assert_eq!(r.body, json!({"status": "pending", "ssn_last4": "6789"}));
+        // The answer says what is stored: submitted, until the check runs after finalize.
+        assert_eq!(r.body, json!({"status": "submitted", "ssn_last4": "6789"}));
+        assert_eq!(app.query_texts("SELECT status FROM credit_checks").await, vec![Some("submitted".to_owned())]);
         let me = app.get("/v1/account", &token).await;
         assert_eq!(me.body["enrollment"]["has_credit_check"], true);
         assert!(!me.text.contains("6789"), "the account never shows the SSN");

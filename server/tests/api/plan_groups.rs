@@ -266,6 +266,28 @@ both_engines! {
         assert!(!audit.text.contains("plan_group.edited"));
     }
 
+    async fn an_app_keeps_a_month_to_month_group_to_roll_onto(app) {
+        let ops = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let monthly = api_group(&app, &app.app_token, "Month-to-Month Variable").await;
+        let list = format!("/dashboard/apps/{}/plan-groups", app.app_uuid);
+        let group = format!("{list}/{}", monthly["uuid"].as_str().unwrap());
+        // Turning the app's only month-to-month group fixed is refused, with why, beside the field.
+        let form = fixed_12(&[("name", "Month-to-Month Variable"), ("position", "3"), ("version", "1")]);
+        let r = ops.submit(&format!("{group}/edit"), &group, &form).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(r.text.contains("last month-to-month group"), "{}", r.text);
+        assert!(r.text.contains("field-error"), "beside its field");
+        let now = api_group(&app, &app.app_token, "Month-to-Month Variable").await;
+        assert_eq!((now["plan_type"].as_str(), now["is_month_to_month_default"].as_bool()), (Some("month_to_month"), Some(true)));
+        // With another month-to-month group, it may.
+        let second = fixed_12(&[("name", "Monthly Two"), ("plan_type", "month_to_month"), ("term_months", "1"), ("early_termination_fee_cents", "0"), ("position", "")]);
+        let r = ops.submit(&format!("{list}/new"), &list, &second).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        let r = ops.submit(&format!("{group}/edit"), &group, &form).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert_eq!(api_group(&app, &app.app_token, "Month-to-Month Variable").await["plan_type"], "fixed");
+    }
+
     async fn partners_read_their_groups_and_others_get_404(app) {
         let partner = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
         let (uuid, token) = create_sandbox_app(&partner, "Acme Energy").await;
