@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use crate::{
     dashboard::signed_in,
     enrollment::{
-        add_card_number, advance, customer, event_types, relaxed, walk_to_active, with_meters,
-        HOUSE, OTHER_HOUSE,
+        accept, add_card, add_card_number, advance, customer, event_types, first_plan, pair,
+        relaxed, settles_at, walk_to_active, with_meters, HOUSE, OTHER_HOUSE,
     },
     helpers::TestApp,
 };
@@ -363,5 +363,59 @@ both_engines! {
         let on = |n: &str| lines.iter().filter(|(_, l)| l["description"] == format!("Late fee on {n}")).count();
         assert_eq!(on(c["number"].as_str().unwrap()), 1, "{lines:?}");
         assert_eq!(on(&first), 0, "{lines:?}");
+    }
+}
+
+both_engines! {
+    with relaxed;
+    async fn the_bill_prints_the_contract_end_the_deposit_held_and_the_commission(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "deposit-bill@example.com").await;
+        // The sandbox's SSN that asks for a deposit; paid with the saved card.
+        let r = app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let r = accept(&app, &token, &plan, HOUSE, &start).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        add_card(&app, &token).await;
+        let r = app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-0005", "consent": true})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 1).await;
+        app.eventually("the deposit is asked", || async {
+            app.get("/v1/account/deposit", &token).await.body["status"] == "required"
+        }).await;
+        let r = app.post("/v1/account/deposit/pay", &token, &json!({})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let held = r.body["paid_cents"].as_i64().unwrap();
+        assert!(held > 0);
+        advance(&app, &token, 6).await;
+        advance(&app, &token, 14).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+
+        let bill = bill_today(&app, &token).await;
+        let number = bill["number"].as_str().unwrap();
+        let r = app.get(&format!("/v1/account/billing/invoices/{number}/pdf"), &token).await;
+        assert_eq!(r.status, StatusCode::OK);
+        for printed in [
+            "(Contract ends)".to_owned(),
+            "(Deposit held)".to_owned(),
+            format!("({})", app::format::dollars(held)),
+            "customer@puc.texas.gov".to_owned(),
+            "www.puc.texas.gov".to_owned(),
+        ] {
+            assert!(r.text.contains(&printed), "the PDF prints {printed}");
+        }
+        // Without a deposit, no deposit line.
+        let (_, plain) = customer(&app, "no-deposit@example.com").await;
+        walk_to_active(&app, &plain, OTHER_HOUSE).await;
+        let bill = bill_today(&app, &plain).await;
+        let number = bill["number"].as_str().unwrap();
+        let r = app.get(&format!("/v1/account/billing/invoices/{number}/pdf"), &plain).await;
+        assert!(!r.text.contains("(Deposit held)"));
+        assert!(r.text.contains("customer@puc.texas.gov"));
+        assert!(event_types(&app, &uuid).await.iter().any(|t| t == "account.deposit_paid"));
     }
 }
