@@ -327,6 +327,23 @@ both_engines! {
             let base: i64 = c["quantity"].as_str().unwrap().parse().unwrap();
             assert!(c["amount_cents"].as_i64().unwrap() * 100 <= base * 5, "{c}");
         }
+
+        // The customer pays everything with a new card: nothing is past due any more, and the
+        // next bill charges no late fee.
+        add_card_number(&app, &token, "4242424242424242").await;
+        for i in all_invoices(&app, &token).await {
+            if i["status"] == "past_due" || i["status"] == "open" {
+                let number = i["number"].as_str().unwrap();
+                let r = app.post(&format!("/v1/account/billing/invoices/{number}/pay"), &token, &Value::Null).await;
+                assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+                assert_eq!(invoice(&app, &token, number).await["status"], "paid");
+            }
+        }
+        let before = late_fee_lines(&all_invoices(&app, &token).await).len();
+        advance(&app, &token, 1).await;
+        let next = bill_today(&app, &token).await;
+        assert_eq!(group_total(&next, "Late fee"), 0, "{next}");
+        assert_eq!(late_fee_lines(&all_invoices(&app, &token).await).len(), before);
     }
 
     async fn no_late_fee_when_the_app_charges_none_or_the_customer_is_exempt(app) {
