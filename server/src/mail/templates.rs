@@ -136,6 +136,9 @@ pub struct PastDueNotice {
     pub invoice_number: String,
     pub total_cents: i64,
     pub due_date: chrono::NaiveDate,
+    /// The late fee the next bill will charge unless this one is paid first (none: the app
+    /// charges none, or the customer is exempt).
+    pub late_fee_cents: Option<i64>,
     /// The single-use link to pay the bill on a hosted page.
     pub link: Option<String>,
 }
@@ -362,7 +365,16 @@ impl Template {
                          ignore this message.",
                         open_the_app(brand)
                     ),
-                ],
+                ]
+                .into_iter()
+                .chain(p.late_fee_cents.filter(|c| *c > 0).map(|c| {
+                    format!(
+                        "If it is still unpaid when your next bill is issued, that bill will \
+                         include a one-time late fee of {}.",
+                        app::format::dollars(c)
+                    )
+                }))
+                .collect::<Vec<_>>(),
                 hosted_action("Pay your bill", p.link.as_ref()).as_ref(),
             ),
             Template::EnrollmentReceived(n) => {
@@ -1022,9 +1034,25 @@ mod tests {
             invoice_number: "INV-00000042".to_owned(),
             total_cents: 12_345,
             due_date: day(2027, 2, 25),
+            late_fee_cents: None,
             link: None,
         })
         .render(&full_brand());
+        assert!(!r.text.contains("late fee"), "{}", r.text);
+        let with_fee = Template::PastDue(PastDueNotice {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            total_cents: 12_345,
+            due_date: day(2027, 2, 25),
+            late_fee_cents: Some(617),
+            link: None,
+        })
+        .render(&full_brand());
+        assert!(
+            with_fee.text.contains("one-time late fee of $6.17"),
+            "{}",
+            with_fee.text
+        );
         assert_eq!(r.subject, "Your electricity bill is past due");
         assert!(r
             .text

@@ -11,8 +11,11 @@ use super::{
 };
 use crate::{
     clock::Clock,
-    domain::collections::LateFeePercent,
-    store::{self, Db},
+    domain::{
+        billing::ChargeGroup,
+        collections::{late_fee_cents, penalizable_cents, LateFeePercent},
+    },
+    store::{self, billing::InvoiceRow, Db, Tx},
 };
 
 /// The app's late fee; none when it charges none.
@@ -21,6 +24,30 @@ pub async fn late_fee_setting(db: &Db, app_uuid: Uuid) -> store::Result<Option<L
         .await?
         .as_deref()
         .and_then(LateFeePercent::from_stored))
+}
+
+/// The late fee the next bill will charge on `invoice` (past due now) unless it is paid
+/// first, in `tx`; none when the app charges none or the account is exempt.
+pub async fn upcoming_late_fee(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    invoice: &InvoiceRow,
+) -> store::Result<Option<i64>> {
+    let Some(percent) = store::collections::late_fee_percent(&mut *tx, app_uuid)
+        .await?
+        .as_deref()
+        .and_then(LateFeePercent::from_stored)
+    else {
+        return Ok(None);
+    };
+    if store::collections::is_late_fee_exempt(&mut *tx, invoice.account_uuid).await? {
+        return Ok(None);
+    }
+    let Ok(groups) = serde_json::from_str::<Vec<ChargeGroup>>(&invoice.charges) else {
+        return Ok(None);
+    };
+    let fee = late_fee_cents(penalizable_cents(&groups), percent.value());
+    Ok((fee > 0).then_some(fee))
 }
 
 /// Sets the app's late fee from the operator's `raw` percent (blank or `off`: none).

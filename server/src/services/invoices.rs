@@ -563,6 +563,7 @@ pub async fn past_due(
         ),
     )
     .await?;
+    let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
     let link = super::hosted::email_link(
         tx,
         core,
@@ -579,6 +580,7 @@ pub async fn past_due(
         &app,
         &account,
         &Template::PastDue(PastDueNotice {
+            late_fee_cents,
             first_name: account.first_name.clone(),
             invoice_number: invoice.number.clone(),
             total_cents: invoice.total_cents,

@@ -199,6 +199,37 @@ async fn past_due(app: &TestApp, (uuid, token): (&str, &str), bill: &Value) -> V
     invoice(app, token, &number).await
 }
 
+/// The text of the past-due e-mail of bill `number`.
+async fn past_due_mail(app: &TestApp, uuid: &str, number: &str) -> String {
+    let mut text = String::new();
+    app.eventually("the past-due e-mail", || async {
+        let r = app
+            .get(
+                &format!("/v1/app/sandbox/emails?account_uuid={uuid}&limit=100"),
+                &app.app_token,
+            )
+            .await;
+        let found =
+            r.body["data"].as_array().unwrap().iter().find(|m| {
+                m["template"] == "past_due" && m["text"].as_str().unwrap().contains(number)
+            });
+        found.is_some()
+    })
+    .await;
+    let r = app
+        .get(
+            &format!("/v1/app/sandbox/emails?account_uuid={uuid}&limit=100"),
+            &app.app_token,
+        )
+        .await;
+    for m in r.body["data"].as_array().unwrap() {
+        if m["template"] == "past_due" && m["text"].as_str().unwrap().contains(number) {
+            text = m["text"].as_str().unwrap().to_owned();
+        }
+    }
+    text
+}
+
 /// The operator sets the app's late fee in the dashboard.
 async fn set_late_fee(app: &TestApp, percent: &str) -> crate::dashboard::Page {
     let ops = signed_in(
@@ -271,6 +302,10 @@ both_engines! {
         let a_number = a["number"].as_str().unwrap().to_owned();
         let a_total = a["total_cents"].as_i64().unwrap();
         assert_eq!(group_total(&a, "Late fee"), 0, "{a}");
+        // The past-due e-mail says what the next bill will add unless A is paid first.
+        let notice = past_due_mail(&app, &uuid, &a_number).await;
+        let fee = app::format::dollars(a_total * 5 / 100);
+        assert!(notice.contains(&format!("one-time late fee of {fee}")), "{notice}");
         bill_today(&app, &token).await;
         let invoices = all_invoices(&app, &token).await;
         let on_a: Vec<_> = late_fee_lines(&invoices).into_iter().filter(|(_, c)| c["description"] == format!("Late fee on {a_number}")).collect();
@@ -350,7 +385,9 @@ both_engines! {
         with_meters(&app).await;
         // Off (the default): a past-due bill brings no fee.
         let (uuid, token) = non_paying_customer(&app, "off@example.com", HOUSE).await;
-        unpaid_bill(&app, (&uuid, &token)).await;
+        let off = unpaid_bill(&app, (&uuid, &token)).await;
+        let notice = past_due_mail(&app, &uuid, off["number"].as_str().unwrap()).await;
+        assert!(!notice.contains("late fee"), "{notice}");
         bill_today(&app, &token).await;
         assert!(late_fee_lines(&all_invoices(&app, &token).await).is_empty());
         assert!(!event_types(&app, &uuid).await.iter().any(|t| t == "invoice.late_fee_charged"));
@@ -364,7 +401,9 @@ both_engines! {
         let r = ops.submit(&page, &format!("{page}/late-fee-exemption"), &[("exempt", "on")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert!(ops.get(&page).await.text.contains("Exempt from late fees"));
-        unpaid_bill(&app, (&other, &other_token)).await;
+        let spared = unpaid_bill(&app, (&other, &other_token)).await;
+        let notice = past_due_mail(&app, &other, spared["number"].as_str().unwrap()).await;
+        assert!(!notice.contains("late fee"), "{notice}");
         bill_today(&app, &other_token).await;
         assert!(late_fee_lines(&all_invoices(&app, &other_token).await).is_empty());
         assert!(!event_types(&app, &other).await.iter().any(|t| t == "invoice.late_fee_charged"));
