@@ -1,10 +1,9 @@
 //! Billing's use cases, on the account's clock: starting billing when service starts (the
 //! utility's year of usage history and the first cycle read), billing a cycle (usage, the meter
 //! read, the invoice with any late fee it charges, `invoice.created`, an e-mail, the auto-pay and
-//! past-due jobs) and the final
-//! bill, attaching a card, and the sandbox's simulations. The jobs that run them on schedule are
-//! in `jobs::cycle`; what happens to an issued invoice (reading it, paying it, auto-pay, past
-//! due) is in `services::invoices`.
+//! past-due jobs) and the final bill, attaching a card, and the sandbox's simulations. The jobs
+//! that run them on schedule are in `jobs::cycle`; what happens to an issued invoice (reading
+//! it, paying it, auto-pay, past due) is in `services::invoices`.
 //!
 //! Each job's payload carries the instant it was meant for (`at`); business records use it, so
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
