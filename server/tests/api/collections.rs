@@ -258,6 +258,34 @@ async fn non_paying_customer(app: &TestApp, email: &str, esi: &str) -> (String, 
 
 both_engines! {
     with relaxed;
+    async fn a_bill_due_on_a_holiday_of_the_market_falls_due_the_next_business_day(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "holiday@example.com").await;
+        walk_to_active(&app, &token, HOUSE).await;
+        // The next weekday holiday of the reference table at least 16 days away.
+        let now = today(&app, &uuid).await;
+        let holidays = holidays(&app).await;
+        let holiday = *holidays
+            .iter()
+            .find(|h| (**h - now).num_days() >= 16 && !matches!(h.weekday(), Weekday::Sat | Weekday::Sun))
+            .unwrap();
+        let issue = holiday - Duration::days(16);
+        if issue > now {
+            advance(&app, &token, (issue - now).num_days()).await;
+        }
+        assert_eq!(today(&app, &uuid).await, issue);
+        let bill = bill_today(&app, &token).await;
+        assert_eq!(date(&bill["invoice_date"]), issue);
+        let due = date(&bill["payment_due_date"]);
+        assert_ne!(due, holiday, "{bill}");
+        // The first day after the holiday that is neither a weekend nor another holiday.
+        let mut expected = holiday + Duration::days(1);
+        while matches!(expected.weekday(), Weekday::Sat | Weekday::Sun) || holidays.contains(&expected) {
+            expected += Duration::days(1);
+        }
+        assert_eq!(due, expected, "{holiday} {bill}");
+    }
+
     async fn the_operator_sets_the_late_fee_and_partners_read_it(app) {
         let r = app.get("/v1/app", &app.app_token).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
