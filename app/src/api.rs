@@ -184,6 +184,11 @@ pub struct AppOut {
     pub branding: Branding,
     pub support: SupportContacts,
     pub allowed_origins: Vec<String>,
+    /// The late fee the operator set for the app's customers, percent of a past-due bill's
+    /// unpaid amount (decimal string, above 0 and at most 5), charged once as a line of the next
+    /// bill; null when the app charges none.
+    #[serde(default)]
+    pub late_fee_percent: Option<String>,
     pub created_at: Timestamp,
 }
 

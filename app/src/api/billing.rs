@@ -17,7 +17,8 @@ pub struct Invoice {
     /// Assigned when issued, gap-free; identifies the invoice in paths.
     pub number: String,
     pub invoice_date: NaiveDate,
-    /// Auto-pay charges the saved card on this day (16 days after the invoice date).
+    /// Auto-pay charges the saved card on this day: at least 16 days after the invoice date,
+    /// on the first business day from then (weekends and the market's holidays move it on).
     pub payment_due_date: NaiveDate,
     pub billing_period_start: NaiveDate,
     /// Inclusive.

@@ -56,6 +56,10 @@ pub struct InvoiceDocument {
     pub provider_line: Option<String>,
     /// The partner's uploaded logo, drawn at the head of the bill.
     pub logo: Option<pdf::Image>,
+    /// The security deposit the provider holds for the account, in cents (none: no deposit).
+    pub deposit_held_cents: Option<i64>,
+    /// Where a complaint not resolved goes: the Commission's customer contacts.
+    pub commission_note: String,
 }
 
 #[derive(Debug, Clone)]
@@ -288,7 +292,20 @@ impl<'a> Layout<'a> {
         let top = self.y - 16.0;
         let left_bottom = self.account(top);
         let box_bottom = self.amount_box(top);
-        self.y = left_bottom.min(box_bottom) - 30.0;
+        let note_bottom = self.commission(box_bottom);
+        self.y = left_bottom.min(note_bottom) - 30.0;
+    }
+
+    /// Under the amount box, in small print: where a complaint the provider did not resolve
+    /// goes (the Commission's contacts); returns the last baseline.
+    fn commission(&mut self, top: f32) -> f32 {
+        let lines = LABEL.wrap(&win_ansi(&self.doc.commission_note), RIGHT - BOX_LEFT);
+        let mut y = top - 4.0;
+        for line in &lines {
+            y -= 8.5;
+            self.page.text(BOX_LEFT, y, LABEL, line);
+        }
+        y
     }
 
     /// The service address and the account's identifiers; returns the last baseline.
@@ -327,9 +344,16 @@ impl<'a> Layout<'a> {
             ("ESI ID", doc.esi_id.clone()),
             ("Utility", doc.utility_name.clone()),
         ];
+        let deposit = doc
+            .deposit_held_cents
+            .map(|cents| ("Deposit held", dollars(cents)));
         let label_style = SMALL.sized(8.5);
         let value_x = LEFT + 84.0;
-        for (label, value) in facts.into_iter().chain(plan.into_iter().flatten()) {
+        for (label, value) in facts
+            .into_iter()
+            .chain(plan.into_iter().flatten())
+            .chain(deposit)
+        {
             y -= 13.0;
             self.page.text(LEFT, y, label_style, label.as_bytes());
             let value = value_style.fit(&win_ansi(&value), width - 84.0);
@@ -801,7 +825,36 @@ mod tests {
             }],
             provider_line: Some("Switchboard Energy LLC, PUCT Certificate No. 10000".to_string()),
             logo: None,
+            deposit_held_cents: None,
+            commission_note: crate::domain::documents::COMMISSION.complaint_sentence(),
         }
+    }
+
+    #[test]
+    fn the_bill_prints_the_deposit_held_the_late_fee_and_the_commission() {
+        let mut doc = sample();
+        let plain = render(&doc);
+        assert!(!contains(&plain, b"(Deposit held)"));
+        assert!(contains(&plain, b"(Contract ends)"));
+        assert!(contains(&plain, b"(Mar 21, 2027)"));
+        assert!(contains(&plain, b"customer@puc.texas.gov"));
+        assert!(contains(&plain, b"www.puc.texas.gov"));
+        doc.deposit_held_cents = Some(15_000);
+        doc.groups.push(ChargeGroupDoc {
+            name: "Late fee".to_string(),
+            total_cents: 500,
+            charges: vec![charge(
+                "Late fee on INV-2026-000122",
+                "$100.00",
+                "",
+                "5%",
+                500,
+            )],
+        });
+        let pdf = render(&doc);
+        assert!(contains(&pdf, b"(Deposit held)"));
+        assert!(contains(&pdf, b"($150.00)"));
+        assert!(contains(&pdf, b"(Late fee on INV-2026-000122)"));
     }
 
     fn contains(haystack: &[u8], needle: &[u8]) -> bool {

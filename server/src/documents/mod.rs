@@ -23,13 +23,14 @@ use crate::{
             auto_pay_sentence, average_cents_per_kwh, card_name, period_days, to_cents, Charge,
             ChargeGroup,
         },
-        documents::Provider,
+        documents::{Provider, COMMISSION},
         renewal::CHARGES_EARLY_TERMINATION_FEE,
     },
     store::{
         accounts::AccountRow,
         apps::AppRow,
         billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
+        credit_reviews::DepositRow,
         enrollment::{ContractRow, LocationRow},
         market::{PlanRow, TduRow},
         payments::CardRow,
@@ -57,6 +58,8 @@ pub struct InvoiceRecords<'a> {
     pub provider: &'a Provider,
     /// The app's uploaded logo (PNG), when it has one.
     pub logo: Option<&'a [u8]>,
+    /// The account's newest deposit, whatever its state (only a paid one is held).
+    pub deposit: Option<&'a DepositRow>,
 }
 
 /// A line's quantity, unit and rate as a customer reads them: `1,035 kWh at 9.1¢`,
@@ -209,6 +212,12 @@ pub fn invoice_document(r: InvoiceRecords<'_>) -> InvoiceDocument {
         // The logo was decoded once when it was uploaded; one that no longer decodes is left off
         // rather than failing the bill.
         logo: r.logo.and_then(|png| pdf::Image::from_png(png).ok()),
+        // Held: paid and not yet refunded or applied to a final bill.
+        deposit_held_cents: r
+            .deposit
+            .filter(|d| d.status == "paid" && d.paid_cents > 0)
+            .map(|d| d.paid_cents + d.interest_cents),
+        commission_note: COMMISSION.complaint_sentence(),
     }
 }
 

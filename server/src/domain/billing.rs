@@ -1,6 +1,6 @@
 //! Billing rules: an invoice's charges computed from a cycle's usage, the contract's rates, the
-//! delivery charges in effect and the service city's taxes; invoice numbers, due dates,
-//! statuses and the auto-pay retry schedule.
+//! delivery charges in effect and the service city's taxes; invoice numbers, due dates (on the
+//! market's business calendar), the late fee, statuses and the auto-pay retry schedule.
 //!
 //! Every line is rounded to the cent on its own (half away from zero) and the totals are sums
 //! of the rounded lines, so that what the customer reads adds up.
@@ -9,13 +9,17 @@
 //! cycle that spans a renewal has an energy line per contract. The monthly charges are those of
 //! the contract in force on the cycle's last day.
 
-use chrono::{Duration, NaiveDate};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::market::DeliveryCharges;
+use super::market::{at_market_time, BusinessCalendar, DeliveryCharges};
 
-/// Days between an invoice and its due date, when auto-pay charges it.
-pub const DAYS_TO_PAY: i64 = 16;
+/// The fewest days between a bill's issue and its due date; the due date is then moved to the
+/// next business day when it falls on a weekend or a holiday.
+pub const MIN_DAYS_TO_PAY: i64 = 16;
+
+/// Local hour (market time) at which auto-pay charges the card on the due date.
+pub const AUTO_PAY_HOUR: u32 = 8;
 
 /// The regulator's assessment recovered on every bill, percent.
 pub fn regulatory_assessment_percent() -> Decimal {
@@ -425,8 +429,21 @@ pub fn invoice_number(sequence: i64) -> String {
     format!("INV-{sequence:08}")
 }
 
-pub fn payment_due_date(invoice_date: NaiveDate) -> NaiveDate {
-    invoice_date + Duration::days(DAYS_TO_PAY)
+/// The due date of a bill issued on `invoice_date`: at least `MIN_DAYS_TO_PAY` days later, on
+/// the first business day of the market's calendar from then (a weekend or a holiday moves it
+/// forward, never back).
+pub fn payment_due_date(invoice_date: NaiveDate, calendar: &BusinessCalendar) -> NaiveDate {
+    let mut due = invoice_date + Duration::days(MIN_DAYS_TO_PAY);
+    while !calendar.is_business_day(due) {
+        due += Duration::days(1);
+    }
+    due
+}
+
+/// When auto-pay charges a bill due on `due`: `AUTO_PAY_HOUR` o'clock market time that day,
+/// whatever the clocks did overnight.
+pub fn auto_pay_at(due: NaiveDate) -> DateTime<Utc> {
+    at_market_time(due, AUTO_PAY_HOUR)
 }
 
 super::text_enum! {
@@ -637,9 +654,133 @@ mod tests {
             .all(|c| c.description != "Gross receipts reimbursement"));
     }
 
+    /// The market's holidays of 2026 and 2027 as the reference table holds them.
+    fn holidays() -> BusinessCalendar {
+        BusinessCalendar::new(
+            [
+                "2026-01-01",
+                "2026-01-19",
+                "2026-05-25",
+                "2026-07-03",
+                "2026-09-07",
+                "2026-11-11",
+                "2026-11-26",
+                "2026-12-25",
+                "2027-01-01",
+                "2027-01-18",
+            ]
+            .map(date),
+        )
+    }
+
     #[test]
-    fn due_sixteen_days_after_the_invoice() {
-        assert_eq!(payment_due_date(date("2026-11-20")), date("2026-12-06"));
+    fn due_sixteen_days_after_the_invoice_on_a_business_day() {
+        let cal = holidays();
+        // Sixteen days after Nov 23, 2026 is Wednesday Dec 9: a business day, kept.
+        assert_eq!(
+            payment_due_date(date("2026-11-23"), &cal),
+            date("2026-12-09")
+        );
+        // Never sooner than sixteen days, whatever the day.
+        for offset in 0..800 {
+            let issued = date("2026-01-01") + Duration::days(offset);
+            let due = payment_due_date(issued, &cal);
+            assert!((due - issued).num_days() >= MIN_DAYS_TO_PAY, "{issued}");
+            assert!(cal.is_business_day(due), "{issued} -> {due}");
+            // The first business day from the sixteenth: no business day is skipped.
+            let sixteenth = issued + Duration::days(MIN_DAYS_TO_PAY);
+            assert!(sixteenth
+                .iter_days()
+                .take_while(|d| *d < due)
+                .all(|d| !cal.is_business_day(d)));
+        }
+    }
+
+    #[test]
+    fn a_due_date_on_a_weekend_moves_to_monday() {
+        let cal = holidays();
+        // Nov 20, 2026 + 16 = Sunday Dec 6 -> Monday Dec 7.
+        assert_eq!(
+            payment_due_date(date("2026-11-20"), &cal),
+            date("2026-12-07")
+        );
+        // Saturday Dec 5 -> Monday Dec 7.
+        assert_eq!(
+            payment_due_date(date("2026-11-19"), &cal),
+            date("2026-12-07")
+        );
+    }
+
+    #[test]
+    fn a_due_date_on_a_holiday_moves_to_the_next_business_day() {
+        let cal = holidays();
+        // Thanksgiving, Thursday Nov 26, 2026 -> Friday Nov 27.
+        assert_eq!(
+            payment_due_date(date("2026-11-10"), &cal),
+            date("2026-11-27")
+        );
+        // Without the holiday table, Thanksgiving would be a business day.
+        assert_eq!(
+            payment_due_date(date("2026-11-10"), &BusinessCalendar::default()),
+            date("2026-11-26")
+        );
+        // Independence Day observed on Friday Jul 3, 2026, then the weekend -> Monday Jul 6.
+        assert_eq!(
+            payment_due_date(date("2026-06-17"), &cal),
+            date("2026-07-06")
+        );
+    }
+
+    #[test]
+    fn due_dates_across_month_and_year_ends() {
+        let cal = holidays();
+        // Month end: Jan 15, 2026 + 16 = Saturday Jan 31 -> Monday Feb 2.
+        assert_eq!(
+            payment_due_date(date("2026-01-15"), &cal),
+            date("2026-02-02")
+        );
+        // February of a common year: Feb 12 + 16 = Saturday Feb 28 -> Monday Mar 2.
+        assert_eq!(
+            payment_due_date(date("2026-02-12"), &cal),
+            date("2026-03-02")
+        );
+        // Year end: Dec 9, 2026 + 16 = Christmas (Friday) -> Monday Dec 28.
+        assert_eq!(
+            payment_due_date(date("2026-12-09"), &cal),
+            date("2026-12-28")
+        );
+        // Dec 16 + 16 = New Year's Day 2027 (Friday) -> Monday Jan 4, 2027.
+        assert_eq!(
+            payment_due_date(date("2026-12-16"), &cal),
+            date("2027-01-04")
+        );
+        // Dec 31 + 16 = Saturday Jan 16, 2027, then Sunday, then MLK Day -> Tuesday Jan 19.
+        assert_eq!(
+            payment_due_date(date("2026-12-31"), &cal),
+            date("2027-01-19")
+        );
+    }
+
+    #[test]
+    fn auto_pay_charges_at_eight_market_time_across_daylight_saving_changes() {
+        let cal = holidays();
+        // Issued before the spring change (Mar 8, 2026), due after it: 08:00 CDT is 13:00 UTC.
+        let due = payment_due_date(date("2026-03-01"), &cal);
+        assert_eq!(due, date("2026-03-17"));
+        assert_eq!(auto_pay_at(due).to_rfc3339(), "2026-03-17T13:00:00+00:00");
+        // Issued before the fall change (Nov 1, 2026), due after it: 08:00 CST is 14:00 UTC.
+        let due = payment_due_date(date("2026-10-20"), &cal);
+        assert_eq!(due, date("2026-11-05"));
+        assert_eq!(auto_pay_at(due).to_rfc3339(), "2026-11-05T14:00:00+00:00");
+        // On the change days themselves (Sundays, never a due date) the hour still holds.
+        assert_eq!(
+            auto_pay_at(date("2026-11-01")).to_rfc3339(),
+            "2026-11-01T14:00:00+00:00"
+        );
+        assert_eq!(
+            auto_pay_at(date("2026-03-08")).to_rfc3339(),
+            "2026-03-08T13:00:00+00:00"
+        );
     }
 
     #[test]

@@ -61,6 +61,37 @@ impl Default for Provider {
     }
 }
 
+/// The Commission's customer contacts: where a customer whose complaint the provider did not
+/// resolve may turn. Every bill prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommissionContacts {
+    pub name: &'static str,
+    pub mail: &'static str,
+    pub phone: &'static str,
+    pub toll_free: &'static str,
+    pub email: &'static str,
+    pub website: &'static str,
+}
+
+pub const COMMISSION: CommissionContacts = CommissionContacts {
+    name: "Public Utility Commission of Texas, Customer Protection Division",
+    mail: "P.O. Box 13326, Austin, TX 78711-3326",
+    phone: "(512) 936-7120",
+    toll_free: "(888) 782-8477",
+    email: "customer@puc.texas.gov",
+    website: "www.puc.texas.gov",
+};
+
+impl CommissionContacts {
+    /// The sentence a bill prints after the provider's own contacts.
+    pub fn complaint_sentence(&self) -> String {
+        format!(
+            "A complaint we do not resolve may go to the {}, {}; {}, toll-free {}; {}; {}.",
+            self.name, self.mail, self.phone, self.toll_free, self.email, self.website
+        )
+    }
+}
+
 /// One section of a boilerplate document (TOS, YRAC).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {

@@ -28,6 +28,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.created",
     "invoice.paid",
     "invoice.past_due",
+    "invoice.late_fee_charged",
     TEST_EVENT_TYPE,
 ];
 
@@ -169,6 +170,18 @@ pub enum Event {
         total_cents: i64,
         payment_due_date: NaiveDate,
     },
+    /// A late fee on a past-due bill (`penalized_invoice_number`), charged as a line of the
+    /// next bill (`invoice_number`).
+    InvoiceLateFeeCharged {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        penalized_invoice_number: String,
+        base_cents: i64,
+        /// Percent of `base_cents`, decimal string.
+        percent: String,
+        amount_cents: i64,
+    },
     WebhookTest {
         endpoint_uuid: Uuid,
     },
@@ -210,6 +223,7 @@ impl Event {
             Event::InvoiceCreated { .. } => "invoice.created",
             Event::InvoicePaid { .. } => "invoice.paid",
             Event::InvoicePastDue { .. } => "invoice.past_due",
+            Event::InvoiceLateFeeCharged { .. } => "invoice.late_fee_charged",
             Event::WebhookTest { .. } => TEST_EVENT_TYPE,
         }
     }
@@ -235,7 +249,8 @@ impl Event {
             | Event::RenewalEmailSent { account_uuid, .. }
             | Event::InvoiceCreated { account_uuid, .. }
             | Event::InvoicePaid { account_uuid, .. }
-            | Event::InvoicePastDue { account_uuid, .. } => Some(*account_uuid),
+            | Event::InvoicePastDue { account_uuid, .. }
+            | Event::InvoiceLateFeeCharged { account_uuid, .. } => Some(*account_uuid),
             Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
             Event::WebhookTest { .. } => None,
         }
@@ -265,7 +280,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 22);
+        assert_eq!(EVENT_TYPES.len(), 23);
     }
 
     #[test]

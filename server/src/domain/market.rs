@@ -63,6 +63,22 @@ pub fn start_of_market_day(date: NaiveDate) -> DateTime<Utc> {
         .map_or_else(|| midnight.and_utc(), |t| t.with_timezone(&Utc))
 }
 
+/// The instant of `hour` o'clock (market time) on `date`; on a day whose clocks change the hour
+/// is read on the clock of that hour (an hour the spring change skips becomes the next).
+pub fn at_market_time(date: NaiveDate, hour: u32) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    let local = date.and_time(chrono::NaiveTime::MIN) + Duration::hours(i64::from(hour));
+    Chicago
+        .from_local_datetime(&local)
+        .earliest()
+        .or_else(|| {
+            Chicago
+                .from_local_datetime(&(local + Duration::hours(1)))
+                .earliest()
+        })
+        .map_or_else(|| local.and_utc(), |t| t.with_timezone(&Utc))
+}
+
 /// The instant `days` market days after `t` at the same wall-clock time in the market. A day
 /// in the market is 23 or 25 hours long when the clocks change, so adding `days * 24` hours
 /// would land an hour off and, near midnight, on the wrong date. A time the spring change

@@ -96,6 +96,7 @@ pub mod app_requests;
 pub mod apps;
 pub mod billing;
 pub mod cards;
+pub mod collections;
 pub mod credit;
 pub mod deposits;
 pub mod documents;

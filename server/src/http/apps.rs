@@ -14,7 +14,7 @@ use super::{
     error::{ApiError, ApiResult},
     routes, ApiRouter, AppState,
 };
-use crate::store::apps::AppRow;
+use crate::{domain::collections::LateFeePercent, store::apps::AppRow};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new().routes(routes!(get_app))
@@ -57,7 +57,7 @@ async fn logo(
         .into_response())
 }
 
-pub fn render(app: &AppRow) -> AppOut {
+pub fn render(app: &AppRow, late_fee: Option<LateFeePercent>) -> AppOut {
     AppOut {
         uuid: app.uuid,
         name: app.name.clone(),
@@ -76,6 +76,7 @@ pub fn render(app: &AppRow) -> AppOut {
             url: app.support_url.clone(),
         },
         allowed_origins: app.origins(),
+        late_fee_percent: late_fee.map(LateFeePercent::to_wire),
         created_at: Timestamp(app.created_at),
     }
 }
@@ -89,6 +90,11 @@ pub fn render(app: &AppRow) -> AppOut {
     ),
     security(("app_token" = []))
 )]
-pub async fn get_app(principal: AppPrincipal) -> ApiResult<axum::Json<AppOut>> {
-    Ok(axum::Json(render(&principal.app)))
+pub async fn get_app(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    principal: AppPrincipal,
+) -> ApiResult<axum::Json<AppOut>> {
+    let late_fee =
+        crate::services::collections::late_fee_setting(&state.db, principal.app.uuid).await?;
+    Ok(axum::Json(render(&principal.app, late_fee)))
 }

@@ -586,7 +586,7 @@ pub async fn support_info(state: &AppState, app: &AppRow, tdu: &str) -> ApiResul
         tdu_phone: t.phone,
         tdu_outage_phone: t.outage_phone,
         tdu_website: t.website,
-        partner_support: super::apps::render(app).support,
+        partner_support: super::apps::render(app, None).support,
     })
 }
 

@@ -107,6 +107,8 @@ pub struct BillReady {
     /// Whole kWh, as the customer reads them.
     pub kwh: String,
     pub due_date: chrono::NaiveDate,
+    /// The late fee this bill charges on an earlier bill left unpaid (0: none).
+    pub late_fee_cents: i64,
     /// The card charged automatically on the due date ("Visa ending in 4242"), when one is on
     /// file.
     pub auto_pay_card: Option<String>,
@@ -134,6 +136,9 @@ pub struct PastDueNotice {
     pub invoice_number: String,
     pub total_cents: i64,
     pub due_date: chrono::NaiveDate,
+    /// The late fee the next bill will charge unless this one is paid first (none: the app
+    /// charges none, or the customer is exempt).
+    pub late_fee_cents: Option<i64>,
     /// The single-use link to pay the bill on a hosted page.
     pub link: Option<String>,
 }
@@ -272,6 +277,13 @@ impl Template {
                     ),
                     format!("Invoice number: {}.", b.invoice_number),
                 ];
+                if b.late_fee_cents > 0 {
+                    paragraphs.push(format!(
+                        "It includes a one-time late fee of {} on an earlier bill that was not \
+                         paid by its due date; it is shown as its own line.",
+                        app::format::dollars(b.late_fee_cents)
+                    ));
+                }
                 if b.total_cents <= 0 {
                     paragraphs.push("There is nothing to pay this time.".to_owned());
                 } else {
@@ -353,7 +365,16 @@ impl Template {
                          ignore this message.",
                         open_the_app(brand)
                     ),
-                ],
+                ]
+                .into_iter()
+                .chain(p.late_fee_cents.filter(|c| *c > 0).map(|c| {
+                    format!(
+                        "If it is still unpaid when your next bill is issued, that bill will \
+                         include a one-time late fee of {}.",
+                        app::format::dollars(c)
+                    )
+                }))
+                .collect::<Vec<_>>(),
                 hosted_action("Pay your bill", p.link.as_ref()).as_ref(),
             ),
             Template::EnrollmentReceived(n) => {
@@ -909,10 +930,22 @@ mod tests {
             total_cents: 12_345,
             kwh: "1,055".to_owned(),
             due_date: day(2027, 2, 25),
+            late_fee_cents: 0,
             auto_pay_card: Some("Visa ending in 4242".to_owned()),
             link: None,
         };
         let r = Template::BillReady(bill.clone()).render(&full_brand());
+        assert!(!r.text.contains("late fee"), "{}", r.text);
+        let with_fee = Template::BillReady(BillReady {
+            late_fee_cents: 769,
+            ..bill.clone()
+        })
+        .render(&full_brand());
+        assert!(
+            with_fee.text.contains("one-time late fee of $7.69"),
+            "{}",
+            with_fee.text
+        );
         assert_eq!(r.subject, "Your Sunny Homes electricity bill is ready");
         for fact in ["$123.45", "1,055 kWh", "INV-00000042", "due by February 25, 2027",
             "Visa ending in 4242 will be charged automatically on February 25, 2027",
@@ -1001,9 +1034,25 @@ mod tests {
             invoice_number: "INV-00000042".to_owned(),
             total_cents: 12_345,
             due_date: day(2027, 2, 25),
+            late_fee_cents: None,
             link: None,
         })
         .render(&full_brand());
+        assert!(!r.text.contains("late fee"), "{}", r.text);
+        let with_fee = Template::PastDue(PastDueNotice {
+            first_name: "Ana".to_owned(),
+            invoice_number: "INV-00000042".to_owned(),
+            total_cents: 12_345,
+            due_date: day(2027, 2, 25),
+            late_fee_cents: Some(617),
+            link: None,
+        })
+        .render(&full_brand());
+        assert!(
+            with_fee.text.contains("one-time late fee of $6.17"),
+            "{}",
+            with_fee.text
+        );
         assert_eq!(r.subject, "Your electricity bill is past due");
         assert!(r
             .text

@@ -176,7 +176,7 @@ pub async fn create_app_in(
     })
 }
 
-async fn existing_app(db: &Db, app_uuid: Uuid) -> Result<AppRow, Error<AppRefused>> {
+pub(crate) async fn existing_app(db: &Db, app_uuid: Uuid) -> Result<AppRow, Error<AppRefused>> {
     match store::apps::app_by_uuid(db, app_uuid).await? {
         Some(app) => Ok(app),
         None => refused(AppRefused::AppNotFound),

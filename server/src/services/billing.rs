@@ -1,9 +1,9 @@
 //! Billing's use cases, on the account's clock: starting billing when service starts (the
 //! utility's year of usage history and the first cycle read), billing a cycle (usage, the meter
-//! read, the invoice, `invoice.created`, an e-mail, the auto-pay and past-due jobs) and the final
-//! bill, attaching a card, and the sandbox's simulations. The jobs that run them on schedule are
-//! in `jobs::cycle`; what happens to an issued invoice (reading it, paying it, auto-pay, past
-//! due) is in `services::invoices`.
+//! read, the invoice with any late fee it charges, `invoice.created`, an e-mail, the auto-pay and
+//! past-due jobs) and the final bill, attaching a card, and the sandbox's simulations. The jobs
+//! that run them on schedule are in `jobs::cycle`; what happens to an issued invoice (reading
+//! it, paying it, auto-pay, past due) is in `services::invoices`.
 //!
 //! Each job's payload carries the instant it was meant for (`at`); business records use it, so
 //! that work run late (a sandbox clock jumping months ahead, demo data) carries its real dates.
@@ -20,13 +20,15 @@ use crate::{
     clock::AccountClock,
     domain::{
         billing::{
-            self, card_name, contract_on, invoice_number, payment_due_date, period_kwh,
-            BillingError, InvoiceInput, InvoiceStatus, PaymentInitiator, StoredCycle, StoredDay,
-            StoredPeriod,
+            self, auto_pay_at, card_name, contract_on, invoice_number, payment_due_date,
+            period_kwh, BillingError, ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator,
+            StoredCycle, StoredDay, StoredPeriod,
         },
+        collections::{late_fee_group, late_fees, LateFee, LateFeePercent, PastDueBill},
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
         hosted::LinkPurpose,
+        market::BusinessCalendar,
         usage,
     },
     mail::{
@@ -40,6 +42,7 @@ use crate::{
         accounts::AccountRow,
         apps::AppRow,
         billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
+        collections::LateFeeRow,
         enrollment::{ContractRow, LocationRow},
         events::NewEvent,
         payments::CardRow,
@@ -284,7 +287,15 @@ pub async fn bill_cycle(
         Ok(input) => input,
         Err(why) => return Ok(Err(why)),
     };
-    let computed = billing::compute(&input);
+    let mut computed = billing::compute(&input);
+    let fees = late_fees_due(tx, app.uuid, account.uuid, read_date).await?;
+    let late_fee_cents: i64 = fees.iter().map(|(_, f)| f.amount_cents).sum();
+    let owned: Vec<LateFee> = fees.iter().map(|(_, f)| f.clone()).collect();
+    if let Some(group) = late_fee_group(&owned) {
+        computed.total_cents += group.total_cents;
+        computed.groups.push(group);
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut *tx).await?);
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
     let settled = computed.total_cents <= 0;
@@ -296,7 +307,7 @@ pub async fn bill_cycle(
         location_uuid: location.uuid,
         meter_read_uuid: read.uuid,
         invoice_date,
-        payment_due_date: payment_due_date(invoice_date),
+        payment_due_date: payment_due_date(invoice_date, &calendar),
         billing_period_start: period_start,
         billing_period_end: period_end,
         total_cents: computed.total_cents,
@@ -316,6 +327,39 @@ pub async fn bill_cycle(
         updated_at: when,
     };
     store::billing::insert_invoice(tx, &invoice).await?;
+    for (penalized, fee) in &fees {
+        store::collections::insert_late_fee(
+            tx,
+            &LateFeeRow {
+                uuid: Uuid::new_v4(),
+                account_uuid: account.uuid,
+                penalized_invoice_uuid: penalized.uuid,
+                charged_invoice_uuid: invoice.uuid,
+                base_cents: fee.base_cents,
+                percent: fee.percent.normalize().to_string(),
+                amount_cents: fee.amount_cents,
+                created_at: when,
+            },
+        )
+        .await?;
+        store::events::insert_event(
+            tx,
+            &NewEvent::of(
+                app.uuid,
+                &Event::InvoiceLateFeeCharged {
+                    account_uuid: account.uuid,
+                    location_uuid: location.uuid,
+                    invoice_number: invoice.number.clone(),
+                    penalized_invoice_number: penalized.number.clone(),
+                    base_cents: fee.base_cents,
+                    percent: fee.percent.normalize().to_string(),
+                    amount_cents: fee.amount_cents,
+                },
+                clock.now(),
+            ),
+        )
+        .await?;
+    }
     store::events::insert_event(
         tx,
         &NewEvent::of(
@@ -357,6 +401,7 @@ pub async fn bill_cycle(
             total_cents: invoice.total_cents,
             kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
             due_date: invoice.payment_due_date,
+            late_fee_cents,
             // Auto-pay charges the card on the due date.
             auto_pay_card: card.as_ref().map(|c| card_name(&c.brand, &c.last4)),
             link: Some(link),
@@ -364,13 +409,12 @@ pub async fn bill_cycle(
     )
     .await?;
     if !settled {
-        let due = start_of_market_day(invoice.payment_due_date);
         schedule_invoice_job(
             tx,
             clock,
             JobKind::AutoPay,
             &invoice,
-            due + Duration::hours(8),
+            auto_pay_at(invoice.payment_due_date),
         )
         .await?;
         schedule_invoice_job(
@@ -383,6 +427,46 @@ pub async fn bill_cycle(
         .await?;
     }
     Ok(Ok(Some(invoice)))
+}
+
+/// The late fees the next bill of the account (issued on `invoice_date`) charges, each with the
+/// past-due bill it is on: none when the app charges none or the account is exempt. A past-due
+/// bill whose stored charges cannot be read is not penalized (never a fee on a guess).
+async fn late_fees_due(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    account_uuid: Uuid,
+    invoice_date: NaiveDate,
+) -> store::Result<Vec<(InvoiceRow, LateFee)>> {
+    let percent = store::collections::late_fee_percent(&mut *tx, app_uuid)
+        .await?
+        .as_deref()
+        .and_then(LateFeePercent::from_stored);
+    let Some(percent) = percent else {
+        return Ok(Vec::new());
+    };
+    let exempt = store::collections::is_late_fee_exempt(&mut *tx, account_uuid).await?;
+    if exempt {
+        return Ok(Vec::new());
+    }
+    let rows = store::collections::past_due_before(tx, account_uuid, invoice_date).await?;
+    let mut due = Vec::new();
+    for row in rows {
+        let Ok(groups) = serde_json::from_str::<Vec<ChargeGroup>>(&row.charges) else {
+            tracing::error!(invoice = %row.uuid, "a past-due bill's charges cannot be read");
+            continue;
+        };
+        let bill = PastDueBill {
+            number: row.number.clone(),
+            groups,
+            penalized: store::collections::is_penalized(tx, row.uuid).await?,
+            billed_since_due: store::collections::billed_since_due(tx, &row).await?,
+        };
+        if let Some(fee) = late_fees(Some(percent), exempt, &[bill]).pop() {
+            due.push((row, fee));
+        }
+    }
+    Ok(due)
 }
 
 /// The location's contracts that bill its days (all but the cancelled), oldest first.

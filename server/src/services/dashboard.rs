@@ -85,6 +85,8 @@ pub struct AccountOverview {
     pub documents: Vec<(Uuid, Vec<LocationDocument>)>,
     pub emails: Vec<EmailRow>,
     pub events: Vec<EventRow>,
+    /// The operator marked the account exempt from late fees.
+    pub late_fee_exempt: bool,
 }
 
 /// The most payments an account's page lists.
@@ -230,6 +232,7 @@ pub async fn account_overview(
         locations,
         documents,
         events: store::events::events_of_account(db, uuid).await?,
+        late_fee_exempt: store::collections::is_late_fee_exempt(db, uuid).await?,
         emails,
         app,
         account,

@@ -186,6 +186,7 @@ async fn render_pdf(
     .await?;
     let detail = detail_of(core, invoice).await?;
     let logo = super::apps::uploaded_logo(&core.db, app).await?;
+    let deposit = store::credit_reviews::latest_deposit(&core.db, account.uuid).await?;
     let doc = documents::invoice_document(InvoiceRecords {
         app,
         account,
@@ -200,6 +201,7 @@ async fn render_pdf(
         reads: &reads,
         provider: &core.config.provider,
         logo: logo.as_ref().map(|l| l.bytes.as_slice()),
+        deposit: deposit.as_ref(),
     });
     Ok(InvoicePdf {
         number: detail.invoice.number,
@@ -561,6 +563,7 @@ pub async fn past_due(
         ),
     )
     .await?;
+    let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
     let link = super::hosted::email_link(
         tx,
         core,
@@ -577,6 +580,7 @@ pub async fn past_due(
         &app,
         &account,
         &Template::PastDue(PastDueNotice {
+            late_fee_cents,
             first_name: account.first_name.clone(),
             invoice_number: invoice.number.clone(),
             total_cents: invoice.total_cents,

@@ -8,6 +8,7 @@ pub mod app_requests;
 pub mod apps;
 pub mod audit;
 pub mod billing;
+pub mod collections;
 pub mod credit;
 pub mod dashboard;
 pub mod deposits;

@@ -219,7 +219,7 @@ pub struct InvoiceRow {
     pub updated_at: DateTime<Utc>,
 }
 
-const INVOICE_COLUMNS: &str = "uuid, number, app_uuid, account_uuid, location_uuid, \
+pub(crate) const INVOICE_COLUMNS: &str = "uuid, number, app_uuid, account_uuid, location_uuid, \
     meter_read_uuid, invoice_date, payment_due_date, billing_period_start, billing_period_end, \
     total_cents, total_kwh, generation_kwh, charges, status, paid_at, voided_at, created_at, \
     updated_at";
@@ -439,6 +439,7 @@ pub const BILLING_JOB_KINDS: [&str; 3] =
 /// locations. Called before the locations themselves go.
 pub async fn delete_billing_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     for sql in [
+        "DELETE FROM late_fees WHERE account_uuid = $1",
         "DELETE FROM invoice_payments WHERE account_uuid = $1",
         "DELETE FROM invoice_status_history WHERE invoice_uuid IN \
             (SELECT uuid FROM invoices WHERE account_uuid = $1)",

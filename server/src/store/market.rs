@@ -131,9 +131,10 @@ pub async fn all_zip_tdus(db: &Db) -> Result<Vec<ZipTduRow>> {
     on_db!(db, c => sqlx::query_as::<_, ZipTduRow>(sql).fetch_all(c).await)
 }
 
-pub async fn federal_holidays(db: &Db) -> Result<Vec<NaiveDate>> {
+/// The market's holidays (its business calendar skips them with the weekends).
+pub async fn federal_holidays(conn: impl Into<Conn<'_>>) -> Result<Vec<NaiveDate>> {
     let sql = "SELECT holiday_date FROM federal_holidays ORDER BY holiday_date";
-    on_db!(db, c => sqlx::query_scalar::<_, NaiveDate>(sql).fetch_all(c).await)
+    on_conn!(conn.into(), c => sqlx::query_scalar::<_, NaiveDate>(sql).fetch_all(c).await)
 }
 
 pub async fn load_zone(db: &Db, name: &str) -> Result<Option<LoadZoneRow>> {

@@ -11,6 +11,7 @@ pub mod apps;
 pub mod audit;
 pub mod backup;
 pub mod billing;
+pub mod collections;
 pub mod counters;
 pub mod credit;
 pub mod credit_reviews;

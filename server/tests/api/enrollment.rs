@@ -12,7 +12,7 @@ use crate::{
 };
 
 pub(crate) const HOUSE: &str = "10443720000200001";
-const OTHER_HOUSE: &str = "10443720000200002";
+pub(crate) const OTHER_HOUSE: &str = "10443720000200002";
 pub(crate) const SWITCH_HOLD: &str = "10443720000201111";
 const DEACTIVATED: &str = "10443720000202222";
 const REJECTED: &str = "10443720000203333";

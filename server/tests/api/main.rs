@@ -13,6 +13,7 @@ mod auth;
 mod backup;
 mod billing;
 mod cli;
+mod collections;
 mod concurrency;
 mod conflicts;
 mod contract_life;

@@ -13,8 +13,8 @@ use axum::{
         StatusCode,
     },
     response::IntoResponse,
-    routing::get,
-    Router,
+    routing::{get, post},
+    Form, Router,
 };
 use leptos::prelude::*;
 use serde::Deserialize;
@@ -23,7 +23,11 @@ use uuid::Uuid;
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
     domain::{credit::SIMULATED_EVENTS, documents::DocumentStatus},
-    http::{error::ApiError, market::pdf_response, AppState},
+    http::{
+        error::{ApiError, ErrorCode},
+        market::pdf_response,
+        AppState,
+    },
     services::{self, dashboard::AccountOverview},
     store::accounts::AccountRow,
 };
@@ -37,6 +41,10 @@ pub fn routes() -> Router<AppState> {
             get(invoice_pdf),
         )
         .route("/dashboard/accounts/{account}/emails/{email}", get(email))
+        .route(
+            "/dashboard/accounts/{account}/late-fee-exemption",
+            post(set_late_fee_exemption),
+        )
         .route(
             "/dashboard/accounts/{account}/documents/{document}",
             get(document_pdf),
@@ -119,8 +127,61 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
     Some(match done? {
         "advanced" => "The account's clock was moved forward; what fell due on the way ran.",
         "simulated" => "The event was simulated.",
+        "exemption" => "The account's late-fee exemption was saved.",
         _ => return None,
     })
+}
+
+#[derive(Deserialize)]
+struct ExemptionForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    exempt: String,
+}
+
+/// Marks the account exempt from late fees (`exempt=on`) or clears the mark (`off`); the
+/// operator's to decide.
+async fn set_late_fee_exemption(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(account): Path<Uuid>,
+    Form(form): Form<ExemptionForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    if !dash.member().is_operator() {
+        return Err(ApiError::new(
+            ErrorCode::ScopeDenied,
+            "Only the operator marks an account exempt from late fees",
+        )
+        .into());
+    }
+    let exempt = match form.exempt.trim() {
+        "on" => true,
+        "off" => false,
+        _ => {
+            return Err(
+                ApiError::new(ErrorCode::ParameterInvalid, "exempt must be on or off").into(),
+            )
+        }
+    };
+    services::collections::set_late_fee_exempt(
+        &state.db,
+        &state.clock,
+        &dash.actor(),
+        app.uuid,
+        account.uuid,
+        exempt,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("account"))?;
+    Ok(super::see_other(&format!(
+        "/dashboard/accounts/{}?done=exemption",
+        account.uuid
+    )))
 }
 
 async fn account_page(
@@ -325,6 +386,30 @@ fn account_view(
             view! { <tr><td>{when}</td><td><code>{kind}</code></td></tr> }
         })
         .collect_view();
+    let exemption = if o.late_fee_exempt {
+        "Exempt from late fees."
+    } else {
+        "Late fees apply when the app charges them."
+    };
+    let exemption_form = dash.member().is_operator().then(|| {
+        let (value, label) = if o.late_fee_exempt {
+            ("off", "Charge late fees again")
+        } else {
+            ("on", "Mark exempt from late fees")
+        };
+        view! {
+            <form method="post" action=format!("{base}/late-fee-exemption")>
+                {views::csrf_field(&nav.csrf)}
+                <input type="hidden" name="exempt" value=value/>
+                <button type="submit">{label}</button>
+            </form>
+        }
+    });
+    let late_fee = view! {
+        <h2>"Late fee"</h2>
+        <p>{exemption}</p>
+        {exemption_form}
+    };
     let title = format!("{} {}", a.first_name, a.last_name);
     let meta = format!(
         "Account {} · {} · app {} ({})",
@@ -362,6 +447,7 @@ fn account_view(
                 <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th></tr></thead>
                 <tbody>{invoices}</tbody>
             </table></div>
+            {late_fee}
             <h2>"Payments"</h2>
             {no_payments}
             <div class="table-wrap"><table>

@@ -79,6 +79,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/apps/{app}/support", post(set_support))
         .route("/dashboard/apps/{app}/renewal", post(set_renewal))
         .route("/dashboard/apps/{app}/landing", post(set_landing))
+        .route("/dashboard/apps/{app}/late-fee", post(set_late_fee))
         .route("/dashboard/apps/{app}/payment-keys", post(set_payment_keys))
         .route("/dashboard/apps/{app}/tokens", post(create_token))
         .route("/dashboard/apps/{app}/tokens/revoke", post(revoke_token))
@@ -449,6 +450,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "support" => "The support contacts were saved.",
         "renewal" => "The renewal link was saved.",
         "landing" => "The landing text was saved.",
+        "late_fee" => "The late fee was saved.",
         "keys" => "The payment keys were saved.",
         "revoked" => "The key was revoked.",
         _ => return None,
@@ -596,10 +598,12 @@ async fn render_app(
         state.config.public_url(),
         app.uuid
     );
+    let late_fee = services::collections::late_fee_setting(&state.db, app.uuid).await?;
     Ok(views::app(
         &dash.nav(),
         &views::AppPage {
             app,
+            late_fee_percent: late_fee.map(|p| p.to_wire()),
             tokens: &tokens,
             endpoints: &endpoints,
             flow_url: &flow_url,
@@ -790,6 +794,41 @@ async fn set_landing(
     )
     .await;
     after_change(&state, &dash, &app, result, "landing").await
+}
+
+#[derive(Deserialize)]
+struct LateFeeForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    late_fee_percent: String,
+}
+
+/// The app's late fee (blank or `off`: none); the operator's to set.
+async fn set_late_fee(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(app): Path<Uuid>,
+    Form(form): Form<LateFeeForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    if !dash.member().is_operator() {
+        return Err(ApiError::new(
+            ErrorCode::ScopeDenied,
+            "Only the operator sets the late fee",
+        )
+        .into());
+    }
+    let result = services::collections::set_late_fee(
+        &state.db,
+        &state.clock,
+        &dash.actor(),
+        app.uuid,
+        &form.late_fee_percent,
+    )
+    .await;
+    after_change(&state, &dash, &app, result, "late_fee").await
 }
 
 #[derive(Deserialize)]

@@ -244,6 +244,8 @@ pub(super) fn copy_button(id: &'static str) -> impl IntoView {
 /// What the app page shows.
 pub struct AppPage<'a> {
     pub app: &'a AppRow,
+    /// The late fee, percent of a past-due bill's unpaid amount; none when off.
+    pub late_fee_percent: Option<String>,
     pub tokens: &'a [AppTokenRow],
     pub endpoints: &'a [EndpointRow],
     pub flow_url: &'a str,
@@ -290,6 +292,30 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             }
         })
         .collect_view();
+    let late_fee_now = page
+        .late_fee_percent
+        .as_ref()
+        .map_or_else(|| "Off".to_owned(), |p| format!("{p}%"));
+    let late_fee_form = page.operator.then(|| {
+        let action = format!("{base}/late-fee");
+        let current = page.late_fee_percent.clone().unwrap_or_default();
+        view! {
+            <form method="post" action=action>
+                {csrf_field(&nav.csrf)}
+                <label for="late_fee_percent">"Late fee, percent (blank: off)"</label>
+                <input id="late_fee_percent" name="late_fee_percent" type="text" value=current/>
+                <button type="submit">"Save late fee"</button>
+            </form>
+        }
+    });
+    let late_fee = view! {
+        <section class="card">
+            <h2>"Late fee"</h2>
+            <p>"A one-time fee on a bill still unpaid after its due date, charged as its own line of the next bill: at most 5% of the unpaid amount, never on an amount already charged a late fee, never to an account marked exempt."</p>
+            <p>"Now: " {late_fee_now}</p>
+            {late_fee_form}
+        </section>
+    };
     let keys_form = (page.operator && a.environment == "live").then(|| {
         let action = format!("{base}/payment-keys");
         let current = a.payment_publishable_key.clone();
@@ -408,6 +434,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <button type="submit">"Save renewal link"</button>
             </form>
         </section>
+        {late_fee}
         <section class="card">
             <h2>"Sign-up page"</h2>
             <p>"The short text above the sign-up form of this app's hosted page (/go/" {a.slug.clone()} "), at most 600 characters."</p>
