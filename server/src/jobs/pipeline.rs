@@ -48,7 +48,7 @@ async fn begin(ctx: &JobContext) -> store::Result<Tx> {
 pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
     let (app, account) = account_of(ctx)?;
     let mut tx = begin(ctx).await?;
-    enrollment::verify(&mut tx, &ctx.state, &ctx.clock, app, account).await?;
+    enrollment::verify(&mut tx, &ctx.clock, app, account).await?;
     finish(ctx, tx, account).await
 }
 

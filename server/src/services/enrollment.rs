@@ -496,7 +496,7 @@ pub async fn accept_plan(
     let finalized = store::enrollment::enrollment(&mut tx, account_uuid)
         .await?
         .map(|e| e.cancellation.as_deref().and_then(Cancellation::parse));
-    let pending_expired = pending_price_expired(&mut tx, state, account_uuid, now)
+    let pending_expired = pending_price_expired(&mut tx, account_uuid, now)
         .await?
         .is_some();
     match prior_acceptance(finalized, account.has_accepted_plan, pending_expired) {
@@ -835,7 +835,6 @@ async fn gateway_of(state: &Core, app: Uuid) -> store::Result<UtilityGateway> {
 /// cancelled one). A price that expires after finalize holds: the customer accepted it in time.
 pub async fn verify(
     tx: &mut Tx,
-    state: &Core,
     clock: &AccountClock,
     app: Uuid,
     account: Uuid,
@@ -847,7 +846,7 @@ pub async fn verify(
     if VerificationState::parse(&e.verification) != Some(VerificationState::Pending) {
         return Ok(());
     }
-    let expired = pending_price_expired(tx, state, account, e.finalized_at)
+    let expired = pending_price_expired(tx, account, e.finalized_at)
         .await?
         .is_some();
     e.updated_at = now;
@@ -1037,7 +1036,6 @@ pub async fn confirm_address(
 /// When the price of a pending contract's plan expired, if one has by `at` (the earliest).
 async fn pending_price_expired(
     tx: &mut Tx,
-    state: &Core,
     account: Uuid,
     at: chrono::DateTime<chrono::Utc>,
 ) -> store::Result<Option<chrono::DateTime<chrono::Utc>>> {
@@ -1047,7 +1045,7 @@ async fn pending_price_expired(
         .iter()
         .filter(|c| c.status == ContractStatus::Pending)
     {
-        if let Some(plan) = store::market::plan_by_uuid(&state.db, c.plan_uuid).await? {
+        if let Some(plan) = store::market::plan_by_uuid_in(&mut *tx, c.plan_uuid).await? {
             expires.push(plan.expires_at);
         }
     }
@@ -1096,7 +1094,7 @@ pub async fn finalize(
             return Err(Refused(FinalizeRefused::ClientAgentNotRecorded));
         }
     }
-    if let Some(expired_at) = pending_price_expired(&mut tx, state, account_uuid, now).await? {
+    if let Some(expired_at) = pending_price_expired(&mut tx, account_uuid, now).await? {
         return Err(Refused(FinalizeRefused::PlanExpired(expired_at)));
     }
     let profile = account.profile().map_err(|e| Failed(e.into()))?;

@@ -538,6 +538,13 @@ pub async fn plan_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<PlanRow>> {
     on_db!(db, c => sqlx::query_as::<_, PlanRow>(&sql).bind(uuid).fetch_optional(c).await)
 }
 
+/// `plan_by_uuid` inside a transaction: a use case holding a row lock must not wait for a
+/// second connection of the pool, which concurrent requests holding theirs can exhaust.
+pub async fn plan_by_uuid_in(tx: &mut Tx, uuid: Uuid) -> Result<Option<PlanRow>> {
+    let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE uuid = $1");
+    on_tx!(tx, c => sqlx::query_as::<_, PlanRow>(&sql).bind(uuid).fetch_optional(c).await)
+}
+
 pub async fn plans_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<PlanRow>> {
     let sql = format!(
         "SELECT {PLAN_COLUMNS} FROM plans WHERE account_uuid = $1 ORDER BY created_at, uuid"
