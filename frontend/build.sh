@@ -4,12 +4,24 @@
 # static files); then each other flow gets its own bundle (/pkg/flow-<scope>.{js,wasm}), built
 # with that flow's feature only, so that a flow page downloads its own flow's code and no
 # other's. Everything precompressed (brotli, gzip), as served. Needs binaryen's wasm-opt first
-# on PATH (end2end/node_modules/.bin). Usage: frontend/build.sh [--frontend-only]
+# on PATH (end2end/node_modules/.bin).
+#
+#   frontend/build.sh [--frontend-only]   everything (the server too unless --frontend-only)
+#   frontend/build.sh --without-flows     the server and the enrollment flow only
+#   frontend/build.sh --flows-only        the other flows, beside a site built before
 set -euo pipefail
 cd "$(dirname "$0")/.."
-only=()
-if [ "${1:-}" = "--frontend-only" ]; then only=(--frontend-only); fi
-cargo leptos build --release --precompress "${only[@]}"
+main=(--release --precompress)
+build_main=1 build_flows=1
+case "${1:-}" in
+  --frontend-only) main+=(--frontend-only) ;;
+  --without-flows) build_flows=0 ;;
+  --flows-only) build_main=0 ;;
+  "") ;;
+  *) echo "usage: frontend/build.sh [--frontend-only | --without-flows | --flows-only]" >&2; exit 2 ;;
+esac
+if [ "$build_main" = 1 ]; then cargo leptos build "${main[@]}"; fi
+[ "$build_flows" = 1 ] || exit 0
 for flow in update-payment-method billing documents renewal; do
   # A site of its own (cargo-leptos empties the site it builds), then its bundle beside the
   # enrollment flow's under its own name.
