@@ -68,6 +68,24 @@ pub struct FlowBranding {
     pub post_message_origins: Vec<String>,
     /// The licensed provider's name (`provider.name`), which the credit consent names.
     pub provider: String,
+    /// How the app's card steps take a card.
+    pub card: CardEntry,
+}
+
+/// How a flow's card step takes a card, told by the server with the page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CardEntry {
+    /// Sandbox apps: this service's own form, posting to the built-in test-mode processor.
+    BuiltIn,
+    /// Live apps: the card processor's own component, from its browser script (loaded from
+    /// the processor's origin) with the app's publishable key; the card number stays between
+    /// the component and the processor.
+    Processor {
+        script_url: String,
+        publishable_key: String,
+    },
+    /// A live app on a deployment without a card processor: no card can be added here.
+    Unavailable,
 }
 
 /// The server side of the flow pages, provided as Leptos context by the server crate so that
@@ -189,6 +207,7 @@ pub struct Chrome {
     origins: Vec<String>,
     style: Option<String>,
     provider: String,
+    card: CardEntry,
 }
 
 /// Where a flow opened full-page returns: the portal, or the "done" page of its app.
@@ -237,6 +256,7 @@ pub fn FlowShell() -> impl IntoView {
                         let chrome = Chrome {
                             name,
                             provider: b.as_ref().map(|b| b.provider.clone()).unwrap_or_default(),
+                            card: b.as_ref().map(|b| b.card.clone()).unwrap_or(CardEntry::Unavailable),
                             logo: b.as_ref().and_then(|b| b.logo_url.clone()),
                             origins: b
                                 .as_ref()
@@ -375,6 +395,7 @@ fn Frame(
         origins,
         style,
         provider,
+        card,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
@@ -390,7 +411,7 @@ fn Frame(
         closed.set(true);
         tell_host(reason);
     });
-    let flow = Flow::new(close, next, (name.clone(), provider));
+    let flow = Flow::new(close, next, (name.clone(), provider), card);
     let first = Task::new();
     let load = move || {
         phase.set(Phase::Starting);

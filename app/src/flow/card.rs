@@ -1,13 +1,16 @@
 //! The card component: card data goes from the browser to the payment processor with the
 //! app's publishable key and a single-use client secret; `/v1` only ever sees the `pm_...` id.
-//! In sandbox the test cards are listed. A declined card is reported at the card number and
-//! another card can be tried at once.
+//! In sandbox the form is ours and posts to the built-in test-mode processor, and the test
+//! cards are listed; for live apps the card processor's own component (from its script, on its
+//! origin) takes the card and confirms the setup session, so the number never reaches this
+//! code. A declined card is reported at the card number and another card can be tried at once.
 
-use leptos::prelude::*;
+use leptos::{html, prelude::*};
 
 use super::{
     input::{card_network, digits, group_card_number, parse_expiry, shape_expiry},
     session::{ErrorNotice, Flow, Submit, Task},
+    CardEntry,
 };
 use crate::client::{ApiClient, CardInput};
 
@@ -33,6 +36,231 @@ pub fn PaymentStep(flow: Flow) -> impl IntoView {
 /// `reread`: read the account afterwards and move to the step it needs (enrollment).
 #[component]
 pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView {
+    match flow.card_entry.get_value() {
+        CardEntry::BuiltIn => view! { <BuiltInCardForm flow reread label/> }.into_any(),
+        CardEntry::Processor {
+            script_url,
+            publishable_key,
+        } => view! { <ProcessorCardForm flow reread label script_url publishable_key/> }.into_any(),
+        CardEntry::Unavailable => view! {
+            <div class="notice" role="status" data-testid="card-unavailable">
+                <p>"Cards cannot be added here yet. Please contact us to set up your payment."</p>
+            </div>
+        }
+        .into_any(),
+    }
+}
+
+/// Saves the card the processor's component confirmed: a fresh setup session per attempt
+/// (its secret is good for one card only), the component confirms it with the processor, and
+/// the payment method it made is attached to the account.
+#[component]
+fn ProcessorCardForm(
+    flow: Flow,
+    reread: bool,
+    label: &'static str,
+    script_url: String,
+    publishable_key: String,
+) -> impl IntoView {
+    let host: NodeRef<html::Div> = NodeRef::new();
+    let task = Task::new();
+    let ready = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    let component = StoredValue::new_local(None::<processor::Component>);
+    // The component exists only in the browser, once the page has its place for it.
+    Effect::new(move |_| {
+        let Some(_node) = host.get() else { return };
+        #[cfg(feature = "hydrate")]
+        {
+            let (script_url, publishable_key) = (script_url.clone(), publishable_key.clone());
+            leptos::task::spawn_local(async move {
+                match processor::Component::mount(&script_url, &publishable_key, &_node).await {
+                    Ok(c) => {
+                        component.set_value(Some(c));
+                        ready.set(true);
+                    }
+                    Err(_) => task.error.set(Some(crate::client::ClientError::new(
+                        "network_error",
+                        "The card form could not be loaded.",
+                    ))),
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (&script_url, &publishable_key, ready);
+    });
+    let save = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            let Some(component) = component.get_value() else {
+                return;
+            };
+            flow.call(
+                task,
+                async move |c| {
+                    let session = c.payment_session().await?;
+                    let id = component.confirm(&session.client_secret).await?;
+                    let method = c.attach_payment_method(&id).await?;
+                    let account = if reread {
+                        Some(c.account().await?)
+                    } else {
+                        None
+                    };
+                    Ok((method, account))
+                },
+                move |(method, account)| {
+                    flow.card.set(Some(method));
+                    if let Some(account) = account {
+                        flow.advance(account);
+                    }
+                },
+            );
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (flow, reread);
+    };
+    view! {
+        <form class="stack" data-testid="processor-card" on:submit=move |ev| {
+            ev.prevent_default();
+            save();
+        }>
+            <label id="card-label">"Card"</label>
+            <div class="processor-card" id="card-number" role="group" aria-labelledby="card-label"
+                data-ready=move || ready.get().to_string() node_ref=host></div>
+            <ErrorNotice task retry=move |_| save()/>
+            <Submit task label testid="card-submit"/>
+        </form>
+    }
+}
+
+/// The card processor's browser component, driven through its script's documented calls: the
+/// processor object made with the publishable key, its card element mounted in our page, and
+/// the confirmation of a setup session with that element. Nothing of the card passes here.
+#[cfg(feature = "hydrate")]
+mod processor {
+    use js_sys::{Array, Function, Object, Promise, Reflect};
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+
+    use crate::client::ClientError;
+
+    /// The global the processor's script defines: the constructor of its client object.
+    const GLOBAL: &str = "Stripe";
+
+    #[derive(Clone)]
+    pub struct Component {
+        processor: JsValue,
+        card: JsValue,
+    }
+
+    fn get(target: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+        Reflect::get(target, &JsValue::from_str(key))
+    }
+
+    fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+        let f: Function = get(target, method)?.dyn_into()?;
+        f.apply(target, &args.iter().collect::<Array>())
+    }
+
+    /// Loads the processor's script once per page (from its own origin, as the processor
+    /// requires), or finds it already loaded.
+    async fn load(script_url: &str) -> Result<Function, JsValue> {
+        let window = web_sys::window().ok_or(JsValue::NULL)?;
+        let existing = get(&window, GLOBAL)?;
+        if existing.is_function() {
+            return Ok(existing.unchecked_into());
+        }
+        let document = window.document().ok_or(JsValue::NULL)?;
+        let script = document.create_element("script")?;
+        script.set_attribute("src", script_url)?;
+        let loaded = Promise::new(&mut |resolve, reject| {
+            let _ = Reflect::set(&script, &"onload".into(), &resolve);
+            let _ = Reflect::set(&script, &"onerror".into(), &reject);
+        });
+        document
+            .head()
+            .ok_or(JsValue::NULL)?
+            .append_child(&script)?;
+        JsFuture::from(loaded).await?;
+        get(&window, GLOBAL)?.dyn_into()
+    }
+
+    impl Component {
+        pub async fn mount(
+            script_url: &str,
+            publishable_key: &str,
+            host: &web_sys::Element,
+        ) -> Result<Component, JsValue> {
+            let constructor = load(script_url).await?;
+            let processor = constructor.call1(&JsValue::NULL, &publishable_key.into())?;
+            let elements = call(&processor, "elements", &[])?;
+            let card = call(&elements, "create", &["card".into()])?;
+            call(&card, "mount", &[host.clone().into()])?;
+            Ok(Component { processor, card })
+        }
+
+        /// Confirms the setup session with the card in the component: the new payment
+        /// method's id, or the processor's refusal in the customer's words.
+        pub async fn confirm(&self, client_secret: &str) -> Result<String, ClientError> {
+            self.try_confirm(client_secret).await.unwrap_or_else(|_| {
+                Err(ClientError::new(
+                    "network_error",
+                    "The card processor could not be reached.",
+                ))
+            })
+        }
+
+        async fn try_confirm(
+            &self,
+            client_secret: &str,
+        ) -> Result<Result<String, ClientError>, JsValue> {
+            let method = Object::new();
+            Reflect::set(&method, &"card".into(), &self.card)?;
+            let data = Object::new();
+            Reflect::set(&data, &"payment_method".into(), &method)?;
+            let promise: Promise = call(
+                &self.processor,
+                "confirmCardSetup",
+                &[client_secret.into(), data.into()],
+            )?
+            .dyn_into()?;
+            let result = JsFuture::from(promise).await?;
+            let error = get(&result, "error")?;
+            if !error.is_null() && !error.is_undefined() {
+                let text = |key| get(&error, key).ok().and_then(|v| v.as_string());
+                let message = text("message")
+                    .unwrap_or_else(|| "This card could not be saved. Try another card.".into());
+                let code = text("code");
+                return Ok(Err(if code.as_deref() == Some("card_declined") {
+                    ClientError {
+                        decline_code: text("decline_code"),
+                        ..ClientError::new("card_declined", message)
+                    }
+                } else {
+                    // The processor's own words about its component, shown at the card.
+                    ClientError {
+                        param: Some("number".to_owned()),
+                        ..ClientError::new("invalid_input", message)
+                    }
+                }));
+            }
+            let method = get(&get(&result, "setupIntent")?, "payment_method")?;
+            let id = method
+                .as_string()
+                .or_else(|| get(&method, "id").ok().and_then(|v| v.as_string()));
+            Ok(id.ok_or_else(|| {
+                ClientError::new(
+                    "network_error",
+                    "The card processor's answer was not understood.",
+                )
+            }))
+        }
+    }
+}
+
+/// This service's own card form, posting to the built-in test-mode processor (sandbox apps).
+#[component]
+fn BuiltInCardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView {
     let number = RwSignal::new(String::new());
     let expiry = RwSignal::new(String::new());
     let cvc = RwSignal::new(String::new());

@@ -372,8 +372,6 @@ struct ErrorOut {
 
 #[derive(Deserialize)]
 struct RemoteError {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
     #[serde(default)]
     code: Option<String>,
     #[serde(default)]
@@ -419,6 +417,23 @@ impl RemoteProcessor {
         resp.json::<T>().await.map_err(|_| {
             ProcessorError::Unavailable("the processor's answer was not understood".to_owned())
         })
+    }
+
+    /// Makes a payment method the customer's.
+    async fn attach(&self, payment_method_id: &str, customer: &str) -> ProcessorResult<()> {
+        let resp = self
+            .post(
+                &format!("/v1/payment_methods/{payment_method_id}/attach"),
+                &[("customer", customer)],
+            )
+            .send()
+            .await
+            .map_err(request_failed)?;
+        let status = resp.status();
+        if status.is_client_error() && !matches!(status.as_u16(), 401 | 403 | 429) {
+            return Err(ProcessorError::NotFound);
+        }
+        Self::json::<IdOut>(resp).await.map(|_| ())
     }
 
     /// The processor's customer of the account, created on first use.
@@ -512,8 +527,13 @@ impl PaymentProcessor for RemoteProcessor {
             return Err(ProcessorError::NotFound);
         }
         let pm: RemotePaymentMethod = Self::json(resp).await?;
-        if pm.customer.as_deref() != Some(customer.as_str()) {
-            return Err(ProcessorError::NotFound);
+        match pm.customer.as_deref() {
+            Some(c) if c == customer => {}
+            // Confirmed in the browser but no customer's yet: it becomes this account's
+            // customer's, so that off-session charges may use it. The processor refuses to
+            // attach one that is already another customer's.
+            None => self.attach(&pm.id, &customer).await?,
+            Some(_) => return Err(ProcessorError::NotFound),
         }
         let card = pm.card.ok_or(ProcessorError::NotFound)?;
         let postal_code = pm
@@ -559,16 +579,16 @@ impl PaymentProcessor for RemoteProcessor {
             .map_err(request_failed)?;
         let status = resp.status();
         if status == reqwest::StatusCode::PAYMENT_REQUIRED {
+            // 402 is the processor's "the card did not pay": a decline, whichever type of
+            // error it files it under.
             let body: ErrorOut = resp.json().await.map_err(|_| unexpected(status))?;
-            if body.error.kind.as_deref() == Some("card_error") {
-                let decline_code = body
-                    .error
-                    .decline_code
-                    .or(body.error.code)
-                    .unwrap_or_else(|| "card_declined".to_owned());
-                return Ok(ChargeOutcome::Declined { decline_code });
-            }
-            return Err(unexpected(status));
+            let decline_code = body
+                .error
+                .decline_code
+                .or(body.error.code)
+                .filter(|c| plausible_id(c))
+                .unwrap_or_else(|| "card_declined".to_owned());
+            return Ok(ChargeOutcome::Declined { decline_code });
         }
         if status == reqwest::StatusCode::NOT_FOUND {
             return Err(ProcessorError::NotFound);
