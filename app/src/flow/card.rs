@@ -138,41 +138,58 @@ fn ProcessorCardForm(
 /// the confirmation of a setup session with that element. Nothing of the card passes here.
 #[cfg(feature = "hydrate")]
 mod processor {
-    use js_sys::{Array, Function, Object, Promise, Reflect};
-    use wasm_bindgen::{JsCast, JsValue};
+    use js_sys::{Object, Promise, Reflect};
+    use wasm_bindgen::{prelude::wasm_bindgen, JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
 
     use crate::client::ClientError;
 
-    /// The global the processor's script defines: the constructor of its client object.
-    const GLOBAL: &str = "Stripe";
+    #[wasm_bindgen]
+    extern "C" {
+        /// The processor's client object, made with the publishable key by the one global its
+        /// script defines.
+        #[derive(Clone)]
+        type Client;
+        type Elements;
+        #[derive(Clone)]
+        type CardElement;
+        #[wasm_bindgen(catch, js_name = Stripe)]
+        fn client(publishable_key: &str) -> Result<Client, JsValue>;
+        #[wasm_bindgen(method)]
+        fn elements(this: &Client) -> Elements;
+        #[wasm_bindgen(method)]
+        fn create(this: &Elements, kind: &str) -> CardElement;
+        #[wasm_bindgen(method, catch)]
+        fn mount(this: &CardElement, host: &web_sys::Element) -> Result<(), JsValue>;
+        #[wasm_bindgen(method, js_name = confirmCardSetup)]
+        fn confirm_card_setup(this: &Client, client_secret: &str, data: &Object) -> Promise;
+    }
 
     #[derive(Clone)]
     pub struct Component {
-        processor: JsValue,
-        card: JsValue,
+        client: Client,
+        card: CardElement,
     }
 
-    fn get(target: &JsValue, key: &str) -> Result<JsValue, JsValue> {
-        Reflect::get(target, &JsValue::from_str(key))
+    fn get(target: &JsValue, key: &str) -> JsValue {
+        Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
     }
 
-    fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
-        let f: Function = get(target, method)?.dyn_into()?;
-        f.apply(target, &args.iter().collect::<Array>())
-    }
-
-    /// Loads the processor's script once per page (from its own origin, as the processor
-    /// requires), or finds it already loaded.
-    async fn load(script_url: &str) -> Result<Function, JsValue> {
-        let window = web_sys::window().ok_or(JsValue::NULL)?;
-        let existing = get(&window, GLOBAL)?;
-        if existing.is_function() {
-            return Ok(existing.unchecked_into());
+    /// Loads the processor's script (from its own origin, as the processor requires) unless
+    /// the page already has it.
+    async fn load(script_url: &str) -> Result<(), JsValue> {
+        let document = web_sys::window()
+            .and_then(|w| w.document())
+            .ok_or(JsValue::NULL)?;
+        if document
+            .query_selector("script[data-card-processor]")?
+            .is_some()
+        {
+            return Ok(());
         }
-        let document = window.document().ok_or(JsValue::NULL)?;
         let script = document.create_element("script")?;
         script.set_attribute("src", script_url)?;
+        script.set_attribute("data-card-processor", "")?;
         let loaded = Promise::new(&mut |resolve, reject| {
             let _ = Reflect::set(&script, &"onload".into(), &resolve);
             let _ = Reflect::set(&script, &"onerror".into(), &reject);
@@ -181,8 +198,7 @@ mod processor {
             .head()
             .ok_or(JsValue::NULL)?
             .append_child(&script)?;
-        JsFuture::from(loaded).await?;
-        get(&window, GLOBAL)?.dyn_into()
+        JsFuture::from(loaded).await.map(|_| ())
     }
 
     impl Component {
@@ -191,69 +207,52 @@ mod processor {
             publishable_key: &str,
             host: &web_sys::Element,
         ) -> Result<Component, JsValue> {
-            let constructor = load(script_url).await?;
-            let processor = constructor.call1(&JsValue::NULL, &publishable_key.into())?;
-            let elements = call(&processor, "elements", &[])?;
-            let card = call(&elements, "create", &["card".into()])?;
-            call(&card, "mount", &[host.clone().into()])?;
-            Ok(Component { processor, card })
+            load(script_url).await?;
+            let client = client(publishable_key)?;
+            let card = client.elements().create("card");
+            card.mount(host)?;
+            Ok(Component { client, card })
         }
 
         /// Confirms the setup session with the card in the component: the new payment
         /// method's id, or the processor's refusal in the customer's words.
         pub async fn confirm(&self, client_secret: &str) -> Result<String, ClientError> {
-            self.try_confirm(client_secret).await.unwrap_or_else(|_| {
-                Err(ClientError::new(
-                    "network_error",
-                    "The card processor could not be reached.",
-                ))
-            })
-        }
-
-        async fn try_confirm(
-            &self,
-            client_secret: &str,
-        ) -> Result<Result<String, ClientError>, JsValue> {
             let method = Object::new();
-            Reflect::set(&method, &"card".into(), &self.card)?;
+            let _ = Reflect::set(&method, &"card".into(), &self.card);
             let data = Object::new();
-            Reflect::set(&data, &"payment_method".into(), &method)?;
-            let promise: Promise = call(
-                &self.processor,
-                "confirmCardSetup",
-                &[client_secret.into(), data.into()],
-            )?
-            .dyn_into()?;
-            let result = JsFuture::from(promise).await?;
-            let error = get(&result, "error")?;
-            if !error.is_null() && !error.is_undefined() {
-                let text = |key| get(&error, key).ok().and_then(|v| v.as_string());
-                let message = text("message")
+            let _ = Reflect::set(&data, &"payment_method".into(), &method);
+            let result = JsFuture::from(self.client.confirm_card_setup(client_secret, &data))
+                .await
+                .map_err(|_| {
+                    ClientError::new("network_error", "The card processor could not be reached.")
+                })?;
+            let error = get(&result, "error");
+            if error.is_object() {
+                let message = get(&error, "message")
+                    .as_string()
                     .unwrap_or_else(|| "This card could not be saved. Try another card.".into());
-                let code = text("code");
-                return Ok(Err(if code.as_deref() == Some("card_declined") {
-                    ClientError {
-                        decline_code: text("decline_code"),
+                return Err(match get(&error, "code").as_string().as_deref() {
+                    Some("card_declined") => ClientError {
+                        decline_code: get(&error, "decline_code").as_string(),
                         ..ClientError::new("card_declined", message)
-                    }
-                } else {
+                    },
                     // The processor's own words about its component, shown at the card.
-                    ClientError {
+                    _ => ClientError {
                         param: Some("number".to_owned()),
                         ..ClientError::new("invalid_input", message)
-                    }
-                }));
+                    },
+                });
             }
-            let method = get(&get(&result, "setupIntent")?, "payment_method")?;
-            let id = method
+            let method = get(&get(&result, "setupIntent"), "payment_method");
+            method
                 .as_string()
-                .or_else(|| get(&method, "id").ok().and_then(|v| v.as_string()));
-            Ok(id.ok_or_else(|| {
-                ClientError::new(
-                    "network_error",
-                    "The card processor's answer was not understood.",
-                )
-            }))
+                .or_else(|| get(&method, "id").as_string())
+                .ok_or_else(|| {
+                    ClientError::new(
+                        "network_error",
+                        "The card processor's answer was not understood.",
+                    )
+                })
         }
     }
 }
