@@ -21,6 +21,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The browser half of the flows compiles only for WASM.
 cargo clippy -p frontend -p app --features app/hydrate --target wasm32-unknown-unknown -- -D warnings
 
+# The card processor's stand-in, for the integration and browser tests of live apps: started
+# like PostgreSQL and Redis, stopped on exit (the browser tests' trap below stops it too).
+./end2end/localstripe.sh start
+export LOCALSTRIPE_URL=http://127.0.0.1:8420
+trap './end2end/localstripe.sh stop' EXIT
+
 step "Unit and integration tests (SQLite and PostgreSQL)"
 cargo test --workspace
 
@@ -36,12 +42,16 @@ rm -rf target/e2e && mkdir -p target/e2e/deploy
 cp target/release/switchboard target/e2e/deploy/
 cp -r target/site target/e2e/deploy/site
 export DATABASE_URL="sqlite:$PWD/target/e2e/switchboard.db" SWITCHBOARD_BIN="$PWD/target/e2e/deploy/switchboard"
-# The dashboard's browser test sends webhooks to a receiver on loopback.
+# The dashboard's browser test sends webhooks to a receiver on loopback; live apps' cards go
+# through the card processor's stand-in.
 (cd target/e2e/deploy && exec env -u LEPTOS_OUTPUT_NAME -u LEPTOS_SITE_ROOT SWITCHBOARD_LOG_FORMAT=human \
-  SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true ./switchboard serve --addr 127.0.0.1:3000) \
+  SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true \
+  SWITCHBOARD_PAYMENT_PROCESSOR_API_BASE="$LOCALSTRIPE_URL" \
+  SWITCHBOARD_PAYMENT_PROCESSOR_JS_URL="$LOCALSTRIPE_URL/js.stripe.com/v3/" \
+  ./switchboard serve --addr 127.0.0.1:3000) \
   > target/e2e/server.log 2>&1 &
 server=$!
-trap 'kill "$server" 2>/dev/null || true' EXIT
+trap 'kill "$server" 2>/dev/null || true; ./end2end/localstripe.sh stop' EXIT
 if ! node end2end/run.mjs; then
   echo "The server's log (target/e2e/server.log) ends with:" >&2
   tail -n 40 target/e2e/server.log >&2
