@@ -66,6 +66,115 @@ pub fn verify(
     Ok(())
 }
 
+/// What a trusted delivery says, as far as our payments are concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The processor's event id: the same event delivered again is recognized by it.
+    pub id: String,
+    pub kind: String,
+    pub change: PaymentChange,
+}
+
+/// What happened to a payment of ours (named by the processor's payment id), or nothing we
+/// keep (any other event type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaymentChange {
+    /// `payment_intent.succeeded`.
+    Succeeded {
+        payment_id: String,
+    },
+    /// `payment_intent.payment_failed`, with the card's decline code (or the error's code).
+    Failed {
+        payment_id: String,
+        failure_code: String,
+    },
+    /// `charge.refunded`: how much of the payment the processor has refunded in all.
+    Refunded {
+        payment_id: String,
+        refunded_cents: i64,
+    },
+    /// `charge.dispute.created`: the cardholder disputes the payment with their bank.
+    Disputed {
+        payment_id: String,
+        amount_cents: i64,
+    },
+    Other,
+}
+
+/// Why a delivery's body was not understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+#[derive(serde::Deserialize)]
+struct RawEvent {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    data: RawData,
+}
+
+#[derive(serde::Deserialize)]
+struct RawData {
+    object: serde_json::Value,
+}
+
+/// Reads a delivery's body (already verified): the event's id and type, and the payment change
+/// it carries. An event of a kind we keep but without the fields it needs is unreadable.
+pub fn parse(body: &[u8]) -> Result<Delivery, Unreadable> {
+    let raw: RawEvent = serde_json::from_slice(body).map_err(|_| Unreadable)?;
+    if raw.id.is_empty() || raw.id.len() > 255 {
+        return Err(Unreadable);
+    }
+    let object = &raw.data.object;
+    let text = |key: &str| {
+        object
+            .get(key)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let number = |key: &str| object.get(key).and_then(serde_json::Value::as_i64);
+    let change = match raw.kind.as_str() {
+        "payment_intent.succeeded" => PaymentChange::Succeeded {
+            payment_id: text("id").ok_or(Unreadable)?,
+        },
+        "payment_intent.payment_failed" => {
+            let error = object.get("last_payment_error");
+            let code = |key: &str| {
+                error
+                    .and_then(|e| e.get(key))
+                    .and_then(|v| v.as_str())
+                    .filter(|s| {
+                        !s.is_empty()
+                            && s.len() <= 64
+                            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    })
+                    .map(str::to_owned)
+            };
+            PaymentChange::Failed {
+                payment_id: text("id").ok_or(Unreadable)?,
+                failure_code: code("decline_code")
+                    .or_else(|| code("code"))
+                    .unwrap_or_else(|| "card_declined".to_owned()),
+            }
+        }
+        "charge.refunded" => PaymentChange::Refunded {
+            payment_id: text("payment_intent").ok_or(Unreadable)?,
+            refunded_cents: number("amount_refunded").ok_or(Unreadable)?,
+        },
+        "charge.dispute.created" => PaymentChange::Disputed {
+            payment_id: text("payment_intent").ok_or(Unreadable)?,
+            amount_cents: number("amount").ok_or(Unreadable)?,
+        },
+        _ => PaymentChange::Other,
+    };
+    Ok(Delivery {
+        id: raw.id,
+        kind: raw.kind,
+        change,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +240,53 @@ mod tests {
             verify(&moved, body, b"whsec_one", now),
             Err(SignatureError::Mismatch)
         );
+    }
+
+    #[test]
+    fn deliveries_read_as_the_payment_change_they_carry() {
+        let read = |body: &str| parse(body.as_bytes());
+        assert_eq!(
+            read(
+                r#"{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","status":"succeeded"}}}"#
+            ),
+            Ok(Delivery {
+                id: "evt_1".into(),
+                kind: "payment_intent.succeeded".into(),
+                change: PaymentChange::Succeeded {
+                    payment_id: "pi_1".into()
+                }
+            })
+        );
+        assert_eq!(
+            read(r#"{"id":"evt_2","type":"payment_intent.payment_failed","data":{"object":{"id":"pi_2","last_payment_error":{"code":"card_declined","decline_code":"insufficient_funds"}}}}"#).unwrap().change,
+            PaymentChange::Failed { payment_id: "pi_2".into(), failure_code: "insufficient_funds".into() }
+        );
+        // A code that is no code of theirs is not carried into our events.
+        assert_eq!(
+            read(r#"{"id":"evt_3","type":"payment_intent.payment_failed","data":{"object":{"id":"pi_3","last_payment_error":{"code":"<b>no</b>"}}}}"#).unwrap().change,
+            PaymentChange::Failed { payment_id: "pi_3".into(), failure_code: "card_declined".into() }
+        );
+        assert_eq!(
+            read(r#"{"id":"evt_4","type":"charge.refunded","data":{"object":{"id":"ch_1","payment_intent":"pi_4","amount_refunded":1250}}}"#).unwrap().change,
+            PaymentChange::Refunded { payment_id: "pi_4".into(), refunded_cents: 1250 }
+        );
+        assert_eq!(
+            read(r#"{"id":"evt_5","type":"charge.dispute.created","data":{"object":{"id":"dp_1","payment_intent":"pi_5","amount":900}}}"#).unwrap().change,
+            PaymentChange::Disputed { payment_id: "pi_5".into(), amount_cents: 900 }
+        );
+        assert_eq!(
+            read(r#"{"id":"evt_6","type":"customer.created","data":{"object":{"id":"cus_1"}}}"#)
+                .unwrap()
+                .change,
+            PaymentChange::Other
+        );
+        for bad in [
+            "",
+            "[]",
+            r#"{"id":"evt_7","type":"charge.refunded","data":{"object":{"id":"ch_1"}}}"#,
+            r#"{"type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}"#,
+        ] {
+            assert_eq!(read(bad), Err(Unreadable), "{bad}");
+        }
     }
 }

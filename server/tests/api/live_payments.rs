@@ -74,7 +74,7 @@ pub(crate) async fn live(app: &TestApp) -> (FakeProcessor, TestApp, Uuid, String
 }
 
 /// An account of the app of `app_token` and its AccountToken.
-async fn account_of(app: &TestApp, app_token: &str, email: &str) -> (Uuid, String) {
+pub(crate) async fn account_of(app: &TestApp, app_token: &str, email: &str) -> (Uuid, String) {
     let r = app
         .post(
             "/v1/app/accounts",
@@ -343,7 +343,7 @@ async fn stand_in() -> String {
 
 /// A server talking to the stand-in, and a live app with keys of its own there (the stand-in
 /// keeps each key's objects apart, so tests running at once do not meet).
-async fn live_on_stand_in(app: &TestApp) -> (String, TestApp, Uuid, String, String) {
+pub(crate) async fn live_on_stand_in(app: &TestApp) -> (String, TestApp, Uuid, String, String) {
     let base = stand_in().await;
     let api = base.clone();
     let server = app
@@ -370,7 +370,7 @@ async fn live_on_stand_in(app: &TestApp) -> (String, TestApp, Uuid, String, Stri
 /// What the processor's browser component does with a card and a setup session's client
 /// secret (as the stand-in's script does it): the card goes from the page to the processor,
 /// never to us. The payment method's id, the session's status, or the processor's error.
-async fn confirm_in_browser(
+pub(crate) async fn confirm_in_browser(
     base: &str,
     publishable: &str,
     client_secret: &str,
