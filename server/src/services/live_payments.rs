@@ -196,6 +196,7 @@ impl Reconcile<'_> {
     async fn event(&self, tx: &mut Tx, event: Event) -> store::Result<()> {
         store::events::insert_event(tx, &NewEvent::of(self.app.uuid, &event, self.clock.now()))
             .await
+            .map(|_| ())
     }
 
     /// Writes the change in `tx`: true when something of ours changed.

@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::{
     dashboard::signed_in,
-    enrollment::{with_meters, HOUSE},
+    enrollment::{accept, first_plan, with_meters, HOUSE},
     helpers::{TestApp, TestResponse},
     live_payments::{account_of, confirm_in_browser, live_on_stand_in},
     payments::session,
@@ -151,6 +151,10 @@ both_engines! {
         let (account, token) = account_of(&server, &live_token, "reconciled@example.com").await;
         let confirmed = server.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
         assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.text);
+        let plan = first_plan(&server, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let accepted = accept(&server, &token, &plan, HOUSE, &start).await;
+        assert_eq!(accepted.status, StatusCode::OK, "{}", accepted.text);
         let (pk, secret) = session(&server, &token).await;
         assert_eq!(pk, publishable);
         let pm = confirm_in_browser(&base, &pk, &secret, "4242424242424242").await["payment_method"].as_str().unwrap().to_owned();
