@@ -5,7 +5,7 @@
 //! origin) takes the card and confirms the setup session, so the number never reaches this
 //! code. A declined card is reported at the card number and another card can be tried at once.
 
-use leptos::{html, prelude::*};
+use leptos::prelude::*;
 
 use super::{
     input::{card_network, digits, group_card_number, parse_expiry, shape_expiry},
@@ -51,9 +51,48 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
     }
 }
 
-/// Saves the card the processor's component confirmed: a fresh setup session per attempt
-/// (its secret is good for one card only), the component confirms it with the processor, and
-/// the payment method it made is attached to the account.
+/// Where Save takes the card from.
+enum CardSource {
+    /// Typed into our own form (sandbox): posted to the built-in test-mode processor.
+    Typed(CardInput),
+    /// In the card processor's component, which confirms the setup session itself (live).
+    #[cfg(feature = "hydrate")]
+    Processor,
+}
+
+/// Saves a card as the account's payment method, whichever form took it: a fresh setup session
+/// per attempt (its secret is good for one card only), the card to the processor, then the
+/// payment method's id to the account. One routine for both forms, so that the flow's code
+/// holds it once.
+fn save_card(flow: Flow, task: Task, reread: bool, source: CardSource) {
+    flow.call(
+        task,
+        async move |c| {
+            let session = c.payment_session().await?;
+            let id = match source {
+                CardSource::Typed(card) => ApiClient::create_card(&session, &card).await?,
+                #[cfg(feature = "hydrate")]
+                CardSource::Processor => processor::confirm(&session.client_secret).await?,
+            };
+            let method = c.attach_payment_method(&id).await?;
+            let account = if reread {
+                Some(c.account().await?)
+            } else {
+                None
+            };
+            Ok((method, account))
+        },
+        move |(method, account)| {
+            flow.card.set(Some(method));
+            if let Some(account) = account {
+                flow.advance(account);
+            }
+        },
+    );
+}
+
+/// The card processor's component in our page (live apps): it takes the card and confirms the
+/// setup session with the processor; Save then attaches the payment method it made.
 #[component]
 fn ProcessorCardForm(
     flow: Flow,
@@ -62,59 +101,25 @@ fn ProcessorCardForm(
     script_url: String,
     publishable_key: String,
 ) -> impl IntoView {
-    let host: NodeRef<html::Div> = NodeRef::new();
     let task = Task::new();
     let ready = RwSignal::new(false);
+    // Mounted once the page shows its place for it: the task runs after this render.
     #[cfg(feature = "hydrate")]
-    let component = StoredValue::new_local(None::<processor::Component>);
-    // The component exists only in the browser, once the page has its place for it.
-    Effect::new(move |_| {
-        let Some(_node) = host.get() else { return };
-        #[cfg(feature = "hydrate")]
-        {
-            let (script_url, publishable_key) = (script_url.clone(), publishable_key.clone());
-            leptos::task::spawn_local(async move {
-                match processor::Component::mount(&script_url, &publishable_key, &_node).await {
-                    Ok(c) => {
-                        component.set_value(Some(c));
-                        ready.set(true);
-                    }
-                    Err(_) => task.error.set(Some(crate::client::ClientError::new(
-                        "network_error",
-                        "The card form could not be loaded.",
-                    ))),
-                }
-            });
+    leptos::task::spawn_local(async move {
+        match processor::mount(&script_url, &publishable_key, "card-number").await {
+            Ok(()) => ready.set(true),
+            Err(_) => task.error.set(Some(crate::client::ClientError::new(
+                "network_error",
+                "The card form could not be loaded.",
+            ))),
         }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (&script_url, &publishable_key, ready);
     });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (script_url, publishable_key);
     let save = move || {
         #[cfg(feature = "hydrate")]
-        {
-            let Some(component) = component.get_value() else {
-                return;
-            };
-            flow.call(
-                task,
-                async move |c| {
-                    let session = c.payment_session().await?;
-                    let id = component.confirm(&session.client_secret).await?;
-                    let method = c.attach_payment_method(&id).await?;
-                    let account = if reread {
-                        Some(c.account().await?)
-                    } else {
-                        None
-                    };
-                    Ok((method, account))
-                },
-                move |(method, account)| {
-                    flow.card.set(Some(method));
-                    if let Some(account) = account {
-                        flow.advance(account);
-                    }
-                },
-            );
+        if ready.get_untracked() {
+            save_card(flow, task, reread, CardSource::Processor);
         }
         #[cfg(not(feature = "hydrate"))]
         let _ = (flow, reread);
@@ -126,7 +131,7 @@ fn ProcessorCardForm(
         }>
             <label id="card-label">"Card"</label>
             <div class="processor-card" id="card-number" role="group" aria-labelledby="card-label"
-                data-ready=move || ready.get().to_string() node_ref=host></div>
+                data-ready=move || ready.get().to_string()></div>
             <ErrorNotice task retry=move |_| save()/>
             <Submit task label testid="card-submit"/>
         </form>
@@ -136,10 +141,13 @@ fn ProcessorCardForm(
 /// The card processor's browser component, driven through its script's documented calls: the
 /// processor object made with the publishable key, its card element mounted in our page, and
 /// the confirmation of a setup session with that element. Nothing of the card passes here.
+/// A page has one card step, so the component is kept for the page (`CARD`).
 #[cfg(feature = "hydrate")]
 mod processor {
+    use std::cell::RefCell;
+
     use js_sys::{Object, Promise, Reflect};
-    use wasm_bindgen::{prelude::wasm_bindgen, JsCast, JsValue};
+    use wasm_bindgen::{prelude::wasm_bindgen, JsValue};
     use wasm_bindgen_futures::JsFuture;
 
     use crate::client::ClientError;
@@ -148,10 +156,8 @@ mod processor {
     extern "C" {
         /// The processor's client object, made with the publishable key by the one global its
         /// script defines.
-        #[derive(Clone)]
         type Client;
         type Elements;
-        #[derive(Clone)]
         type CardElement;
         #[wasm_bindgen(catch, js_name = Stripe)]
         fn client(publishable_key: &str) -> Result<Client, JsValue>;
@@ -165,10 +171,8 @@ mod processor {
         fn confirm_card_setup(this: &Client, client_secret: &str, data: &Object) -> Promise;
     }
 
-    #[derive(Clone)]
-    pub struct Component {
-        client: Client,
-        card: CardElement,
+    thread_local! {
+        static CARD: RefCell<Option<(Client, CardElement)>> = const { RefCell::new(None) };
     }
 
     fn get(target: &JsValue, key: &str) -> JsValue {
@@ -176,84 +180,84 @@ mod processor {
     }
 
     /// Loads the processor's script (from its own origin, as the processor requires) unless
-    /// the page already has it.
-    async fn load(script_url: &str) -> Result<(), JsValue> {
+    /// the page already has it, and mounts its card element in the element `host_id`.
+    pub async fn mount(
+        script_url: &str,
+        publishable_key: &str,
+        host_id: &str,
+    ) -> Result<(), JsValue> {
         let document = web_sys::window()
             .and_then(|w| w.document())
             .ok_or(JsValue::NULL)?;
         if document
             .query_selector("script[data-card-processor]")?
-            .is_some()
+            .is_none()
         {
-            return Ok(());
+            let script = document.create_element("script")?;
+            script.set_attribute("src", script_url)?;
+            script.set_attribute("data-card-processor", "")?;
+            let loaded = Promise::new(&mut |resolve, reject| {
+                let _ = Reflect::set(&script, &"onload".into(), &resolve);
+                let _ = Reflect::set(&script, &"onerror".into(), &reject);
+            });
+            document
+                .head()
+                .ok_or(JsValue::NULL)?
+                .append_child(&script)?;
+            JsFuture::from(loaded).await?;
         }
-        let script = document.create_element("script")?;
-        script.set_attribute("src", script_url)?;
-        script.set_attribute("data-card-processor", "")?;
-        let loaded = Promise::new(&mut |resolve, reject| {
-            let _ = Reflect::set(&script, &"onload".into(), &resolve);
-            let _ = Reflect::set(&script, &"onerror".into(), &reject);
-        });
-        document
-            .head()
-            .ok_or(JsValue::NULL)?
-            .append_child(&script)?;
-        JsFuture::from(loaded).await.map(|_| ())
+        let host = document.get_element_by_id(host_id).ok_or(JsValue::NULL)?;
+        let client = client(publishable_key)?;
+        let card = client.elements().create("card");
+        card.mount(&host)?;
+        CARD.with(|c| *c.borrow_mut() = Some((client, card)));
+        Ok(())
     }
 
-    impl Component {
-        pub async fn mount(
-            script_url: &str,
-            publishable_key: &str,
-            host: &web_sys::Element,
-        ) -> Result<Component, JsValue> {
-            load(script_url).await?;
-            let client = client(publishable_key)?;
-            let card = client.elements().create("card");
-            card.mount(host)?;
-            Ok(Component { client, card })
-        }
-
-        /// Confirms the setup session with the card in the component: the new payment
-        /// method's id, or the processor's refusal in the customer's words.
-        pub async fn confirm(&self, client_secret: &str) -> Result<String, ClientError> {
-            let method = Object::new();
-            let _ = Reflect::set(&method, &"card".into(), &self.card);
-            let data = Object::new();
-            let _ = Reflect::set(&data, &"payment_method".into(), &method);
-            let result = JsFuture::from(self.client.confirm_card_setup(client_secret, &data))
-                .await
-                .map_err(|_| {
-                    ClientError::new("network_error", "The card processor could not be reached.")
-                })?;
-            let error = get(&result, "error");
-            if error.is_object() {
-                let message = get(&error, "message")
-                    .as_string()
-                    .unwrap_or_else(|| "This card could not be saved. Try another card.".into());
-                return Err(match get(&error, "code").as_string().as_deref() {
-                    Some("card_declined") => ClientError {
-                        decline_code: get(&error, "decline_code").as_string(),
-                        ..ClientError::new("card_declined", message)
-                    },
-                    // The processor's own words about its component, shown at the card.
-                    _ => ClientError {
-                        param: Some("number".to_owned()),
-                        ..ClientError::new("invalid_input", message)
-                    },
-                });
-            }
-            let method = get(&get(&result, "setupIntent"), "payment_method");
-            method
+    /// Confirms the setup session with the card in the component: the new payment method's
+    /// id, or the processor's refusal in the customer's words.
+    pub async fn confirm(client_secret: &str) -> Result<String, ClientError> {
+        let unreachable =
+            || ClientError::new("network_error", "The card processor could not be reached.");
+        let promise = CARD.with(|c| {
+            c.borrow().as_ref().map(|(client, card)| {
+                let method = Object::new();
+                let _ = Reflect::set(&method, &"card".into(), card);
+                let data = Object::new();
+                let _ = Reflect::set(&data, &"payment_method".into(), &method);
+                client.confirm_card_setup(client_secret, &data)
+            })
+        });
+        let result = JsFuture::from(promise.ok_or_else(unreachable)?)
+            .await
+            .map_err(|_| unreachable())?;
+        let error = get(&result, "error");
+        if error.is_object() {
+            let message = get(&error, "message")
                 .as_string()
-                .or_else(|| get(&method, "id").as_string())
-                .ok_or_else(|| {
-                    ClientError::new(
-                        "network_error",
-                        "The card processor's answer was not understood.",
-                    )
-                })
+                .unwrap_or_else(|| "This card could not be saved. Try another card.".into());
+            return Err(match get(&error, "code").as_string().as_deref() {
+                Some("card_declined") => ClientError {
+                    decline_code: get(&error, "decline_code").as_string(),
+                    ..ClientError::new("card_declined", message)
+                },
+                // The processor's own words about its component, shown at the card.
+                _ => ClientError {
+                    param: Some("number".to_owned()),
+                    ..ClientError::new("invalid_input", message)
+                },
+            });
         }
+        let method = get(&get(&result, "setupIntent"), "payment_method");
+        method
+            .as_string()
+            .or_else(|| get(&method, "id").as_string())
+            .ok_or_else(|| {
+                ClientError::new(
+                    "network_error",
+                    "The card processor's answer was not understood.",
+                )
+            })
     }
 }
 
@@ -297,27 +301,7 @@ fn BuiltInCardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoVi
             cvc: digits(&cvc.get_untracked()),
             postal_code: zip.get_untracked(),
         };
-        flow.call(
-            task,
-            async move |c| {
-                // A fresh session per attempt: its secret is good for one card only.
-                let session = c.payment_session().await?;
-                let id = ApiClient::create_card(&session, &card).await?;
-                let method = c.attach_payment_method(&id).await?;
-                let account = if reread {
-                    Some(c.account().await?)
-                } else {
-                    None
-                };
-                Ok((method, account))
-            },
-            move |(method, account)| {
-                flow.card.set(Some(method));
-                if let Some(account) = account {
-                    flow.advance(account);
-                }
-            },
-        );
+        save_card(flow, task, reread, CardSource::Typed(card));
     };
     let card_error = move || {
         task.error.with(|e| {
