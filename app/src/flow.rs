@@ -73,7 +73,7 @@ pub struct FlowBranding {
 }
 
 /// How a flow's card step takes a card, told by the server with the page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CardEntry {
     /// Sandbox apps: this service's own form, posting to the built-in test-mode processor.
     BuiltIn,
@@ -85,6 +85,7 @@ pub enum CardEntry {
         publishable_key: String,
     },
     /// A live app on a deployment without a card processor: no card can be added here.
+    #[default]
     Unavailable,
 }
 
@@ -199,7 +200,7 @@ enum Phase {
 }
 
 /// What the server hands a flow island: the partner's brand and where the close message goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chrome {
     name: String,
     logo: Option<String>,
@@ -269,17 +270,24 @@ pub fn FlowShell() -> impl IntoView {
                                 )
                             }),
                         };
+                        // The islands read it from the page (`page_chrome`), not from props:
+                        // an island's props are serialized again in the browser, which would
+                        // ship a serializer and its error messages in every bundle.
+                        let chrome_json = serde_json::to_string(&chrome)
+                            .unwrap_or_default()
+                            .replace('<', "\\u003c");
+                        provide_context(chrome);
                         let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
-                            "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp chrome/> }.into_any(),
+                            "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
-                            "update-payment-method" => view! { <Preload bundle="flow-update-payment-method" styles=true/> <PaymentMethodApp chrome/> }.into_any(),
+                            "update-payment-method" => view! { <Preload bundle="flow-update-payment-method" styles=true/> <PaymentMethodApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "billing"))]
-                            "billing" => view! { <Preload bundle="flow-billing" styles=true/> <BillingApp chrome/> }.into_any(),
+                            "billing" => view! { <Preload bundle="flow-billing" styles=true/> <BillingApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "documents"))]
-                            "documents" => view! { <Preload bundle="flow-documents" styles=true/> <DocumentsApp chrome/> }.into_any(),
+                            "documents" => view! { <Preload bundle="flow-documents" styles=true/> <DocumentsApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "renewal"))]
-                            "renewal" => view! { <Preload bundle="flow-renewal" styles=true/> <RenewalApp chrome/> }.into_any(),
+                            "renewal" => view! { <Preload bundle="flow-renewal" styles=true/> <RenewalApp/> }.into_any(),
                             _ => {
                                 view! {
                                     <main class="page">
@@ -290,7 +298,12 @@ pub fn FlowShell() -> impl IntoView {
                                     .into_any()
                             }
                         };
-                        view! { {page_head} {flow} }.into_any()
+                        view! {
+                            {page_head}
+                            <script type="application/json" id=CHROME_ID inner_html=chrome_json></script>
+                            {flow}
+                        }
+                        .into_any()
                     })
             }}
         </Suspense>
@@ -346,36 +359,62 @@ fn Preload(bundle: &'static str, #[prop(optional)] styles: bool) -> impl IntoVie
     }
 }
 
+/// The element of a flow page that holds its `Chrome` as JSON.
+const CHROME_ID: &str = "flow-chrome";
+
+/// The chrome the flow page was rendered with: the server's context while it renders, the
+/// page's JSON (`CHROME_ID`) in the browser.
+fn page_chrome() -> Chrome {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(CHROME_ID))
+            .and_then(|e| e.text_content())
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        use_context::<Chrome>().unwrap_or_default()
+    }
+}
+
 // One island per scope, each in the browser build of its own flow only. `bundle`: the files
 // (`/pkg/<bundle>.js` and `.wasm`) that build ships as; enrollment's is cargo-leptos's own.
 
 #[cfg(any(feature = "ssr", feature = "enrollment"))]
 #[island]
-fn EnrollmentApp(chrome: Chrome) -> impl IntoView {
+fn EnrollmentApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="enrollment" bundle="switchboard" chrome content=|flow| view! { <enrollment::EnrollmentFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
 #[island]
-fn PaymentMethodApp(chrome: Chrome) -> impl IntoView {
+fn PaymentMethodApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="update-payment-method" bundle="flow-update-payment-method" chrome content=|flow| view! { <payment::PaymentMethodFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "billing"))]
 #[island]
-fn BillingApp(chrome: Chrome) -> impl IntoView {
+fn BillingApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="billing" bundle="flow-billing" chrome content=|flow| view! { <billing::BillingFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "documents"))]
 #[island]
-fn DocumentsApp(chrome: Chrome) -> impl IntoView {
+fn DocumentsApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="documents" bundle="flow-documents" chrome content=|flow| view! { <documents::DocumentsFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "renewal"))]
 #[island]
-fn RenewalApp(chrome: Chrome) -> impl IntoView {
+fn RenewalApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="renewal" bundle="flow-renewal" chrome content=|flow| view! { <renewal::RenewalFlow flow/> }.into_any()/> }
 }
 
