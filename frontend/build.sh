@@ -3,8 +3,10 @@
 # server and the enrollment flow's bundle (/pkg/switchboard.{js,wasm}, with the stylesheet and
 # static files); then each other flow gets its own bundle (/pkg/flow-<scope>.{js,wasm}), built
 # with that flow's feature only, so that a flow page downloads its own flow's code and no
-# other's. Everything precompressed (brotli, gzip), as served. Needs binaryen's wasm-opt first
-# on PATH (end2end/node_modules/.bin). Usage: frontend/build.sh [--frontend-only]
+# other's. Then each bundle is optimized for size without the exports the flows never call
+# (frontend/strip-exports.mjs). Everything precompressed (brotli, gzip), as served. Needs
+# binaryen's wasm-opt first on PATH (end2end/node_modules/.bin). Usage: frontend/build.sh
+# [--frontend-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only=()
@@ -21,3 +23,4 @@ for flow in update-payment-method billing documents renewal; do
     done
   done
 done
+node frontend/strip-exports.mjs target/site/pkg/*.wasm

@@ -276,6 +276,18 @@ pub fn FlowShell() -> impl IntoView {
                         let chrome_json = serde_json::to_string(&chrome)
                             .unwrap_or_default()
                             .replace('<', "\\u003c");
+                        // The card processor's script, from its own origin, for the flows with
+                        // a card step of a live app: loaded with the page rather than by the
+                        // bundle, which only waits for it (`card::processor`).
+                        let processor_script = match (&chrome.card, scope().as_str()) {
+                            (
+                                CardEntry::Processor { script_url, .. },
+                                "enrollment" | "update-payment-method",
+                            ) => Some(view! {
+                                <script src=script_url.clone() async="" data-card-processor=""></script>
+                            }),
+                            _ => None,
+                        };
                         provide_context(chrome);
                         let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
@@ -301,6 +313,7 @@ pub fn FlowShell() -> impl IntoView {
                         view! {
                             {page_head}
                             <script type="application/json" id=CHROME_ID inner_html=chrome_json></script>
+                            {processor_script}
                             {flow}
                         }
                         .into_any()

@@ -39,9 +39,8 @@ pub fn CardForm(flow: Flow, reread: bool, label: &'static str) -> impl IntoView 
     match flow.card_entry.get_value() {
         CardEntry::BuiltIn => view! { <BuiltInCardForm flow reread label/> }.into_any(),
         CardEntry::Processor {
-            script_url,
-            publishable_key,
-        } => view! { <ProcessorCardForm flow reread label script_url publishable_key/> }.into_any(),
+            publishable_key, ..
+        } => view! { <ProcessorCardForm flow reread label publishable_key/> }.into_any(),
         CardEntry::Unavailable => view! {
             <div class="notice" role="status" data-testid="card-unavailable">
                 <p>"Cards cannot be added here yet. Please contact us to set up your payment."</p>
@@ -98,7 +97,6 @@ fn ProcessorCardForm(
     flow: Flow,
     reread: bool,
     label: &'static str,
-    script_url: String,
     publishable_key: String,
 ) -> impl IntoView {
     let task = Task::new();
@@ -106,7 +104,7 @@ fn ProcessorCardForm(
     // Mounted once the page shows its place for it: the task runs after this render.
     #[cfg(feature = "hydrate")]
     leptos::task::spawn_local(async move {
-        match processor::mount(&script_url, &publishable_key, "card-number").await {
+        match processor::mount(&publishable_key, "card-number").await {
             Ok(()) => ready.set(true),
             Err(_) => task.error.set(Some(crate::client::ClientError::new(
                 "network_error",
@@ -115,7 +113,7 @@ fn ProcessorCardForm(
         }
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (script_url, publishable_key);
+    let _ = publishable_key;
     let save = move || {
         #[cfg(feature = "hydrate")]
         if ready.get_untracked() {
@@ -179,33 +177,19 @@ mod processor {
         Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// Loads the processor's script (from its own origin, as the processor requires) unless
-    /// the page already has it, and mounts its card element in the element `host_id`.
-    pub async fn mount(
-        script_url: &str,
-        publishable_key: &str,
-        host_id: &str,
-    ) -> Result<(), JsValue> {
-        let document = web_sys::window()
-            .and_then(|w| w.document())
-            .ok_or(JsValue::NULL)?;
-        if document
-            .query_selector("script[data-card-processor]")?
-            .is_none()
-        {
-            let script = document.create_element("script")?;
-            script.set_attribute("src", script_url)?;
-            script.set_attribute("data-card-processor", "")?;
-            let loaded = Promise::new(&mut |resolve, reject| {
-                let _ = Reflect::set(&script, &"onload".into(), &resolve);
-                let _ = Reflect::set(&script, &"onerror".into(), &reject);
-            });
-            document
-                .head()
-                .ok_or(JsValue::NULL)?
-                .append_child(&script)?;
-            JsFuture::from(loaded).await?;
+    /// Waits for the processor's script, which the page loads from the processor's origin (as
+    /// the processor requires), then mounts its card element in the element `host_id`.
+    pub async fn mount(publishable_key: &str, host_id: &str) -> Result<(), JsValue> {
+        let window = web_sys::window().ok_or(JsValue::NULL)?;
+        let mut waited = 0;
+        while !Reflect::has(&window, &"Stripe".into())? {
+            if waited == 150 {
+                return Err(JsValue::NULL);
+            }
+            waited += 1;
+            gloo_timers::future::TimeoutFuture::new(100).await;
         }
+        let document = window.document().ok_or(JsValue::NULL)?;
         let host = document.get_element_by_id(host_id).ok_or(JsValue::NULL)?;
         let client = client(publishable_key)?;
         let card = client.elements().create("card");
