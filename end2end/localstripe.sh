@@ -21,8 +21,10 @@ LOG="$VENV/localstripe-$PORT.log"
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 installed() {
+  # The pinned version's metadata folder (not `pip show | grep -q`, whose early exit fails the
+  # pipe and so reinstalled it on every run).
   [ -x "$VENV/bin/localstripe" ] \
-    && "$VENV/bin/pip" show localstripe 2>/dev/null | grep -qx "Version: $VERSION"
+    && compgen -G "$VENV/lib/python3*/site-packages/localstripe-$VERSION.dist-info" >/dev/null
 }
 
 answers() {

@@ -120,8 +120,10 @@ part() {
   parts+=("$name:$!")
 }
 
+have_cargo_leptos() { cargo leptos --version 2>/dev/null | grep -q " $CARGO_LEPTOS_VERSION"; }
+
 openssl_dev() {
-  if ! pkg-config --exists openssl 2>/dev/null; then
+  if ! have_cargo_leptos && ! pkg-config --exists openssl 2>/dev/null; then
     say "Installing OpenSSL's headers (libssl-dev)"
     apt_install libssl-dev pkg-config
   fi
