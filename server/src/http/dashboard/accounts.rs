@@ -152,13 +152,7 @@ async fn set_late_fee_exemption(
     let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    if !dash.member().is_operator() {
-        return Err(ApiError::new(
-            ErrorCode::ScopeDenied,
-            "Only the operator marks an account exempt from late fees",
-        )
-        .into());
-    }
+    dash.operator_only("marks an account exempt from late fees")?;
     let exempt = match form.exempt.trim() {
         "on" => true,
         "off" => false,

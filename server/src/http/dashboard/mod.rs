@@ -184,6 +184,17 @@ impl Dash {
         }
     }
 
+    /// Refuses a change only the operator makes; `change` completes "Only the operator ...".
+    fn operator_only(&self, change: &'static str) -> Result<(), ApiError> {
+        if self.member().is_operator() {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            ErrorCode::ScopeDenied,
+            format!("Only the operator {change}"),
+        ))
+    }
+
     fn actor(&self) -> Actor {
         Actor::User {
             uuid: self.user.uuid,
@@ -813,13 +824,7 @@ async fn set_late_fee(
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
-    if !dash.member().is_operator() {
-        return Err(ApiError::new(
-            ErrorCode::ScopeDenied,
-            "Only the operator sets the late fee",
-        )
-        .into());
-    }
+    dash.operator_only("sets the late fee")?;
     let result = services::collections::set_late_fee(
         &state.db,
         &state.clock,
@@ -849,13 +854,7 @@ async fn set_payment_keys(
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
-    if !dash.member().is_operator() {
-        return Err(ApiError::new(
-            ErrorCode::ScopeDenied,
-            "Only the operator sets a live app's payment keys",
-        )
-        .into());
-    }
+    dash.operator_only("sets a live app's payment keys")?;
     let result = services::apps::set_payment_keys(
         &state.db,
         &state.clock,
