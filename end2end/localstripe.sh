@@ -20,11 +20,30 @@ LOG="$VENV/localstripe-$PORT.log"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
-installed() {
+# The stand-in's browser script, and the line that marks it as made to define only `Stripe`.
+script() { compgen -G "$VENV/lib/python3*/site-packages/localstripe/localstripe-v3.js" | head -n 1; }
+SCOPED='// Scoped by end2end/localstripe.sh: only `Stripe` is global.'
+
+pinned() {
   # The pinned version's metadata folder (not `pip show | grep -q`, whose early exit fails the
   # pipe and so reinstalled it on every run).
   [ -x "$VENV/bin/localstripe" ] \
     && compgen -G "$VENV/lib/python3*/site-packages/localstripe-$VERSION.dist-info" >/dev/null
+}
+
+installed() { pinned && [ "$(head -n 1 "$(script)")" = "$SCOPED" ]; }
+
+# The stand-in's browser script declares its card component as a top-level `class Element`,
+# which in a classic script shadows the DOM's `Element` for every script of the page, the
+# flows' WASM glue too (its `instanceof Element` checks then fail and hydration stops). The
+# processor's real script defines only its `Stripe` global: so does the stand-in's, once its
+# body runs in a function of its own (where `Stripe = ...` still sets the global).
+scope_script() {
+  local js
+  js=$(script)
+  [ "$(head -n 1 "$js")" = "$SCOPED" ] && return 0
+  { printf '%s\n(function () {\n' "$SCOPED"; cat "$js"; printf '\n})();\n'; } >"$js.scoped"
+  mv "$js.scoped" "$js"
 }
 
 answers() {
@@ -34,21 +53,24 @@ answers() {
 
 install() {
   installed && return 0
-  say "Installing the card processor's stand-in (localstripe $VERSION) into $VENV"
-  python3 -c "import venv, ensurepip" 2>/dev/null || {
-    echo "python3-venv is missing (apt-get install python3-venv)" >&2
-    exit 1
-  }
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "localstripe==$VERSION"
+  if ! pinned; then
+    say "Installing the card processor's stand-in (localstripe $VERSION) into $VENV"
+    python3 -c "import venv, ensurepip" 2>/dev/null || {
+      echo "python3-venv is missing (apt-get install python3-venv)" >&2
+      exit 1
+    }
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q "localstripe==$VERSION"
+  fi
+  scope_script
 }
 
 start() {
+  install
   if answers; then
     return 0
   fi
-  install
   say "Starting the card processor's stand-in on 127.0.0.1:$PORT"
   # setsid: the test command's Ctrl-C or exit must not leave it half-stopped.
   setsid "$VENV/bin/localstripe" --port "$PORT" >"$LOG" 2>&1 < /dev/null &
