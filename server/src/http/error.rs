@@ -15,7 +15,10 @@ use utoipa::ToSchema;
 
 use crate::{
     adapters::payments::ProcessorError,
-    domain::{enrollment::StartDateOutOfRange, FieldError, FieldErrorKind},
+    domain::{
+        enrollment::StartDateOutOfRange, processor_events::SignatureError, FieldError,
+        FieldErrorKind,
+    },
     services::{
         self,
         accounts::AccountRefused,
@@ -27,6 +30,7 @@ use crate::{
         },
         flows::FlowLoginRefused,
         invoices::InvoiceRefused,
+        live_payments::ProcessorWebhookRefused,
         plans::PlansRefused,
         processor::PaymentMethodRefused,
         renewal::RenewalRefused,
@@ -335,6 +339,30 @@ impl From<PaymentMethodRefused> for ApiError {
                 ApiError::new(ErrorCode::CardDeclined, "The card was declined")
                     .with_param("card.number")
                     .with_detail("decline_code", decline_code)
+            }
+        }
+    }
+}
+
+impl From<ProcessorWebhookRefused> for ApiError {
+    fn from(why: ProcessorWebhookRefused) -> Self {
+        match why {
+            ProcessorWebhookRefused::AppMissing | ProcessorWebhookRefused::SecretMissing => {
+                ApiError::not_found("app")
+            }
+            ProcessorWebhookRefused::Signature(why) => ApiError::new(
+                ErrorCode::ParameterInvalid,
+                match why {
+                    SignatureError::Malformed => {
+                        "The Stripe-Signature header is missing or malformed"
+                    }
+                    SignatureError::Mismatch => "The signature does not match the body",
+                    SignatureError::Stale => "The signature is too old (or too far ahead)",
+                },
+            )
+            .with_param("Stripe-Signature"),
+            ProcessorWebhookRefused::Unreadable => {
+                ApiError::new(ErrorCode::BodyMalformed, "The event could not be read")
             }
         }
     }

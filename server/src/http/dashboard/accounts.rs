@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
-    domain::{credit::SIMULATED_EVENTS, documents::DocumentStatus},
+    domain::{billing::PaymentStatus, credit::SIMULATED_EVENTS, documents::DocumentStatus},
     http::{
         error::{ApiError, ErrorCode},
         market::pdf_response,
@@ -128,6 +128,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "advanced" => "The account's clock was moved forward; what fell due on the way ran.",
         "simulated" => "The event was simulated.",
         "exemption" => "The account's late-fee exemption was saved.",
+        "refunded" => "The refund was made; the customer's card gets the money back.",
         _ => return None,
     })
 }
@@ -266,6 +267,7 @@ fn account_view(
             }
         })
         .collect_view();
+    let operator = dash.member().is_operator();
     let payments = o
         .payments
         .iter()
@@ -279,8 +281,38 @@ fn account_view(
                 .find(|i| i.uuid == p.invoice_uuid)
                 .map_or_else(|| "-".to_owned(), |i| i.number.clone());
             let failure = p.failure_code.clone().unwrap_or_else(|| "-".to_owned());
+            let mut after = Vec::new();
+            if p.refunded_cents > 0 {
+                after.push(format!("{} refunded", dollars(p.refunded_cents)));
+            }
+            if p.disputed_at.is_some() {
+                after.push("disputed".to_owned());
+            }
+            let after = if after.is_empty() { "-".to_owned() } else { after.join(", ") };
+            let left = p.amount_cents - p.refunded_cents;
+            let refundable = operator
+                && p.status == PaymentStatus::Succeeded
+                && p.processor_payment_id.is_some()
+                && left > 0;
+            let refund = refundable.then(|| {
+                let id = format!("refund-{}", p.uuid);
+                let reason_id = format!("refund-reason-{}", p.uuid);
+                view! {
+                    <form method="post" action=format!("{base}/payments/{}/refund", p.uuid) class="inline">
+                        {views::csrf_field(&nav.csrf)}
+                        <label for=id.clone()>{format!("Amount to refund (up to {}; empty: all)", dollars(left))}</label>
+                        <input id=id name="amount" inputmode="decimal" placeholder=dollars(left)/>
+                        <label for=reason_id.clone()>"Reason"</label>
+                        <input id=reason_id name="reason"/>
+                        <button type="submit">"Refund"</button>
+                    </form>
+                }
+            });
             view! {
-                <tr><td>{when}</td><td>{amount}</td><td>{status}</td><td>{failure}</td><td>{invoice}</td></tr>
+                <tr>
+                    <td>{when}</td><td>{amount}</td><td>{status}</td><td>{failure}</td><td>{invoice}</td>
+                    <td>{after}</td><td>{refund}</td>
+                </tr>
             }
         })
         .collect_view();
@@ -445,7 +477,7 @@ fn account_view(
             <h2>"Payments"</h2>
             {no_payments}
             <div class="table-wrap"><table>
-                <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th></tr></thead>
+                <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th><th scope="col">"Since"</th><th scope="col">"Refund"</th></tr></thead>
                 <tbody>{payments}</tbody>
             </table></div>
         </section>
