@@ -56,8 +56,8 @@ pub enum Template {
     },
     /// The soft credit check passed: no deposit, and what happens next.
     CreditApproved { first_name: String },
-    /// The credit check declined the customer or found no file: support will get in touch about
-    /// alternatives.
+    /// The credit check declined the customer or found no file: the enrollment goes to the
+    /// credit review, whose decision is e-mailed.
     CreditNotApproved {
         first_name: String,
         /// No credit file was found (rather than declined).
@@ -487,9 +487,11 @@ impl Template {
                         l.plan_name, l.term_months, l.energy_cents_per_kwh
                     ),
                     format!("Service starts on {}.", long_date(l.start_date)),
-                    "If you did not agree to this, or changed your mind, reply to this e-mail \
-                     or contact support before the start date to cancel at no cost."
-                        .to_owned(),
+                    format!(
+                        "If you did not agree to this, or changed your mind, {} before the start \
+                         date to cancel at no cost.",
+                        reach(brand)
+                    ),
                 ],
                 None,
             ),
@@ -647,13 +649,14 @@ impl Template {
                                 brand.display_name,
                                 app::format::dollars(*amount_cents)
                             ),
-                            "The deposit earns interest and comes back to you after twelve bills \
+                            format!("The deposit earns interest and comes back to you after twelve bills \
                              in a row paid on time, or is applied to your final bill. You may \
                              owe no deposit at all if you are 65 or older with no past-due \
                              balance, have a family-violence certificate, or have a letter of \
                              good credit from your previous electricity provider covering the \
-                             last 12 months: reply to this e-mail to send it."
-                                .to_owned(),
+                             last 12 months: {} to send it.",
+                                reach(brand)
+                            ),
                             "Your enrollment continues once the deposit is paid. Use the link \
                              below to make sure the card it is charged to is right."
                                 .to_owned(),
@@ -669,9 +672,11 @@ impl Template {
                                 brand.display_name
                             ),
                             format!("The reason: {reason}"),
-                            "You can see where your enrollment stands with the link below; \
-                             reply to this e-mail if something is not right."
-                                .to_owned(),
+                            format!(
+                                "You can see where your enrollment stands with the link below; \
+                                 {} if something is not right.",
+                                reach(brand)
+                            ),
                         ],
                         "See your enrollment",
                     ),
@@ -711,9 +716,10 @@ impl Template {
                     &[
                         first.to_owned(),
                         format!(
-                            "Our support team will contact you by e-mail about alternatives, \
-                             such as additional proof of identity or credit, so that you can \
-                             still start service with {}.",
+                            "What happens next: your enrollment goes to review, where {} decides \
+                             whether it can go ahead as it is, with a deposit, or not. We e-mail \
+                             you the decision with a link to act on it; you do not need to do \
+                             anything until then.",
                             brand.display_name
                         ),
                     ],
@@ -721,6 +727,16 @@ impl Template {
                 )
             }
         }
+    }
+}
+
+/// How the customer reaches the partner, as a sentence's verb phrase: the e-mails come from an
+/// address nobody reads, so they never ask for a reply.
+fn reach(brand: &Brand) -> String {
+    match (&brand.support_email, &brand.support_phone) {
+        (Some(email), _) => format!("write to {email}"),
+        (None, Some(phone)) => format!("call {phone}"),
+        (None, None) => format!("contact {}", brand.display_name),
     }
 }
 
@@ -1169,7 +1185,13 @@ mod tests {
         assert!(declined
             .render(&brand())
             .text
-            .contains("support team will contact you"));
+            .contains("your enrollment goes to review"));
+        // Nothing promises a team that does not exist or a reply nobody reads.
+        let text = declined.render(&brand()).text;
+        assert!(
+            !text.contains("support team") && !text.contains("reply"),
+            "{text}"
+        );
         let not_found = Template::CreditNotApproved {
             first_name: "Ana".to_owned(),
             not_found: true,

@@ -586,6 +586,23 @@ impl TestApp {
         }
     }
 
+    /// Runs `sql` (no parameters) on this app's database: to set up what no endpoint sets.
+    pub async fn execute_sql(&self, sql: &str) {
+        use sqlx::Connection;
+        match self.engine {
+            Engine::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.database.url).await.unwrap();
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+                conn.close().await.ok();
+            }
+            Engine::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.database.url).await.unwrap();
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+                conn.close().await.ok();
+            }
+        }
+    }
+
     /// Asserts that none of `needles` appears anywhere in this app's database. The search must
     /// first find `known`, something the test just stored, so that it cannot pass by looking
     /// at nothing.
