@@ -45,6 +45,7 @@ mod payments;
 mod plan_groups;
 mod portal;
 mod rate_limits;
+mod readiness;
 mod receiver;
 mod recovery;
 mod renewal;

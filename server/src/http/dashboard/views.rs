@@ -250,8 +250,48 @@ pub struct AppPage<'a> {
     pub endpoints: &'a [EndpointRow],
     pub flow_url: &'a str,
     pub operator: bool,
+    /// A live app's checklist before customers may start.
+    pub readiness: &'a crate::services::apps::Readiness,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
+}
+
+/// A live app's checklist: each item done or missing, and what being ready opens.
+fn readiness(app: &AppRow, r: &crate::services::apps::Readiness) -> impl IntoView {
+    use crate::domain::apps::ReadinessItem;
+    let live = r.live;
+    let summary = if r.is_open() {
+        format!(
+            "Ready for customers: the sign-up page /go/{} is public, enrollment flows open and credit checks are taken.",
+            app.slug
+        )
+    } else {
+        format!(
+            "Not open to customers yet: the sign-up page /go/{} stays unpublished, and no enrollment flow opens or credit check is taken, until every item below is done.",
+            app.slug
+        )
+    };
+    let items = ReadinessItem::ALL
+        .into_iter()
+        .map(|item| {
+            let done = !r.missing.contains(&item);
+            let state = if done { "Done" } else { "Missing" };
+            view! {
+                <li data-item=item.code() data-done=done.to_string()>
+                    <strong>{state}</strong> " · " {item.label()}
+                </li>
+            }
+        })
+        .collect_view();
+    live.then(|| {
+        view! {
+            <section class="card" data-testid="readiness">
+                <h2>"Going live"</h2>
+                <p>{summary}</p>
+                <ul>{items}</ul>
+            </section>
+        }
+    })
 }
 
 pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
@@ -353,6 +393,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
         <h1>{title}</h1>
         <p class="muted">{meta}</p>
         {messages(page.notice, page.error)}
+        {readiness(a, page.readiness)}
         <section class="card">
             <h2>"API keys"</h2>
             <div class="table-wrap">
