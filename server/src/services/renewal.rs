@@ -28,7 +28,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{Brand, MonthToMonthOffer, RenewalOffer, Template},
+        templates::{Brand, MonthToMonthOffer, RenewalConfirmed, RenewalOffer, Template},
         NewEmail,
     },
     outbox::{self, JobKind, NewJob},
@@ -195,6 +195,19 @@ pub async fn accept_renewal(
     if let Some(documents) = documents {
         super::documents::store_contract_documents(&mut tx, &contract, documents, now).await?;
     }
+    // The confirmation carries the copies of what was agreed.
+    let attached = store::documents::unsent_documents_of_contract(&mut tx, contract.uuid).await?;
+    let confirmation = Template::RenewalConfirmed(RenewalConfirmed {
+        first_name: account_row.first_name.clone(),
+        plan_name: contract.plan_name.clone(),
+        term_months: (contract.plan_type != "month_to_month").then_some(contract.term_months),
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        start_date: contract.start_date,
+        end_date: contract.end_date,
+        attached: attached.iter().map(|k| k.title().to_owned()).collect(),
+    });
+    let email = mail::queue_to_account(&mut tx, &clock, app, &account_row, &confirmation).await?;
+    store::documents::attach_contract_documents(&mut tx, contract.uuid, email).await?;
     store::events::insert_event(
         &mut tx,
         &NewEvent::of(

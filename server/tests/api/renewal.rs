@@ -193,6 +193,20 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_already_accepted"), "{}", r.text);
         assert_eq!(contracts(&app, &uuid).await.len(), 2);
 
+        // One confirmation, carrying the new contract's documents.
+        let sent = app.get(&format!("/v1/app/sandbox/emails?account_uuid={uuid}&limit=100"), &app.app_token).await;
+        let confirmed: Vec<&Value> = sent.body["data"].as_array().unwrap().iter().filter(|e| e["template"] == "renewal_confirmed").collect();
+        assert_eq!(confirmed.len(), 1, "{}", sent.text);
+        assert_eq!(confirmed[0]["subject"], "Your renewal is confirmed");
+        let text = confirmed[0]["text"].as_str().unwrap();
+        let starts = app::format::long_date(chrono::NaiveDate::parse_from_str(&start, "%Y-%m-%d").unwrap());
+        assert!(text.contains(plan["name"].as_str().unwrap()) && text.contains(&format!("starting on {starts}")), "{text}");
+        assert!(text.contains("Attached are the documents of your new contract"), "{text}");
+        let kinds: Vec<&str> = confirmed[0]["attachments"].as_array().unwrap().iter()
+            .map(|a| a["filename"].as_str().unwrap().split('-').next().unwrap())
+            .collect();
+        assert_eq!(kinds, ["efl", "tos", "yrac"], "{}", confirmed[0]);
+
         // The renewal's documents are queued; the current contract's stay active.
         let docs = app.get(&format!("/v1/account/locations/{location}/all-documents"), &token).await;
         assert_eq!(docs.status, StatusCode::OK, "{}", docs.text);
