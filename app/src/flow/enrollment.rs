@@ -231,7 +231,6 @@ fn Review(flow: Flow) -> impl IntoView {
 /// the customer says what they do next.
 #[component]
 fn Done(flow: Flow) -> impl IntoView {
-    use crate::api::{AccountStatus as S, StatusReason as R};
     // Finalized (here, or before the flow opened): closing the flow is completing it.
     flow.done.set(true);
     let account = flow.account.get_untracked();
@@ -247,9 +246,8 @@ fn Done(flow: Flow) -> impl IntoView {
         .unwrap_or_default();
     let (status, reason) = account
         .as_ref()
-        .map_or((S::Reviewing, R::VerificationPending), |a| {
-            (a.status, a.status_reason)
-        });
+        .map(|a| (a.status.clone(), a.status_reason.clone()))
+        .unwrap_or_default();
     let location = account.as_ref().and_then(|a| a.locations.first().cloned());
     let start = location
         .as_ref()
@@ -276,32 +274,32 @@ fn Done(flow: Flow) -> impl IntoView {
             "active",
         )
     } else {
-        match (status, reason) {
-            (S::Ready, _) => (
+        match (status.as_str(), reason.as_str()) {
+            ("ready", _) => (
                 format!("Your switch is scheduled, {name}."),
                 format!("Your utility will switch {home} to {plan} on {start}."),
                 format!("There is nothing more to do: we e-mail {email} when your service starts."),
                 "scheduled",
             ),
-            (_, R::CreditCheckFrozen) => (
+            (_, "credit_check_frozen") => (
                 format!("One more step, {name}: your credit file is frozen."),
                 "The credit bureau could not run the soft credit check because your file is frozen. Lift the freeze (a temporary lift is enough) on the bureau's site.".to_owned(),
                 format!("We sent {email} the link to the bureau. We check again every 6 hours and continue your switch to {plan} once the check goes through."),
                 "frozen",
             ),
-            (_, R::CreditDeclined | R::CreditNotFound) => (
+            (_, "credit_declined" | "credit_not_found") => (
                 format!("We received your enrollment, {name}, but cannot approve it on the credit check alone."),
                 "Your enrollment now goes to review: we decide whether it can go ahead as it is, with a deposit, or not.".to_owned(),
                 format!("We e-mail {email} the decision, with a link to act on it."),
                 "review",
             ),
-            (S::NeedsAttention, _) => (
+            ("needs_attention", _) => (
                 format!("We received your enrollment, {name}, but it is held up."),
                 format!("Something stops the switch to {plan} for now, and we are looking into it."),
                 format!("We e-mail {email} what happens next."),
                 "attention",
             ),
-            (_, R::UtilitySubmitted) => (
+            (_, "utility_submitted") => (
                 format!("Your credit check is done, {name}."),
                 format!("We asked your utility to switch {home} to {plan}; that takes 2 to 72 business hours. Start date you asked for: {start}."),
                 format!("We e-mail {email} when your service is scheduled and when it starts."),

@@ -829,7 +829,7 @@ async fn progress_mail_with_documents(
     };
     let kinds = store::documents::unsent_documents_of_contract(&mut *tx, contract).await?;
     let notice = ServiceNotice {
-        attached: kinds.iter().map(|k| k.title().to_owned()).collect(),
+        attached: crate::domain::documents::titles_in_contract_order(&kinds),
         ..notice
     };
     let email = mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;

@@ -204,7 +204,7 @@ pub async fn accept_renewal(
         energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
         start_date: contract.start_date,
         end_date: contract.end_date,
-        attached: attached.iter().map(|k| k.title().to_owned()).collect(),
+        attached: crate::domain::documents::titles_in_contract_order(&attached),
     });
     let email = mail::queue_to_account(&mut tx, &clock, app, &account_row, &confirmation).await?;
     store::documents::attach_contract_documents(&mut tx, contract.uuid, email).await?;

@@ -140,6 +140,8 @@ both_engines! {
         let files: Vec<String> = received["attachments"].as_array().unwrap().iter()
             .map(|a| a["filename"].as_str().unwrap().split('-').next().unwrap().to_owned())
             .collect();
+        let mut files = files;
+        files.sort();
         assert_eq!(files, ["efl", "tos", "yrac"], "{received}");
         for a in received["attachments"].as_array().unwrap() {
             let r = app.client.get(app.url(a["url"].as_str().unwrap())).bearer_auth(&app.app_token).send().await.unwrap();

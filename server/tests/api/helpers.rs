@@ -306,7 +306,7 @@ impl TestApp {
         // directory for every test would slow the suite down.
         config.market.default_directory_size = 0;
         // Test receivers listen on loopback.
-        config.webhooks.allow_private_targets = true;
+        config.webhooks.allow_private_targets = Some(true);
         config.clock_start = Some(start);
         tweak(&mut config);
         let clock = config

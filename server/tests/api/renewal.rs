@@ -205,6 +205,8 @@ both_engines! {
         let kinds: Vec<&str> = confirmed[0]["attachments"].as_array().unwrap().iter()
             .map(|a| a["filename"].as_str().unwrap().split('-').next().unwrap())
             .collect();
+        let mut kinds = kinds;
+        kinds.sort_unstable();
         assert_eq!(kinds, ["efl", "tos", "yrac"], "{}", confirmed[0]);
 
         // The renewal's documents are queued; the current contract's stay active.

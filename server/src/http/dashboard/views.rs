@@ -256,6 +256,25 @@ pub struct AppPage<'a> {
     pub error: Option<&'a str>,
 }
 
+/// One checkbox per event type an endpoint may subscribe to.
+fn event_type_choices() -> impl IntoView {
+    crate::domain::events::EVENT_DOCS
+        .iter()
+        .filter(|d| d.kind != crate::domain::events::TEST_EVENT_TYPE)
+        .enumerate()
+        .map(|(i, d)| {
+            let id = format!("webhook_event_{i}");
+            let label_for = id.clone();
+            view! {
+                <label class="check" for=label_for>
+                    <input type="checkbox" id=id name="event_types" value=d.kind/>
+                    <code>{d.kind}</code> " · " {d.about}
+                </label>
+            }
+        })
+        .collect_view()
+}
+
 /// A live app's checklist: each item done or missing, and what being ready opens.
 fn readiness(app: &AppRow, r: &crate::services::apps::Readiness) -> impl IntoView {
     use crate::domain::apps::ReadinessItem;
@@ -493,8 +512,10 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 {csrf_field(&nav.csrf)}
                 <label for="webhook_url">"Endpoint URL"</label>
                 <input id="webhook_url" name="url" type="url" required/>
-                <label for="webhook_events">"Event types (comma-separated; blank: every event)"</label>
-                <input id="webhook_events" name="event_types" type="text"/>
+                <fieldset class="event-types">
+                    <legend>"Event types (none ticked: every event)"</legend>
+                    {event_type_choices()}
+                </fieldset>
                 <label for="webhook_description">"Description"</label>
                 <input id="webhook_description" name="description" type="text"/>
                 <button type="submit">"Add endpoint"</button>
