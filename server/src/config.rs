@@ -299,7 +299,10 @@ impl Config {
     /// Whether the service's own address is on this machine only.
     fn runs_on_loopback(&self) -> bool {
         let public = self.public_url();
-        match url::Url::parse(&public).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
+        match url::Url::parse(&public)
+            .ok()
+            .and_then(|u| u.host().map(|h| h.to_owned()))
+        {
             Some(url::Host::Domain(name)) => {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
                 name == "localhost" || name.ends_with(".localhost")
@@ -392,7 +395,10 @@ mod tests {
         assert!(!c.webhooks_allow_private_targets(), "as set");
         c.webhooks.allow_private_targets = None;
         c.addr = "0.0.0.0:3000".parse().unwrap();
-        assert!(!c.webhooks_allow_private_targets(), "listening on every address");
+        assert!(
+            !c.webhooks_allow_private_targets(),
+            "listening on every address"
+        );
     }
 
     #[test]

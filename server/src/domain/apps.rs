@@ -264,14 +264,30 @@ mod tests {
             unverified_webhook_endpoints: 0,
         };
         assert!(missing_for_live(&ready).is_empty());
-        assert_eq!(missing_for_live(&ReadinessFacts::default()), [
-            I::Brand, I::SupportContacts, I::PaymentKeys, I::AllowedOrigins, I::MonthToMonthDefault
-        ]);
-        let no_logo = ReadinessFacts { has_logo: false, ..ready };
+        assert_eq!(
+            missing_for_live(&ReadinessFacts::default()),
+            [
+                I::Brand,
+                I::SupportContacts,
+                I::PaymentKeys,
+                I::AllowedOrigins,
+                I::MonthToMonthDefault
+            ]
+        );
+        let no_logo = ReadinessFacts {
+            has_logo: false,
+            ..ready
+        };
         assert_eq!(missing_for_live(&no_logo), [I::Brand]);
-        let phone_only = ReadinessFacts { has_support_email: false, ..ready };
+        let phone_only = ReadinessFacts {
+            has_support_email: false,
+            ..ready
+        };
         assert_eq!(missing_for_live(&phone_only), [I::SupportContacts]);
-        let unverified = ReadinessFacts { unverified_webhook_endpoints: 1, ..ready };
+        let unverified = ReadinessFacts {
+            unverified_webhook_endpoints: 1,
+            ..ready
+        };
         assert_eq!(missing_for_live(&unverified), [I::VerifiedWebhooks]);
     }
 

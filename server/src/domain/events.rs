@@ -271,7 +271,6 @@ impl Event {
     }
 }
 
-
 /// The JSON type of a field of an event's `data`, as the API reference documents it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
@@ -332,7 +331,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         about: "A new account of the app, made through the API or the hosted sign-up.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
-            field("account_number", FieldType::Text, "The account's number, as bills print it."),
+            field(
+                "account_number",
+                FieldType::Text,
+                "The account's number, as bills print it.",
+            ),
         ],
     },
     EventDoc {
@@ -340,10 +343,22 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         about: "Plans were priced for the account.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
-            nullable("esi_id", FieldType::Text, "The meter priced for, when one was given."),
-            nullable("postal_code", FieldType::Text, "The ZIP code priced for, when no meter was given."),
+            nullable(
+                "esi_id",
+                FieldType::Text,
+                "The meter priced for, when one was given.",
+            ),
+            nullable(
+                "postal_code",
+                FieldType::Text,
+                "The ZIP code priced for, when no meter was given.",
+            ),
             field("plan_uuids", FieldType::Uuids, "The plans priced."),
-            field("is_custom", FieldType::Boolean, "Priced with the app's own terms for this account."),
+            field(
+                "is_custom",
+                FieldType::Boolean,
+                "Priced with the app's own terms for this account.",
+            ),
         ],
     },
     EventDoc {
@@ -354,8 +369,16 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("location_uuid", FieldType::Uuid, "The location."),
             field("plan_uuid", FieldType::Uuid, "The plan accepted."),
             field("contract_uuid", FieldType::Uuid, "The contract made."),
-            field("service_start_date", FieldType::Date, "The start date asked for."),
-            field("accepted_by", FieldType::Text, "`customer` or `client_agent`."),
+            field(
+                "service_start_date",
+                FieldType::Date,
+                "The start date asked for.",
+            ),
+            field(
+                "accepted_by",
+                FieldType::Text,
+                "`customer` or `client_agent`.",
+            ),
         ],
     },
     EventDoc {
@@ -363,7 +386,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         about: "The customer's identity details changed.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
-            field("is_identity_complete", FieldType::Boolean, "Whether every identity detail enrollment needs is given."),
+            field(
+                "is_identity_complete",
+                FieldType::Boolean,
+                "Whether every identity detail enrollment needs is given.",
+            ),
         ],
     },
     EventDoc {
@@ -371,7 +398,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         about: "The enrollment was finalized and goes to verification.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
-            field("is_client_agent_enrollment", FieldType::Boolean, "Finalized by the partner on the customer's behalf."),
+            field(
+                "is_client_agent_enrollment",
+                FieldType::Boolean,
+                "Finalized by the partner on the customer's behalf.",
+            ),
         ],
     },
     EventDoc {
@@ -380,7 +411,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("card_brand", FieldType::Text, "`visa`, `mastercard`, ..."),
-            field("card_last4", FieldType::Text, "The card's last four digits."),
+            field(
+                "card_last4",
+                FieldType::Text,
+                "The card's last four digits.",
+            ),
         ],
     },
     EventDoc {
@@ -388,7 +423,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         about: "The billing address was set.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
-            field("same_as_service_address", FieldType::Boolean, "Bills go to the service address."),
+            field(
+                "same_as_service_address",
+                FieldType::Boolean,
+                "Bills go to the service address.",
+            ),
         ],
     },
     EventDoc {
@@ -400,7 +439,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("invoice_number", FieldType::Text, "The invoice."),
             field("payment_uuid", FieldType::Uuid, "The payment attempt."),
             field("amount_cents", FieldType::Integer, "The amount tried."),
-            nullable("failure_code", FieldType::Text, "Why it failed (`card_declined`, `insufficient_funds`, ...)."),
+            nullable(
+                "failure_code",
+                FieldType::Text,
+                "Why it failed (`card_declined`, `insufficient_funds`, ...).",
+            ),
         ],
     },
     EventDoc {
@@ -423,7 +466,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("status", FieldType::Text, "The new status."),
             field("status_reason", FieldType::Text, "The new reason."),
             field("previous_status", FieldType::Text, "The status before."),
-            field("previous_status_reason", FieldType::Text, "The reason before."),
+            field(
+                "previous_status_reason",
+                FieldType::Text,
+                "The reason before.",
+            ),
         ],
     },
     EventDoc {
@@ -432,9 +479,21 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("review_uuid", FieldType::Uuid, "The review."),
-            field("decision", FieldType::Text, "`approved`, `deposit_required` or `declined`."),
-            field("cause", FieldType::Text, "What the bureau answered: `declined`, `not_found`, `frozen` or `error`."),
-            nullable("deposit_cents", FieldType::Integer, "The deposit asked for."),
+            field(
+                "decision",
+                FieldType::Text,
+                "`approved`, `deposit_required` or `declined`.",
+            ),
+            field(
+                "cause",
+                FieldType::Text,
+                "What the bureau answered: `declined`, `not_found`, `frozen` or `error`.",
+            ),
+            nullable(
+                "deposit_cents",
+                FieldType::Integer,
+                "The deposit asked for.",
+            ),
             nullable("reason", FieldType::Text, "Why it was declined."),
         ],
     },
@@ -462,7 +521,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("location_uuid", FieldType::Uuid, "The location."),
-            nullable("service_start_date", FieldType::Date, "The day service started."),
+            nullable(
+                "service_start_date",
+                FieldType::Date,
+                "The day service started.",
+            ),
         ],
     },
     EventDoc {
@@ -471,8 +534,16 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("location_uuid", FieldType::Uuid, "The location."),
-            nullable("final_service_date", FieldType::Date, "The last day of service."),
-            field("reason", FieldType::Text, "`moving`, `switching`, `other`, `customer_switched_away`, ..."),
+            nullable(
+                "final_service_date",
+                FieldType::Date,
+                "The last day of service.",
+            ),
+            field(
+                "reason",
+                FieldType::Text,
+                "`moving`, `switching`, `other`, `customer_switched_away`, ...",
+            ),
         ],
     },
     EventDoc {
@@ -494,14 +565,19 @@ pub const EVENT_DOCS: &[EventDoc] = &[
     },
     EventDoc {
         kind: "location.renewal_plan_accepted",
-        about: "A renewal plan was accepted: its contract starts the day after the current one ends.",
+        about:
+            "A renewal plan was accepted: its contract starts the day after the current one ends.",
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("location_uuid", FieldType::Uuid, "The location."),
             field("plan_uuid", FieldType::Uuid, "The plan accepted."),
             field("contract_uuid", FieldType::Uuid, "The renewal's contract."),
             field("service_start_date", FieldType::Date, "The day it starts."),
-            field("accepted_by", FieldType::Text, "`customer` or `client_agent`."),
+            field(
+                "accepted_by",
+                FieldType::Text,
+                "`customer` or `client_agent`.",
+            ),
         ],
     },
     EventDoc {
@@ -511,7 +587,11 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("location_uuid", FieldType::Uuid, "The location."),
             field("contract_end", FieldType::Date, "The contract's last day."),
-            field("days_left", FieldType::Integer, "Days from the notice to the end."),
+            field(
+                "days_left",
+                FieldType::Integer,
+                "Days from the notice to the end.",
+            ),
         ],
     },
     EventDoc {
@@ -555,19 +635,37 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         fields: &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("location_uuid", FieldType::Uuid, "The location billed."),
-            field("invoice_number", FieldType::Text, "The bill that charges the fee."),
-            field("penalized_invoice_number", FieldType::Text, "The past-due bill."),
-            field("base_cents", FieldType::Integer, "The unpaid amount the fee is on."),
-            field("percent", FieldType::Text, "The fee's percent, as a decimal string."),
+            field(
+                "invoice_number",
+                FieldType::Text,
+                "The bill that charges the fee.",
+            ),
+            field(
+                "penalized_invoice_number",
+                FieldType::Text,
+                "The past-due bill.",
+            ),
+            field(
+                "base_cents",
+                FieldType::Integer,
+                "The unpaid amount the fee is on.",
+            ),
+            field(
+                "percent",
+                FieldType::Text,
+                "The fee's percent, as a decimal string.",
+            ),
             field("amount_cents", FieldType::Integer, "The fee."),
         ],
     },
     EventDoc {
         kind: "webhook.test",
         about: "A test event sent to one endpoint from the dashboard or the API.",
-        fields: &[
-            field("endpoint_uuid", FieldType::Uuid, "The endpoint tested."),
-        ],
+        fields: &[field(
+            "endpoint_uuid",
+            FieldType::Uuid,
+            "The endpoint tested.",
+        )],
     },
 ];
 
@@ -579,7 +677,6 @@ pub fn event_doc(kind: &str) -> Option<&'static EventDoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     /// One event of every type, every optional field given.
     fn samples() -> Vec<Event> {
@@ -595,29 +692,135 @@ mod tests {
             failure_code: Some("card_declined".to_owned()),
         };
         vec![
-            Event::AccountCreated { account_uuid: id, account_number: "A-1".to_owned() },
-            Event::PlanRequested { account_uuid: id, esi_id: Some("1".to_owned()), postal_code: Some("75201".to_owned()), plan_uuids: vec![id], is_custom: false },
-            Event::PlanAccepted { account_uuid: id, location_uuid: id, plan_uuid: id, contract_uuid: id, service_start_date: day, accepted_by: "customer".to_owned() },
-            Event::IdentityUpdated { account_uuid: id, is_identity_complete: true },
-            Event::Finalized { account_uuid: id, is_client_agent_enrollment: false },
-            Event::PaymentMethodAdded { account_uuid: id, card_brand: "visa".to_owned(), card_last4: "4242".to_owned() },
-            Event::BillingAddressUpdated { account_uuid: id, same_as_service_address: true },
+            Event::AccountCreated {
+                account_uuid: id,
+                account_number: "A-1".to_owned(),
+            },
+            Event::PlanRequested {
+                account_uuid: id,
+                esi_id: Some("1".to_owned()),
+                postal_code: Some("75201".to_owned()),
+                plan_uuids: vec![id],
+                is_custom: false,
+            },
+            Event::PlanAccepted {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuid: id,
+                contract_uuid: id,
+                service_start_date: day,
+                accepted_by: "customer".to_owned(),
+            },
+            Event::IdentityUpdated {
+                account_uuid: id,
+                is_identity_complete: true,
+            },
+            Event::Finalized {
+                account_uuid: id,
+                is_client_agent_enrollment: false,
+            },
+            Event::PaymentMethodAdded {
+                account_uuid: id,
+                card_brand: "visa".to_owned(),
+                card_last4: "4242".to_owned(),
+            },
+            Event::BillingAddressUpdated {
+                account_uuid: id,
+                same_as_service_address: true,
+            },
             Event::PaymentFailed(attempt.clone()),
             Event::PaymentSuccessful(attempt),
-            Event::StatusUpdated { account_uuid: id, status: "a".to_owned(), status_reason: "b".to_owned(), previous_status: "c".to_owned(), previous_status_reason: "d".to_owned() },
-            Event::CreditReviewed { account_uuid: id, review_uuid: id, decision: "declined".to_owned(), cause: "declined".to_owned(), deposit_cents: Some(1), reason: Some("r".to_owned()) },
-            Event::DepositRequired { account_uuid: id, deposit_uuid: id, amount_cents: 1 },
-            Event::DepositPaid { account_uuid: id, deposit_uuid: id, amount_cents: 1 },
-            Event::ServiceActive { account_uuid: id, location_uuid: id, service_start_date: Some(day) },
-            Event::ServiceCanceled { account_uuid: id, location_uuid: id, final_service_date: Some(day), reason: "moving".to_owned() },
-            Event::UsageHistoryAvailable { account_uuid: id, location_uuid: id },
-            Event::RenewalPlanRequested { account_uuid: id, location_uuid: id, plan_uuids: vec![id] },
-            Event::RenewalPlanAccepted { account_uuid: id, location_uuid: id, plan_uuid: id, contract_uuid: id, service_start_date: day, accepted_by: "customer".to_owned() },
-            Event::RenewalEmailSent { account_uuid: id, location_uuid: id, contract_end: day, days_left: 30 },
-            Event::InvoiceCreated { account_uuid: id, location_uuid: id, invoice_number: "I".to_owned(), total_cents: 1, invoice_date: day, payment_due_date: day, status: "open".to_owned() },
-            Event::InvoicePaid { account_uuid: id, location_uuid: id, invoice_number: "I".to_owned(), total_cents: 1, paid_at: at },
-            Event::InvoicePastDue { account_uuid: id, location_uuid: id, invoice_number: "I".to_owned(), total_cents: 1, payment_due_date: day },
-            Event::InvoiceLateFeeCharged { account_uuid: id, location_uuid: id, invoice_number: "I".to_owned(), penalized_invoice_number: "H".to_owned(), base_cents: 1, percent: "5".to_owned(), amount_cents: 1 },
+            Event::StatusUpdated {
+                account_uuid: id,
+                status: "a".to_owned(),
+                status_reason: "b".to_owned(),
+                previous_status: "c".to_owned(),
+                previous_status_reason: "d".to_owned(),
+            },
+            Event::CreditReviewed {
+                account_uuid: id,
+                review_uuid: id,
+                decision: "declined".to_owned(),
+                cause: "declined".to_owned(),
+                deposit_cents: Some(1),
+                reason: Some("r".to_owned()),
+            },
+            Event::DepositRequired {
+                account_uuid: id,
+                deposit_uuid: id,
+                amount_cents: 1,
+            },
+            Event::DepositPaid {
+                account_uuid: id,
+                deposit_uuid: id,
+                amount_cents: 1,
+            },
+            Event::ServiceActive {
+                account_uuid: id,
+                location_uuid: id,
+                service_start_date: Some(day),
+            },
+            Event::ServiceCanceled {
+                account_uuid: id,
+                location_uuid: id,
+                final_service_date: Some(day),
+                reason: "moving".to_owned(),
+            },
+            Event::UsageHistoryAvailable {
+                account_uuid: id,
+                location_uuid: id,
+            },
+            Event::RenewalPlanRequested {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuids: vec![id],
+            },
+            Event::RenewalPlanAccepted {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuid: id,
+                contract_uuid: id,
+                service_start_date: day,
+                accepted_by: "customer".to_owned(),
+            },
+            Event::RenewalEmailSent {
+                account_uuid: id,
+                location_uuid: id,
+                contract_end: day,
+                days_left: 30,
+            },
+            Event::InvoiceCreated {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                invoice_date: day,
+                payment_due_date: day,
+                status: "open".to_owned(),
+            },
+            Event::InvoicePaid {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                paid_at: at,
+            },
+            Event::InvoicePastDue {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                payment_due_date: day,
+            },
+            Event::InvoiceLateFeeCharged {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                penalized_invoice_number: "H".to_owned(),
+                base_cents: 1,
+                percent: "5".to_owned(),
+                amount_cents: 1,
+            },
             Event::WebhookTest { endpoint_uuid: id },
         ]
     }
@@ -643,15 +846,16 @@ mod tests {
                 let ok = match f.ty {
                     FieldType::Uuid => v.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()),
                     FieldType::Uuids => v.as_array().is_some_and(|a| {
-                        a.iter().all(|x| x.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()))
+                        a.iter()
+                            .all(|x| x.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()))
                     }),
                     FieldType::Text => v.is_string(),
                     FieldType::Integer => v.is_i64(),
                     FieldType::Boolean => v.is_boolean(),
                     FieldType::Date => v.as_str().is_some_and(|s| s.parse::<NaiveDate>().is_ok()),
-                    FieldType::Timestamp => {
-                        v.as_str().is_some_and(|s| s.parse::<DateTime<Utc>>().is_ok())
-                    }
+                    FieldType::Timestamp => v
+                        .as_str()
+                        .is_some_and(|s| s.parse::<DateTime<Utc>>().is_ok()),
                 };
                 assert!(ok, "{}.{}: {v}", doc.kind, f.name);
             }

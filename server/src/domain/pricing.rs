@@ -66,24 +66,8 @@ pub fn default_groups() -> Vec<GroupTerms> {
         is_month_to_month_default: m2m,
     };
     vec![
-        group(
-            "12-Month Fixed",
-            PlanType::Fixed,
-            12,
-            42_000,
-            0,
-            0,
-            false,
-        ),
-        group(
-            "24-Month Fixed",
-            PlanType::Fixed,
-            24,
-            39_000,
-            0,
-            0,
-            false,
-        ),
+        group("12-Month Fixed", PlanType::Fixed, 12, 42_000, 0, 0, false),
+        group("24-Month Fixed", PlanType::Fixed, 24, 39_000, 0, 0, false),
         group(
             "12-Month Fixed Solar Buyback",
             PlanType::Fixed,

@@ -324,10 +324,8 @@ impl Template {
                     brand.display_name,
                     r.plan_name,
                     match (r.term_months, r.end_date) {
-                        (Some(months), Some(end)) => format!(
-                            "a fixed rate for {months} months, until {}",
-                            long_date(end)
-                        ),
+                        (Some(months), Some(end)) =>
+                            format!("a fixed rate for {months} months, until {}", long_date(end)),
                         (Some(months), None) => format!("a fixed rate for {months} months"),
                         _ => "a variable rate, month to month".to_owned(),
                     },
@@ -385,7 +383,10 @@ impl Template {
                 paragraphs.push(format!("Payment reference: {}.", p.reference));
                 layout(
                     brand,
-                    &format!("Receipt for your payment of {}", app::format::dollars(p.amount_cents)),
+                    &format!(
+                        "Receipt for your payment of {}",
+                        app::format::dollars(p.amount_cents)
+                    ),
                     &p.first_name,
                     &paragraphs,
                     None,
@@ -408,9 +409,7 @@ impl Template {
                         brand.display_name
                     ),
                 }];
-                paragraphs.push(
-                    "Your bills are charged to this card from now on.".to_owned(),
-                );
+                paragraphs.push("Your bills are charged to this card from now on.".to_owned());
                 paragraphs.push(format!(
                     "If you did not make this change, {} at once.",
                     reach(brand)
@@ -1270,7 +1269,10 @@ mod tests {
             attached: Vec::new(),
         };
         let with_documents = Template::EnrollmentReceived(ServiceNotice {
-            attached: vec!["Electricity Facts Label".to_owned(), "Terms of Service".to_owned()],
+            attached: vec![
+                "Electricity Facts Label".to_owned(),
+                "Terms of Service".to_owned(),
+            ],
             ..notice.clone()
         })
         .render(&full_brand());

@@ -635,10 +635,7 @@ impl Readiness {
 }
 
 /// The app's readiness, read from its settings as they are now.
-pub async fn readiness(
-    conn: impl Into<store::Conn<'_>>,
-    app: &AppRow,
-) -> store::Result<Readiness> {
+pub async fn readiness(conn: impl Into<store::Conn<'_>>, app: &AppRow) -> store::Result<Readiness> {
     if app.environment_kind() != Environment::Live {
         return Ok(Readiness {
             live: false,

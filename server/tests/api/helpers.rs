@@ -462,7 +462,9 @@ impl TestApp {
         .await
         .unwrap();
         let origin = server::domain::apps::Origin::parse("https://partner.example").unwrap();
-        admin::set_allowed_origins(db, uuid, vec![origin]).await.unwrap();
+        admin::set_allowed_origins(db, uuid, vec![origin])
+            .await
+            .unwrap();
         let readiness = admin::readiness(db, uuid).await.unwrap();
         assert!(readiness.is_open(), "{readiness:?}");
     }
@@ -642,12 +644,16 @@ impl TestApp {
         use sqlx::Connection;
         match self.engine {
             Engine::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&self.database.url).await.unwrap();
+                let mut conn = sqlx::SqliteConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
                 sqlx::query(sql).execute(&mut conn).await.unwrap();
                 conn.close().await.ok();
             }
             Engine::Postgres => {
-                let mut conn = sqlx::PgConnection::connect(&self.database.url).await.unwrap();
+                let mut conn = sqlx::PgConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
                 sqlx::query(sql).execute(&mut conn).await.unwrap();
                 conn.close().await.ok();
             }

@@ -30,7 +30,11 @@ async fn account(app: &TestApp, token: &str, email: &str) -> (String, String) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let uuid = r.body["uuid"].as_str().unwrap().to_owned();
     let t = app
-        .post(&format!("/v1/app/accounts/{uuid}/token"), token, &Value::Null)
+        .post(
+            &format!("/v1/app/accounts/{uuid}/token"),
+            token,
+            &Value::Null,
+        )
         .await;
     assert_eq!(t.status, StatusCode::OK, "{}", t.text);
     (uuid, t.body["token"].as_str().unwrap().to_owned())

@@ -256,13 +256,9 @@ async fn render_endpoint(
     let mut deliveries =
         store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, 100, 0).await?;
     deliveries.truncate(100);
-    let payloads = services::webhooks::delivery_payloads(
-        state,
-        app.uuid,
-        app.environment_kind(),
-        &deliveries,
-    )
-    .await?;
+    let payloads =
+        services::webhooks::delivery_payloads(state, app.uuid, app.environment_kind(), &deliveries)
+            .await?;
     Ok(html(
         status,
         endpoint_view(dash, app, endpoint, &deliveries, &payloads, notice, error),
