@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn a_plan_states_the_fee_the_terms_of_service_promise() {
         // The TOS says no fee is charged, so no plan may state one.
-        assert!(!CHARGES_EARLY_TERMINATION_FEE);
+        const { assert!(!CHARGES_EARLY_TERMINATION_FEE) };
         assert_eq!(stated_early_termination_fee_cents(true, 15_000), 0);
         assert_eq!(stated_early_termination_fee_cents(false, 15_000), 0);
         let ending = tos_clauses()
