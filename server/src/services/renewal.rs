@@ -15,8 +15,8 @@ use crate::{
     domain::{
         documents::contract_in_force,
         enrollment::{
-            accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
-            start_of_market_day, ContractStatus, LocationStatus, RenewalRefusal,
+            accepted_by, check_renewal_from, enroller, renewal_eligible, renewal_queued,
+            renewal_start, start_of_market_day, ContractStatus, LocationStatus, RenewalRefusal,
             StartDateOutOfRange,
         },
         events::Event,
@@ -125,7 +125,8 @@ pub struct AcceptRenewal<'a> {
     pub account_uuid: Uuid,
     pub location_uuid: Uuid,
     pub plan_uuid: Uuid,
-    pub start: NaiveDate,
+    /// None: the one day allowed.
+    pub start: Option<NaiveDate>,
     pub terms_accepted: bool,
 }
 
@@ -170,7 +171,7 @@ pub async fn accept_renewal(
     let current = in_force(&contracts);
     let queued = current
         .is_some_and(|f| renewal_queued(&contracts, |c| c.status, |c| c.start_date, f.start_date));
-    let start = check_renewal(
+    let start = check_renewal_from(
         current.map(terms),
         queued,
         clock.today(),
