@@ -620,6 +620,22 @@ both_engines! {
         assert_eq!(r.status, StatusCode::NOT_FOUND);
     }
 
+    async fn a_visit_to_a_forms_target_gets_a_page(app) {
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        for path in [format!("/dashboard/apps/{uuid}/tokens"), "/dashboard/sign-out".to_owned()] {
+            let r = browser.client.get(app.url(&path)).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED, "{path}");
+            assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"), "{path}");
+            let text = r.text().await.unwrap();
+            assert!(text.contains("takes a form"), "{path}: {text}");
+        }
+        // The API still answers JSON.
+        let r = app.client.get(app.url("/v1/account/enroll/finalize")).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    }
+
     async fn an_endpoints_event_types_are_ticked_from_the_list(app) {
         let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
         let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
