@@ -117,6 +117,7 @@ error_codes! {
     ClientAgentNotRecorded => ("client_agent_not_recorded", CONFLICT, State),
     AlreadyFinalized => ("already_finalized", CONFLICT, State),
     PlanExpired => ("plan_expired", CONFLICT, State),
+    StartDatePassed => ("start_date_passed", CONFLICT, State),
     PlanAlreadyAccepted => ("plan_already_accepted", CONFLICT, State),
     RenewalNotEligible => ("renewal_not_eligible", CONFLICT, State),
     ServiceNotActive => ("service_not_active", CONFLICT, State),
@@ -455,6 +456,17 @@ impl From<FinalizeRefused> for ApiError {
                 "expired_at",
                 expired_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             ),
+            FinalizeRefused::StartDatePassed(range) => ApiError::new(
+                ErrorCode::StartDatePassed,
+                format!(
+                    "The accepted start date can no longer be kept (it has passed, or the \
+                     utility's same-day cut-off has): accept a plan again with a start date \
+                     between {} and {}, which replaces this acceptance, then finalize",
+                    range.earliest, range.latest
+                ),
+            )
+            .with_detail("earliest_start_date", range.earliest.to_string())
+            .with_detail("latest_start_date", range.latest.to_string()),
             FinalizeRefused::Incomplete(missing) => ApiError::new(
                 ErrorCode::EnrollmentIncomplete,
                 format!("Finish these steps first: {}", missing.join(", ")),
