@@ -226,9 +226,50 @@ pub fn check_renewal(
     Ok(day)
 }
 
+/// As `check_renewal`, with the start date optional: none asks for the one day allowed (the day
+/// after the contract in force ends; tomorrow for a month-to-month one).
+pub fn check_renewal_from(
+    in_force: Option<(ContractStatus, Option<NaiveDate>)>,
+    already_queued: bool,
+    today: NaiveDate,
+    start: Option<NaiveDate>,
+    terms_accepted: bool,
+) -> Result<NaiveDate, RenewalRefusal> {
+    let allowed = in_force.map_or(today, |(_, end)| renewal_start(end, today));
+    check_renewal(
+        in_force,
+        already_queued,
+        today,
+        start.unwrap_or(allowed),
+        terms_accepted,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renewal_without_a_start_date_starts_on_the_one_day_allowed() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let today = d("2026-11-23");
+        let active = Some((ContractStatus::Active, Some(d("2027-01-31"))));
+        assert_eq!(
+            check_renewal_from(active, false, today, None, true),
+            Ok(d("2027-02-01"))
+        );
+        assert!(check_renewal_from(active, false, today, Some(d("2027-02-02")), true).is_err());
+        let month_to_month = Some((ContractStatus::Active, None));
+        assert_eq!(
+            check_renewal_from(month_to_month, false, today, None, true),
+            Ok(d("2026-11-24"))
+        );
+        let early = Some((ContractStatus::Active, Some(d("2027-12-31"))));
+        assert_eq!(
+            check_renewal_from(early, false, today, None, true),
+            Err(RenewalRefusal::NotEligible)
+        );
+    }
 
     #[test]
     fn a_renewal_starts_the_day_after_the_contract_ends_once_accepted() {

@@ -296,11 +296,12 @@ pub async fn accept_renewal_plan(
     let terms_accepted = input
         .terms_accepted
         .ok_or_else(|| ApiError::from(FieldError::missing("terms_accepted")))?;
-    let raw_start = input
+    // Optional: a renewal has one allowed day, which none asks for.
+    let start = input
         .service_start_date
         .as_deref()
-        .ok_or_else(|| ApiError::from(FieldError::missing("service_start_date")))?;
-    let start = crate::domain::enrollment::parse_start_date(raw_start)?;
+        .map(crate::domain::enrollment::parse_start_date)
+        .transpose()?;
     let contract = services::renewal::accept_renewal(
         &state,
         &services::renewal::AcceptRenewal {

@@ -128,6 +128,7 @@ error_codes! {
     NothingToBill => ("nothing_to_bill", CONFLICT, State),
     InvoiceNotPayable => ("invoice_not_payable", CONFLICT, State),
     PaymentMethodMissing => ("payment_method_missing", CONFLICT, State),
+    AppNotReady => ("app_not_ready", CONFLICT, State),
     IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
     TermsNotAccepted => ("terms_not_accepted", UNPROCESSABLE_ENTITY, InvalidRequest),
     ConsentRequired => ("consent_required", UNPROCESSABLE_ENTITY, InvalidRequest),
@@ -167,6 +168,19 @@ pub struct ApiError {
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
+    /// A live app that has not passed its readiness checklist: what it lacks, by name.
+    pub fn app_not_ready(missing: &[crate::domain::apps::ReadinessItem]) -> Self {
+        let names: Vec<&str> = missing.iter().map(|m| m.code()).collect();
+        ApiError::new(
+            ErrorCode::AppNotReady,
+            format!(
+                "this live app is not ready for customers yet; it still needs: {}",
+                names.join(", ")
+            ),
+        )
+        .with_detail("missing", names)
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         ApiError {
             code,
@@ -406,6 +420,7 @@ impl From<FlowLoginRefused> for ApiError {
             FlowLoginRefused::PlanGroupNotFound => {
                 ApiError::not_found("plan group").with_param("plan_group_uuid")
             }
+            FlowLoginRefused::AppNotReady(missing) => ApiError::app_not_ready(&missing),
         }
     }
 }
@@ -578,6 +593,7 @@ impl From<SubmitCheckRefused> for ApiError {
     fn from(why: SubmitCheckRefused) -> Self {
         match why {
             SubmitCheckRefused::AccountNotFound => ApiError::not_found("account"),
+            SubmitCheckRefused::AppNotReady(missing) => ApiError::app_not_ready(&missing),
         }
     }
 }

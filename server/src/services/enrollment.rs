@@ -790,6 +790,20 @@ async fn progress_mail(
     start_date: Option<chrono::NaiveDate>,
     template: fn(ServiceNotice) -> Template,
 ) -> store::Result<()> {
+    progress_mail_with_documents(tx, clock, app, location, start_date, template, None).await
+}
+
+/// A progress e-mail that also carries the documents of `contract` no e-mail carried yet
+/// (the EFL, TOS and YRAC accepted with it, and its LOA when the LOA's own e-mail did not).
+async fn progress_mail_with_documents(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    location: &LocationRow,
+    start_date: Option<chrono::NaiveDate>,
+    template: fn(ServiceNotice) -> Template,
+    contract: Option<Uuid>,
+) -> store::Result<()> {
     let (Some(app_row), Some(account)) = (
         store::apps::app_in(&mut *tx, app).await?,
         store::accounts::account_of_app_for_update(tx, app, location.account_uuid).await?,
@@ -814,8 +828,19 @@ async fn progress_mail(
         )),
         start_date,
         utility,
+        attached: Vec::new(),
     };
-    mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+    let Some(contract) = contract else {
+        mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+        return Ok(());
+    };
+    let kinds = store::documents::unsent_documents_of_contract(&mut *tx, contract).await?;
+    let notice = ServiceNotice {
+        attached: crate::domain::documents::titles_in_contract_order(&kinds),
+        ..notice
+    };
+    let email = mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+    store::documents::attach_contract_documents(tx, contract, email).await?;
     Ok(())
 }
 
@@ -1211,13 +1236,19 @@ pub async fn finalize(
     let contracts = store::enrollment::contracts_of_account(&mut tx, account_uuid).await?;
     if let Some(location) = locations.first() {
         let start = accepted_start(&contracts, location.uuid);
-        progress_mail(
+        // The copies of what was agreed go with the confirmation.
+        let contract = contracts
+            .iter()
+            .find(|c| c.location_uuid == location.uuid && c.status == ContractStatus::Pending)
+            .map(|c| c.uuid);
+        progress_mail_with_documents(
             &mut tx,
             &clock,
             app,
             location,
             start,
             Template::EnrollmentReceived,
+            contract,
         )
         .await?;
     }

@@ -612,6 +612,7 @@ async fn render_app(
         app.uuid
     );
     let late_fee = services::collections::late_fee_setting(&state.db, app.uuid).await?;
+    let readiness = services::apps::readiness(&state.db, app).await?;
     Ok(views::app(
         &dash.nav(),
         &views::AppPage {
@@ -621,6 +622,7 @@ async fn render_app(
             endpoints: &endpoints,
             flow_url: &flow_url,
             operator: dash.member().is_operator(),
+            readiness: &readiness,
             notice,
             error,
         },
