@@ -20,6 +20,7 @@ super::text_enum! {
         Yrac = "yrac",
         Loa = "loa",
         RenewalNotice = "renewal_notice",
+        DisconnectionNotice = "disconnection_notice",
     }
 }
 
@@ -32,6 +33,7 @@ impl DocumentKind {
             DocumentKind::Yrac => "Your Rights as a Customer",
             DocumentKind::Loa => "Letter of Authorization",
             DocumentKind::RenewalNotice => "Contract expiration notice",
+            DocumentKind::DisconnectionNotice => "Disconnection notice",
         }
     }
 }

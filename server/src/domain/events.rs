@@ -29,6 +29,13 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.paid",
     "invoice.past_due",
     "invoice.late_fee_charged",
+    "account.disconnection_notice_sent",
+    "location.disconnection_requested",
+    "location.disconnected",
+    "location.reconnection_requested",
+    "location.reconnected",
+    "account.payment_plan_accepted",
+    "account.payment_plan_ended",
     TEST_EVENT_TYPE,
 ];
 
@@ -182,9 +189,56 @@ pub enum Event {
         percent: String,
         amount_cents: i64,
     },
+    /// A written notice that service may be disconnected for the unpaid bill
+    /// `invoice_number`, on `earliest_disconnection_date` at the earliest.
+    DisconnectionNoticeSent {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        disconnection_uuid: Uuid,
+        invoice_number: String,
+        amount_cents: i64,
+        notice_date: NaiveDate,
+        earliest_disconnection_date: NaiveDate,
+    },
+    /// The utility was asked to disconnect the location for non-payment.
+    DisconnectionRequested(ServiceOrder),
+    /// The utility disconnected the location.
+    Disconnected(ServiceOrder),
+    /// Paid: the utility was asked to reconnect the location.
+    ReconnectionRequested(ServiceOrder),
+    /// The utility reconnected the location.
+    Reconnected(ServiceOrder),
+    PaymentPlanAccepted {
+        account_uuid: Uuid,
+        plan_uuid: Uuid,
+        total_cents: i64,
+        months: u32,
+        instalment_cents: i64,
+        /// `customer_request` or `weather_emergency`.
+        reason: String,
+        /// The unpaid bills the plan took over.
+        invoice_numbers: Vec<String>,
+    },
+    PaymentPlanEnded {
+        account_uuid: Uuid,
+        plan_uuid: Uuid,
+        /// `completed`, or `defaulted` (an instalment went unpaid).
+        status: String,
+        /// Not billed yet when it ended: due on the next bill.
+        remaining_cents: i64,
+    },
     WebhookTest {
         endpoint_uuid: Uuid,
     },
+}
+
+/// A request to the utility about a location's service, as its events tell it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceOrder {
+    pub account_uuid: Uuid,
+    pub location_uuid: Uuid,
+    pub disconnection_uuid: Uuid,
+    pub invoice_number: String,
 }
 
 /// A charge of an invoice, as its success and failure events tell it.
@@ -224,6 +278,13 @@ impl Event {
             Event::InvoicePaid { .. } => "invoice.paid",
             Event::InvoicePastDue { .. } => "invoice.past_due",
             Event::InvoiceLateFeeCharged { .. } => "invoice.late_fee_charged",
+            Event::DisconnectionNoticeSent { .. } => "account.disconnection_notice_sent",
+            Event::DisconnectionRequested(_) => "location.disconnection_requested",
+            Event::Disconnected(_) => "location.disconnected",
+            Event::ReconnectionRequested(_) => "location.reconnection_requested",
+            Event::Reconnected(_) => "location.reconnected",
+            Event::PaymentPlanAccepted { .. } => "account.payment_plan_accepted",
+            Event::PaymentPlanEnded { .. } => "account.payment_plan_ended",
             Event::WebhookTest { .. } => TEST_EVENT_TYPE,
         }
     }
@@ -250,8 +311,15 @@ impl Event {
             | Event::InvoiceCreated { account_uuid, .. }
             | Event::InvoicePaid { account_uuid, .. }
             | Event::InvoicePastDue { account_uuid, .. }
-            | Event::InvoiceLateFeeCharged { account_uuid, .. } => Some(*account_uuid),
+            | Event::InvoiceLateFeeCharged { account_uuid, .. }
+            | Event::DisconnectionNoticeSent { account_uuid, .. }
+            | Event::PaymentPlanAccepted { account_uuid, .. }
+            | Event::PaymentPlanEnded { account_uuid, .. } => Some(*account_uuid),
             Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
+            Event::DisconnectionRequested(o)
+            | Event::Disconnected(o)
+            | Event::ReconnectionRequested(o)
+            | Event::Reconnected(o) => Some(o.account_uuid),
             Event::WebhookTest { .. } => None,
         }
     }
@@ -280,7 +348,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 23);
+        assert_eq!(EVENT_TYPES.len(), 30);
     }
 
     #[test]

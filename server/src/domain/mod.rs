@@ -99,6 +99,7 @@ pub mod cards;
 pub mod collections;
 pub mod credit;
 pub mod deposits;
+pub mod disconnection;
 pub mod documents;
 pub mod emails;
 pub mod enrollment;

@@ -26,6 +26,7 @@ use crate::{
             FinalizeRefused, IdentityRefused,
         },
         flows::FlowLoginRefused,
+        disconnection::PlanRefused,
         invoices::InvoiceRefused,
         plans::PlansRefused,
         processor::PaymentMethodRefused,
@@ -122,6 +123,8 @@ error_codes! {
     ServiceNotActive => ("service_not_active", CONFLICT, State),
     NothingToBill => ("nothing_to_bill", CONFLICT, State),
     InvoiceNotPayable => ("invoice_not_payable", CONFLICT, State),
+    PaymentPlanNotOffered => ("payment_plan_not_offered", CONFLICT, State),
+    NothingPending => ("nothing_pending", CONFLICT, State),
     PaymentMethodMissing => ("payment_method_missing", CONFLICT, State),
     IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
     TermsNotAccepted => ("terms_not_accepted", UNPROCESSABLE_ENTITY, InvalidRequest),
@@ -580,6 +583,37 @@ impl From<SimulationRefused> for ApiError {
                 "No invoice is waiting for payment (simulate invoice_generated first)",
             ),
             R::Billing(why) => why.into(),
+            R::NothingPending => ApiError::new(
+                ErrorCode::NothingPending,
+                "No disconnection or reconnection is waiting (a past-due bill's notice comes \
+                 first: simulate invoice_past_due)",
+            ),
+            R::NoPlanInstalment => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "No running payment plan has an instalment on an open bill (accept a plan, \
+                 then simulate invoice_generated)",
+            ),
+        }
+    }
+}
+
+impl From<PlanRefused> for ApiError {
+    fn from(why: PlanRefused) -> Self {
+        match why {
+            PlanRefused::AccountMissing => ApiError::not_found("account"),
+            PlanRefused::NothingUnpaid => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "Nothing is unpaid: there is no balance to spread over a payment plan",
+            ),
+            PlanRefused::PlanActive => ApiError::new(
+                ErrorCode::PaymentPlanNotOffered,
+                "A payment plan is running already",
+            ),
+            PlanRefused::NotOwed => ApiError::new(
+                ErrorCode::PaymentPlanNotOffered,
+                "No payment plan can be offered online after more than two disconnection \
+                 notices in 12 months; the customer may call about payment arrangements",
+            ),
         }
     }
 }

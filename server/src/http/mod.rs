@@ -9,6 +9,7 @@ pub mod auth;
 pub mod billing;
 pub mod cache;
 pub mod dashboard;
+pub mod collections;
 pub mod deposits;
 pub mod enrollment;
 pub mod error;
@@ -132,6 +133,7 @@ impl ApiRoutes {
                 .merge(enrollment::router())
                 .merge(billing::router())
                 .merge(deposits::router())
+                .merge(collections::router())
                 .merge(usage::router())
                 .merge(sandbox::account_router())
                 .merge(market::account_router()),

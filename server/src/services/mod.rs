@@ -12,6 +12,7 @@ pub mod collections;
 pub mod credit;
 pub mod dashboard;
 pub mod deposits;
+pub mod disconnection;
 pub mod documents;
 pub mod enrollment;
 pub mod flows;

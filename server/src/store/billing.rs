@@ -440,6 +440,10 @@ pub const BILLING_JOB_KINDS: [&str; 3] =
 pub async fn delete_billing_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     for sql in [
         "DELETE FROM late_fees WHERE account_uuid = $1",
+        "DELETE FROM disconnections WHERE account_uuid = $1",
+        "DELETE FROM payment_plan_instalments WHERE plan_uuid IN \
+            (SELECT uuid FROM payment_plans WHERE account_uuid = $1)",
+        "DELETE FROM payment_plans WHERE account_uuid = $1",
         "DELETE FROM invoice_payments WHERE account_uuid = $1",
         "DELETE FROM invoice_status_history WHERE invoice_uuid IN \
             (SELECT uuid FROM invoices WHERE account_uuid = $1)",

@@ -15,6 +15,7 @@ pub mod collections;
 pub mod counters;
 pub mod credit;
 pub mod credit_reviews;
+pub mod disconnections;
 pub mod documents;
 pub mod emails;
 pub mod enrollment;

@@ -14,6 +14,7 @@ mod backup;
 mod billing;
 mod cli;
 mod collections;
+mod disconnection;
 mod concurrency;
 mod conflicts;
 mod contract_life;

@@ -7,6 +7,7 @@
 
 mod accounts;
 mod credit_review;
+mod weather;
 mod logo;
 mod plan_groups;
 mod requests;
@@ -91,6 +92,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(plan_groups::routes())
         .merge(requests::routes())
         .merge(credit_review::routes())
+        .merge(weather::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
