@@ -63,10 +63,7 @@ pub fn render(d: &DisconnectionNoticeDocument) -> Vec<u8> {
         ("Bill", d.invoice_number.clone()),
         ("Amount of this bill", dollars(d.amount_cents)),
         ("Total past due", dollars(d.past_due_cents)),
-        (
-            "Earliest disconnection date",
-            long_date(d.earliest_date),
-        ),
+        ("Earliest disconnection date", long_date(d.earliest_date)),
     ]);
     flow.heading("How to pay");
     flow.paragraph(&d.how_to_pay);

@@ -21,12 +21,12 @@ use crate::{
         accounts::AccountRefused,
         billing::BillingRefused,
         credit::SubmitCheckRefused,
+        disconnection::PlanRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
             FinalizeRefused, IdentityRefused,
         },
         flows::FlowLoginRefused,
-        disconnection::PlanRefused,
         invoices::InvoiceRefused,
         plans::PlansRefused,
         processor::PaymentMethodRefused,

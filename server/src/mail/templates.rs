@@ -306,8 +306,7 @@ impl CollectionsMail {
                 remaining_cents,
             } => {
                 let text = if *completed {
-                    "Your payment plan is complete: every instalment is paid. Thank you."
-                        .to_owned()
+                    "Your payment plan is complete: every instalment is paid. Thank you.".to_owned()
                 } else {
                     format!(
                         "A bill with an instalment of your payment plan was not paid by its due \

@@ -33,8 +33,8 @@ use crate::{
     domain::{
         billing::{Charge, ChargeGroup, InvoiceStatus, PaymentInitiator, PaymentStatus},
         disconnection::{
-            instalments, plan_owed, DisconnectionCalendar, DisconnectionStatus,
-            PaymentPlanStatus, PlanReason, DEFAULT_PLAN_MONTHS, PAYMENT_PLAN_GROUP,
+            instalments, plan_owed, DisconnectionCalendar, DisconnectionStatus, PaymentPlanStatus,
+            PlanReason, DEFAULT_PLAN_MONTHS, PAYMENT_PLAN_GROUP,
         },
         events::{Event, ServiceOrder},
         hosted::LinkPurpose,
@@ -531,8 +531,7 @@ pub async fn reconnect_if_settled(
         return Ok(());
     }
     let now = clock.now();
-    for mut row in store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?
-    {
+    for mut row in store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await? {
         match row.status {
             DisconnectionStatus::Noticed => {
                 row.status = DisconnectionStatus::Cancelled;
@@ -679,8 +678,14 @@ pub async fn accept_plan(
             attempted_at: now,
         };
         store::billing::insert_payment(&mut tx, &payment).await?;
-        store::billing::set_invoice_status(&mut tx, invoice.uuid, InvoiceStatus::Paid, Some(now), now)
-            .await?;
+        store::billing::set_invoice_status(
+            &mut tx,
+            invoice.uuid,
+            InvoiceStatus::Paid,
+            Some(now),
+            now,
+        )
+        .await?;
     }
     let first = amounts.first().copied().unwrap_or_default();
     store::events::insert_event(
@@ -807,8 +812,13 @@ pub async fn after_payment(
             all_paid &= paid;
         }
         if all_paid
-            && store::disconnections::end_plan(tx, line.plan_uuid, PaymentPlanStatus::Completed, now)
-                .await?
+            && store::disconnections::end_plan(
+                tx,
+                line.plan_uuid,
+                PaymentPlanStatus::Completed,
+                now,
+            )
+            .await?
         {
             store::events::insert_event(
                 tx,
@@ -894,7 +904,10 @@ pub async fn instalment_missed(
 }
 
 /// The account's notices, newest first.
-pub async fn notices(db: &Db, account_uuid: Uuid) -> store::Result<Vec<(DisconnectionRow, String)>> {
+pub async fn notices(
+    db: &Db,
+    account_uuid: Uuid,
+) -> store::Result<Vec<(DisconnectionRow, String)>> {
     let mut out = Vec::new();
     for row in store::disconnections::disconnections_of_account(db, account_uuid).await? {
         let number = store::billing::invoice(db, row.invoice_uuid)
@@ -904,6 +917,51 @@ pub async fn notices(db: &Db, account_uuid: Uuid) -> store::Result<Vec<(Disconne
         out.push((row, number));
     }
     Ok(out)
+}
+
+/// The operator records what the utility did with an order of a live app's worklist (a
+/// notice `requested` is now disconnected, one `reconnect_requested` reconnected), audited;
+/// answers whether there was such an order to record.
+pub async fn record_utility_done(
+    core: &Core,
+    actor: &Actor,
+    app: &AppRow,
+    account_uuid: Uuid,
+    disconnection_uuid: Uuid,
+) -> store::Result<bool> {
+    let clock = core.clock.for_account(&core.db, account_uuid).await?;
+    let mut tx = core.db.begin().await?;
+    let Some(row) = store::disconnections::disconnection(&mut tx, disconnection_uuid)
+        .await?
+        .filter(|d| d.account_uuid == account_uuid && d.app_uuid == app.uuid)
+    else {
+        return Ok(false);
+    };
+    let order = match row.status {
+        DisconnectionStatus::Requested => ServiceOrderKind::Disconnect,
+        DisconnectionStatus::ReconnectRequested => ServiceOrderKind::Reconnect,
+        _ => return Ok(false),
+    };
+    let payload = ServiceOrderPayload {
+        app_uuid: app.uuid,
+        disconnection_uuid,
+        order,
+    };
+    if !complete_service_order(&mut tx, core, &clock, account_uuid, &payload).await? {
+        return Ok(false);
+    }
+    audit::record(
+        &mut tx,
+        actor,
+        "account.utility_order_recorded",
+        &format!("account:{account_uuid}"),
+        serde_json::json!({ "disconnection_uuid": disconnection_uuid, "order": order }),
+        core.clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    core.account_changed(account_uuid);
+    Ok(true)
 }
 
 /// The extreme-weather emergency days, in order.
@@ -1011,8 +1069,8 @@ pub async fn simulate(
                 .await?;
         }
         S::ServiceDisconnected => {
-            let rows = store::disconnections::disconnections_of_account(&mut *tx, account_uuid)
-                .await?;
+            let rows =
+                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
             let Some(mut row) = rows.into_iter().find(|d| {
                 matches!(
                     d.status,
@@ -1038,8 +1096,8 @@ pub async fn simulate(
             }
         }
         S::ServiceReconnected => {
-            let rows = store::disconnections::disconnections_of_account(&mut *tx, account_uuid)
-                .await?;
+            let rows =
+                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
             let Some(row) = rows
                 .into_iter()
                 .find(|d| d.status == DisconnectionStatus::ReconnectRequested)

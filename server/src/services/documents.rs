@@ -196,7 +196,15 @@ pub async fn store_disconnection_notice(
     };
     let version = notice.notice_date.to_string();
     let bytes = crate::documents::disconnection::render(notice);
-    insert(tx, owner, DocumentKind::DisconnectionNotice, &version, bytes, now).await
+    insert(
+        tx,
+        owner,
+        DocumentKind::DisconnectionNotice,
+        &version,
+        bytes,
+        now,
+    )
+    .await
 }
 
 /// A priced plan's EFL as its link shows it (the plan's rates never change; the template may).

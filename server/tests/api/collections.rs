@@ -33,7 +33,11 @@ pub(crate) async fn today(app: &TestApp, uuid: &str) -> NaiveDate {
         .today()
 }
 
-pub(crate) async fn simulate(app: &TestApp, token: &str, event: &str) -> crate::helpers::TestResponse {
+pub(crate) async fn simulate(
+    app: &TestApp,
+    token: &str,
+    event: &str,
+) -> crate::helpers::TestResponse {
     app.post(
         "/v1/account/sandbox/simulate",
         token,

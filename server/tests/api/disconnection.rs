@@ -10,11 +10,14 @@ use serde_json::{json, Value};
 
 use crate::{
     collections::{
-        all_invoices, bill_today, date, group_total, holidays, invoice, non_paying_customer,
-        past_due, set_late_fee, simulate, today, unpaid_bill,
+        all_invoices, bill_today, date, group_total, holidays, invoice, past_due, set_late_fee,
+        simulate, today, unpaid_bill, DECLINES_LATER,
     },
     dashboard::signed_in,
-    enrollment::{add_card_number, advance, event_types, relaxed, with_meters, HOUSE},
+    enrollment::{
+        add_card_number, advance, customer, event_types, relaxed, walk_to_active, with_meters,
+        HOUSE,
+    },
     helpers::TestApp,
 };
 use server::domain::users::Role;
@@ -87,6 +90,15 @@ async fn pay_everything(app: &TestApp, token: &str) {
             assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         }
     }
+}
+
+/// An active customer with nothing left unpaid, whose card from now on declines every charge.
+async fn non_paying_customer(app: &TestApp, email: &str, esi: &str) -> (String, String) {
+    let (uuid, token) = customer(app, email).await;
+    walk_to_active(app, &token, esi).await;
+    pay_everything(app, &token).await;
+    add_card_number(app, &token, DECLINES_LATER).await;
+    (uuid, token)
 }
 
 /// The operator adds (or removes) an extreme-weather emergency day in the dashboard.
@@ -320,10 +332,10 @@ both_engines! {
     async fn a_missed_instalment_ends_the_plan_and_the_rest_falls_due(app) {
         with_meters(&app).await;
         let (uuid, token) = non_paying_customer(&app, "missed@example.com", HOUSE).await;
-        let bill = unpaid_bill(&app, (&uuid, &token)).await;
-        let total = bill["total_cents"].as_i64().unwrap();
+        unpaid_bill(&app, (&uuid, &token)).await;
         let r = app.post("/v1/account/billing/payment-plan", &token, &json!({"months": 4})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let total = r.body["plans"][0]["total_cents"].as_i64().unwrap();
         let parts: Vec<i64> = r.body["plans"][0]["instalments"].as_array().unwrap().iter().map(|i| i["amount_cents"].as_i64().unwrap()).collect();
 
         // The bill with the first instalment goes unpaid (the card declines).
@@ -438,7 +450,7 @@ both_engines! {
         assert!(r.body["events"].as_array().unwrap().iter().any(|e| e["type"] == "location.reconnected"), "{}", r.text);
 
         // A plan, its instalment billed, then missed.
-        add_card_number(&app, &token, crate::collections::DECLINES_LATER).await;
+        add_card_number(&app, &token, DECLINES_LATER).await;
         advance(&app, &token, 1).await;
         bill_today(&app, &token).await;
         let r = simulate(&app, &token, "invoice_past_due").await;
@@ -451,5 +463,30 @@ both_engines! {
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert!(r.body["events"].as_array().unwrap().iter().any(|e| e["type"] == "account.payment_plan_ended"), "{}", r.text);
         let _ = uuid;
+    }
+}
+
+both_engines! {
+    with relaxed;
+    async fn the_portal_shows_the_notice_and_accepts_the_payment_plan(app) {
+        with_meters(&app).await;
+        let (uuid, token) = non_paying_customer(&app, "portal-plan@example.com", HOUSE).await;
+        let bill = unpaid_bill(&app, (&uuid, &token)).await;
+        let (mut browser, _) = crate::portal::sign_in(&app, "portal-plan@example.com").await;
+        let page = browser.get("/portal/invoices").await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert!(page.text.contains("data-testid=\"disconnection\""), "{}", page.text);
+        assert!(page.text.contains(&app::format::long_date(date(&notice_of(&app, &token, bill["number"].as_str().unwrap()).await["earliest_disconnection_date"]))), "{}", page.text);
+        assert!(page.text.contains("data-testid=\"accept-plan\""), "{}", page.text);
+        let csrf = page.csrf();
+        let r = browser.post("/portal/payment-plan", &[("csrf", &csrf)]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        let r = app.get("/v1/account/billing/payment-plan", &token).await;
+        assert_eq!(r.body["plans"][0]["status"], "active", "{}", r.text);
+        assert_eq!(r.body["plans"][0]["months"], 5, "{}", r.text);
+        let page = browser.get("/portal/invoices?plan=accepted").await;
+        assert!(page.text.contains("data-testid=\"payment-plan\""), "{}", page.text);
+        assert!(!page.text.contains("data-testid=\"accept-plan\""), "{}", page.text);
+        assert!(!page.text.contains("data-testid=\"disconnection\""), "{}", page.text);
     }
 }

@@ -22,7 +22,9 @@ use uuid::Uuid;
 
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
-    domain::{credit::SIMULATED_EVENTS, documents::DocumentStatus},
+    domain::{
+        credit::SIMULATED_EVENTS, disconnection::DisconnectionStatus, documents::DocumentStatus,
+    },
     http::{
         error::{ApiError, ErrorCode},
         market::pdf_response,
@@ -44,6 +46,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/accounts/{account}/late-fee-exemption",
             post(set_late_fee_exemption),
+        )
+        .route(
+            "/dashboard/accounts/{account}/disconnections/{disconnection}/done",
+            post(record_utility_done),
         )
         .route(
             "/dashboard/accounts/{account}/documents/{document}",
@@ -128,6 +134,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "advanced" => "The account's clock was moved forward; what fell due on the way ran.",
         "simulated" => "The event was simulated.",
         "exemption" => "The account's late-fee exemption was saved.",
+        "utility" => "The utility's answer was recorded.",
         _ => return None,
     })
 }
@@ -174,6 +181,42 @@ async fn set_late_fee_exemption(
     .ok_or_else(|| ApiError::not_found("account"))?;
     Ok(super::see_other(&format!(
         "/dashboard/accounts/{}?done=exemption",
+        account.uuid
+    )))
+}
+
+#[derive(Deserialize)]
+struct CsrfOnly {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// The operator records that the utility carried out a disconnection or reconnection of the
+/// worklist (a live app's; the sandbox's utility does it by itself).
+async fn record_utility_done(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, disconnection)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfOnly>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    dash.operator_only("records the utility's answers")?;
+    if !services::disconnection::record_utility_done(
+        &state,
+        &dash.actor(),
+        &app,
+        account.uuid,
+        disconnection,
+    )
+    .await?
+    {
+        return Err(ApiError::not_found("utility order").into());
+    }
+    Ok(super::see_other(&format!(
+        "/dashboard/accounts/{}?done=utility",
         account.uuid
     )))
 }
@@ -263,6 +306,40 @@ fn account_view(
                     <td><a href=href>{number}" (PDF)"</a></td>
                     <td>{period}</td><td>{total}</td><td>{status}</td>
                 </tr>
+            }
+        })
+        .collect_view();
+    let operator = nav.operator;
+    let csrf = dash.csrf.clone();
+    let disconnections = o
+        .disconnections
+        .iter()
+        .map(|(d, number)| {
+            let number = number.clone();
+            let noticed = d.notice_date.to_string();
+            let earliest = d.earliest_date.to_string();
+            let status = d.status.to_string();
+            let pending = matches!(
+                d.status,
+                DisconnectionStatus::Requested | DisconnectionStatus::ReconnectRequested
+            );
+            let action = (operator && pending).then(|| {
+                let href = format!("{base}/disconnections/{}/done", d.uuid);
+                let label = if d.status == DisconnectionStatus::Requested {
+                    "The utility disconnected"
+                } else {
+                    "The utility reconnected"
+                };
+                let csrf = csrf.clone();
+                view! {
+                    <form method="post" action=href>
+                        <input type="hidden" name="csrf" value=csrf/>
+                        <button type="submit">{label}</button>
+                    </form>
+                }
+            });
+            view! {
+                <tr><td>{number}</td><td>{noticed}</td><td>{earliest}</td><td>{status}</td><td>{action}</td></tr>
             }
         })
         .collect_view();
@@ -447,6 +524,11 @@ fn account_view(
             <div class="table-wrap"><table>
                 <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th></tr></thead>
                 <tbody>{payments}</tbody>
+            </table></div>
+            <h2>"Disconnection notices"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Bill"</th><th scope="col">"Notice"</th><th scope="col">"Earliest disconnection"</th><th scope="col">"Status"</th><th scope="col"></th></tr></thead>
+                <tbody>{disconnections}</tbody>
             </table></div>
         </section>
         <section class="card">

@@ -7,13 +7,13 @@
 
 mod accounts;
 mod credit_review;
-mod weather;
 mod logo;
 mod plan_groups;
 mod requests;
 mod reset;
 mod sandbox;
 mod views;
+mod weather;
 mod webhooks;
 
 use app::api::Environment;

@@ -117,13 +117,18 @@ struct SetForm {
 async fn set(State(state): State<AppState>, dash: Dash, Form(form): Form<SetForm>) -> PageResult {
     dash.check(&form.csrf).await?;
     dash.operator_only("keeps the weather emergency days")?;
-    let day = NaiveDate::parse_from_str(form.day.trim(), "%Y-%m-%d")
-        .map_err(|_| ApiError::from(FieldError::invalid("day", "day must be a date, YYYY-MM-DD")))?;
+    let day = NaiveDate::parse_from_str(form.day.trim(), "%Y-%m-%d").map_err(|_| {
+        ApiError::from(FieldError::invalid("day", "day must be a date, YYYY-MM-DD"))
+    })?;
     let on = match form.action.as_str() {
         "add" => true,
         "remove" => false,
         _ => {
-            return Err(ApiError::from(FieldError::invalid("action", "action must be add or remove")).into())
+            return Err(ApiError::from(FieldError::invalid(
+                "action",
+                "action must be add or remove",
+            ))
+            .into())
         }
     };
     services::disconnection::set_weather_emergency(
