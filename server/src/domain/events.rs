@@ -36,6 +36,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "location.reconnected",
     "account.payment_plan_accepted",
     "account.payment_plan_ended",
+    "invoice.corrected",
     TEST_EVENT_TYPE,
 ];
 
@@ -227,6 +228,25 @@ pub enum Event {
         /// Not billed yet when it ended: due on the next bill.
         remaining_cents: i64,
     },
+    /// The operator cancelled `original_invoice_number` (voided) and issued
+    /// `invoice_number` with the corrected lines; `credit_note_number` cancels the original's
+    /// amount.
+    InvoiceCorrected {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        original_invoice_number: String,
+        credit_note_number: String,
+        invoice_number: String,
+        reason: String,
+        /// The corrected total.
+        total_cents: i64,
+        /// Paid on the cancelled bill, counted on the new one.
+        paid_cents: i64,
+        /// Still due on the new bill.
+        due_cents: i64,
+        /// Overpaid: credited on the next bill.
+        credit_cents: i64,
+    },
     WebhookTest {
         endpoint_uuid: Uuid,
     },
@@ -285,6 +305,7 @@ impl Event {
             Event::Reconnected(_) => "location.reconnected",
             Event::PaymentPlanAccepted { .. } => "account.payment_plan_accepted",
             Event::PaymentPlanEnded { .. } => "account.payment_plan_ended",
+            Event::InvoiceCorrected { .. } => "invoice.corrected",
             Event::WebhookTest { .. } => TEST_EVENT_TYPE,
         }
     }
@@ -314,7 +335,8 @@ impl Event {
             | Event::InvoiceLateFeeCharged { account_uuid, .. }
             | Event::DisconnectionNoticeSent { account_uuid, .. }
             | Event::PaymentPlanAccepted { account_uuid, .. }
-            | Event::PaymentPlanEnded { account_uuid, .. } => Some(*account_uuid),
+            | Event::PaymentPlanEnded { account_uuid, .. }
+            | Event::InvoiceCorrected { account_uuid, .. } => Some(*account_uuid),
             Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
             Event::DisconnectionRequested(o)
             | Event::Disconnected(o)
@@ -348,7 +370,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 30);
+        assert_eq!(EVENT_TYPES.len(), 31);
     }
 
     #[test]

@@ -97,6 +97,7 @@ pub mod apps;
 pub mod billing;
 pub mod cards;
 pub mod collections;
+pub mod corrections;
 pub mod credit;
 pub mod deposits;
 pub mod disconnection;

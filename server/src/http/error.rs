@@ -21,6 +21,7 @@ use crate::{
         accounts::AccountRefused,
         billing::BillingRefused,
         credit::SubmitCheckRefused,
+        corrections::CorrectionRefused,
         disconnection::PlanRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
@@ -593,6 +594,26 @@ impl From<SimulationRefused> for ApiError {
                 "No running payment plan has an instalment on an open bill (accept a plan, \
                  then simulate invoice_generated)",
             ),
+        }
+    }
+}
+
+impl From<CorrectionRefused> for ApiError {
+    fn from(why: CorrectionRefused) -> Self {
+        use CorrectionRefused as R;
+        match why {
+            R::Field(e) => e.into(),
+            R::InvoiceMissing => ApiError::not_found("invoice"),
+            R::Voided => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "This bill was cancelled already; correct the bill issued in its place",
+            ),
+            R::CreditNote => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "A credit note is not corrected; correct the bill issued in its place",
+            ),
+            R::LocationMissing => ApiError::not_found("location"),
+            R::Unbillable(why) => BillingRefused::Unbillable(why).into(),
         }
     }
 }

@@ -178,6 +178,19 @@ pub enum CollectionsMail {
         completed: bool,
         remaining_cents: i64,
     },
+    /// A bill was cancelled and issued again with corrected lines.
+    Corrected {
+        first_name: String,
+        original_number: String,
+        credit_note_number: String,
+        invoice_number: String,
+        reason: String,
+        total_cents: i64,
+        due_cents: i64,
+        credit_cents: i64,
+        due_date: chrono::NaiveDate,
+        link: Option<String>,
+    },
 }
 
 impl CollectionsMail {
@@ -188,6 +201,7 @@ impl CollectionsMail {
             CollectionsMail::Reconnected { .. } => "service_reconnected",
             CollectionsMail::PlanAccepted { .. } => "payment_plan_accepted",
             CollectionsMail::PlanEnded { .. } => "payment_plan_ended",
+            CollectionsMail::Corrected { .. } => "invoice_corrected",
         }
     }
 
@@ -316,6 +330,50 @@ impl CollectionsMail {
                     )
                 };
                 layout(brand, "Your payment plan", first_name, &[text], None)
+            }
+            CollectionsMail::Corrected {
+                first_name,
+                original_number,
+                credit_note_number,
+                invoice_number,
+                reason,
+                total_cents,
+                due_cents,
+                credit_cents,
+                due_date,
+                link,
+            } => {
+                let mut paragraphs = vec![
+                    format!(
+                        "We corrected your bill {original_number}: {reason} We cancelled it \
+                         (credit note {credit_note_number}) and issued bill {invoice_number} \
+                         in its place, for {}.",
+                        dollars(*total_cents)
+                    ),
+                ];
+                paragraphs.push(if *credit_cents > 0 {
+                    format!(
+                        "You had paid more than the corrected amount: the {} you overpaid is \
+                         a credit on your next bill.",
+                        dollars(*credit_cents)
+                    )
+                } else if *due_cents > 0 {
+                    format!(
+                        "{} is due by {}. If you cannot pay it all at once, you may spread it \
+                         over a payment plan of monthly instalments.",
+                        dollars(*due_cents),
+                        long_date(*due_date)
+                    )
+                } else {
+                    "Nothing more is due for it.".to_owned()
+                });
+                layout(
+                    brand,
+                    "Your corrected electricity bill",
+                    first_name,
+                    &paragraphs,
+                    hosted_action("See the corrected bill", link.as_ref()).as_ref(),
+                )
             }
         }
     }

@@ -9,6 +9,7 @@ pub mod apps;
 pub mod audit;
 pub mod billing;
 pub mod collections;
+pub mod corrections;
 pub mod credit;
 pub mod dashboard;
 pub mod deposits;

@@ -12,6 +12,7 @@ pub mod audit;
 pub mod backup;
 pub mod billing;
 pub mod collections;
+pub mod corrections;
 pub mod counters;
 pub mod credit;
 pub mod credit_reviews;

@@ -16,6 +16,7 @@ mod cli;
 mod collections;
 mod concurrency;
 mod conflicts;
+mod corrections;
 mod contract_life;
 mod cors;
 mod credit;

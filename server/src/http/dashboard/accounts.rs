@@ -23,7 +23,8 @@ use uuid::Uuid;
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
     domain::{
-        credit::SIMULATED_EVENTS, disconnection::DisconnectionStatus, documents::DocumentStatus,
+        billing::InvoiceStatus, credit::SIMULATED_EVENTS, disconnection::DisconnectionStatus,
+        documents::DocumentStatus,
     },
     http::{
         error::{ApiError, ErrorCode},
@@ -50,6 +51,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/accounts/{account}/disconnections/{disconnection}/done",
             post(record_utility_done),
+        )
+        .route(
+            "/dashboard/accounts/{account}/invoices/{number}/reissue",
+            post(reissue_invoice),
         )
         .route(
             "/dashboard/accounts/{account}/documents/{document}",
@@ -135,6 +140,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "simulated" => "The event was simulated.",
         "exemption" => "The account's late-fee exemption was saved.",
         "utility" => "The utility's answer was recorded.",
+        "corrected" => "The bill was cancelled and issued again; the customer was e-mailed why.",
         _ => return None,
     })
 }
@@ -221,6 +227,44 @@ async fn record_utility_done(
     )))
 }
 
+#[derive(Deserialize)]
+struct ReissueForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    kwh: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// The operator cancels a bill and issues it again with the corrected consumption.
+async fn reissue_invoice(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, number)): Path<(Uuid, String)>,
+    Form(form): Form<ReissueForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    dash.operator_only("corrects bills")?;
+    services::corrections::reissue(
+        &state,
+        &dash.actor(),
+        &app,
+        account.uuid,
+        &number,
+        &form.kwh,
+        &form.reason,
+    )
+    .await?;
+    Ok(super::see_other(&format!(
+        "/dashboard/accounts/{}?done=corrected",
+        account.uuid
+    )))
+}
+
 async fn account_page(
     State(state): State<AppState>,
     dash: Dash,
@@ -292,6 +336,8 @@ fn account_view(
             view! { <tr><td>{plan}</td><td>{start}</td><td>{end}</td><td>{status}</td></tr> }
         })
         .collect_view();
+    let operator = nav.operator;
+    let csrf = dash.csrf.clone();
     let invoices = o
         .invoices
         .iter()
@@ -301,16 +347,30 @@ fn account_view(
             let period = format!("{} – {}", i.billing_period_start, i.billing_period_end);
             let total = dollars(i.total_cents);
             let status = i.status.to_string();
+            let correct = (operator && i.status != InvoiceStatus::Voided).then(|| {
+                let action = format!("{base}/invoices/{}/reissue", i.number);
+                let csrf = csrf.clone();
+                let kwh = i.total_kwh.clone();
+                view! {
+                    <details>
+                        <summary>"Correct"</summary>
+                        <form method="post" action=action>
+                            <input type="hidden" name="csrf" value=csrf/>
+                            <label>"Corrected kWh" <input name="kwh" value=kwh/></label>
+                            <label>"Why (the customer reads it)" <input name="reason"/></label>
+                            <button type="submit">"Cancel and re-issue"</button>
+                        </form>
+                    </details>
+                }
+            });
             view! {
                 <tr>
                     <td><a href=href>{number}" (PDF)"</a></td>
-                    <td>{period}</td><td>{total}</td><td>{status}</td>
+                    <td>{period}</td><td>{total}</td><td>{status}</td><td>{correct}</td>
                 </tr>
             }
         })
         .collect_view();
-    let operator = nav.operator;
-    let csrf = dash.csrf.clone();
     let disconnections = o
         .disconnections
         .iter()
@@ -515,7 +575,7 @@ fn account_view(
         <section class="card">
             <h2>"Invoices"</h2>
             <div class="table-wrap"><table>
-                <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th></tr></thead>
+                <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th><th scope="col"></th></tr></thead>
                 <tbody>{invoices}</tbody>
             </table></div>
             {late_fee}
