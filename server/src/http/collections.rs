@@ -188,6 +188,7 @@ pub async fn get_payment_plan(
 pub struct AcceptPaymentPlanIn {
     /// Instalments, 2 to 12; 5 when absent.
     #[serde(default)]
+    #[schema(minimum = 2, maximum = 12)]
     pub months: Option<i64>,
 }
 
