@@ -20,8 +20,8 @@ use crate::{
         self,
         accounts::AccountRefused,
         billing::BillingRefused,
-        credit::SubmitCheckRefused,
         corrections::CorrectionRefused,
+        credit::SubmitCheckRefused,
         disconnection::PlanRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,

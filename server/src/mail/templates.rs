@@ -343,14 +343,12 @@ impl CollectionsMail {
                 due_date,
                 link,
             } => {
-                let mut paragraphs = vec![
-                    format!(
-                        "We corrected your bill {original_number}: {reason} We cancelled it \
+                let mut paragraphs = vec![format!(
+                    "We corrected your bill {original_number}: {reason} We cancelled it \
                          (credit note {credit_note_number}) and issued bill {invoice_number} \
                          in its place, for {}.",
-                        dollars(*total_cents)
-                    ),
-                ];
+                    dollars(*total_cents)
+                )];
                 paragraphs.push(if *credit_cents > 0 {
                     format!(
                         "You had paid more than the corrected amount: the {} you overpaid is \

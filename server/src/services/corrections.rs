@@ -19,8 +19,8 @@ use super::{
 use crate::{
     domain::{
         billing::{
-            self, auto_pay_at, contract_on, invoice_number, payment_due_date, BillingError,
-            Charge, ChargeGroup, InvoiceInput, InvoiceStatus, PaymentStatus, StoredCycle,
+            self, auto_pay_at, contract_on, invoice_number, payment_due_date, BillingError, Charge,
+            ChargeGroup, InvoiceInput, InvoiceStatus, PaymentStatus, StoredCycle,
         },
         collections::LATE_FEE_GROUP,
         corrections::{
@@ -350,12 +350,8 @@ async fn corrected_groups(
         original.billing_period_end,
     )
     .or(contracts.last());
-    let delivery = store::market::tdu_charges_on(
-        &mut *tx,
-        &location.tdu,
-        original.billing_period_end,
-    )
-    .await?;
+    let delivery =
+        store::market::tdu_charges_on(&mut *tx, &location.tdu, original.billing_period_end).await?;
     let gross_receipts =
         store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
     let generation = original

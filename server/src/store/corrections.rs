@@ -21,9 +21,8 @@ const COLUMNS: &str = "uuid, account_uuid, original_invoice_uuid, credit_note_in
     reissued_invoice_uuid, reason, created_at";
 
 pub async fn insert_correction(tx: &mut Tx, c: &CorrectionRow) -> Result<()> {
-    let sql = format!(
-        "INSERT INTO invoice_corrections ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
-    );
+    let sql =
+        format!("INSERT INTO invoice_corrections ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
     on_tx!(tx, x => sqlx::query(&sql)
         .bind(c.uuid)
         .bind(c.account_uuid)

@@ -24,7 +24,11 @@ async fn paid_bill(app: &TestApp, email: &str) -> (String, String, Value) {
         if i["status"] == "open" || i["status"] == "past_due" {
             let number = i["number"].as_str().unwrap();
             let r = app
-                .post(&format!("/v1/account/billing/invoices/{number}/pay"), &token, &Value::Null)
+                .post(
+                    &format!("/v1/account/billing/invoices/{number}/pay"),
+                    &token,
+                    &Value::Null,
+                )
                 .await;
             assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         }
@@ -32,7 +36,11 @@ async fn paid_bill(app: &TestApp, email: &str) -> (String, String, Value) {
     let bill = bill_today(app, &token).await;
     let number = bill["number"].as_str().unwrap();
     let r = app
-        .post(&format!("/v1/account/billing/invoices/{number}/pay"), &token, &Value::Null)
+        .post(
+            &format!("/v1/account/billing/invoices/{number}/pay"),
+            &token,
+            &Value::Null,
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let paid = invoice(app, &token, number).await;
