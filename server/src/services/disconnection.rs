@@ -150,10 +150,11 @@ pub async fn issue_notice(
     {
         return Ok(());
     }
+    // A location whose service ended (a final bill) has nothing left to disconnect.
     let Some(location) = store::enrollment::locations_of_account(&mut *tx, account.uuid)
         .await?
         .into_iter()
-        .find(|l| l.uuid == invoice.location_uuid)
+        .find(|l| l.uuid == invoice.location_uuid && l.is_service_active)
     else {
         return Ok(());
     };
@@ -332,7 +333,11 @@ pub async fn disconnect_due(
     }
     let invoice = store::billing::invoice(&mut *tx, row.invoice_uuid).await?;
     let now = clock.now();
-    if invoice.as_ref().map(|i| i.status) != Some(InvoiceStatus::PastDue) {
+    let service_active = store::enrollment::locations_of_account(&mut *tx, account_uuid)
+        .await?
+        .iter()
+        .any(|l| l.uuid == row.location_uuid && l.is_service_active);
+    if invoice.as_ref().map(|i| i.status) != Some(InvoiceStatus::PastDue) || !service_active {
         row.status = DisconnectionStatus::Cancelled;
         row.updated_at = now;
         return store::disconnections::update_disconnection(tx, &row).await;
