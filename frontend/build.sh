@@ -3,8 +3,9 @@
 # server and the enrollment flow's bundle (/pkg/switchboard.{js,wasm}, with the stylesheet and
 # static files); then each other flow gets its own bundle (/pkg/flow-<scope>.{js,wasm}), built
 # with that flow's feature only, so that a flow page downloads its own flow's code and no
-# other's. Everything precompressed (brotli, gzip), as served. Needs binaryen's wasm-opt first
-# on PATH (end2end/node_modules/.bin).
+# other's. Each bundle is optimized for size without the exports the flows never call
+# (frontend/strip-exports.mjs). Everything precompressed (brotli, gzip), as served. Needs
+# binaryen's wasm-opt first on PATH (end2end/node_modules/.bin).
 #
 #   frontend/build.sh [--frontend-only]   everything (the server too unless --frontend-only)
 #   frontend/build.sh --without-flows     the server and the enrollment flow only
@@ -20,13 +21,17 @@ case "${1:-}" in
   "") ;;
   *) echo "usage: frontend/build.sh [--frontend-only | --without-flows | --flows-only]" >&2; exit 2 ;;
 esac
-if [ "$build_main" = 1 ]; then cargo leptos build "${main[@]}"; fi
+if [ "$build_main" = 1 ]; then
+  cargo leptos build "${main[@]}"
+  node frontend/strip-exports.mjs target/site/pkg/switchboard.wasm
+fi
 [ "$build_flows" = 1 ] || exit 0
 for flow in update-payment-method billing documents renewal; do
   # A site of its own (cargo-leptos empties the site it builds), then its bundle beside the
   # enrollment flow's under its own name.
   LEPTOS_SITE_ROOT="target/site-flows/$flow" \
     cargo leptos build --release --precompress --frontend-only --lib-features "$flow"
+  node frontend/strip-exports.mjs "target/site-flows/$flow/pkg/switchboard.wasm"
   for ext in js wasm; do
     for suffix in "" .br .gz; do
       cp "target/site-flows/$flow/pkg/switchboard.$ext$suffix" "target/site/pkg/flow-$flow.$ext$suffix"

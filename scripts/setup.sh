@@ -98,6 +98,8 @@ test_services() {
     pip3 install -q standardwebhooks aiosmtpd 2>/dev/null \
       || pip3 install -q --break-system-packages standardwebhooks aiosmtpd
   fi
+  # The card processor's stand-in (localstripe, pinned, in a venv of its own under target/).
+  ./end2end/localstripe.sh install
   # The schema-driven API fuzzer of the test command (end2end/fuzz.sh), pinned, in a venv of
   # its own under target/.
   local schemathesis_version=4.32.5

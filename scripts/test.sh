@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: formatting and lints, unit tests, the
-# integration suite on SQLite and on PostgreSQL (and Redis),
+# integration suite on SQLite and on PostgreSQL (and Redis, and the card processor's stand-in),
 # the browser tests in Chromium against the release build, the schema-driven API fuzzer against
 # the same build, and the flow bundles' size budget.
 set -euo pipefail
@@ -10,11 +10,12 @@ started=$SECONDS
 step() { printf '\n\033[1m==> [%d:%02d] %s\033[0m\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 
 # What runs in the background, stopped however the run ends.
-setup= fuzz= server=
+setup= fuzz= server= stripe=0
 cleanup() {
   [ -z "$setup" ] || kill "$setup" 2>/dev/null || true
   if [ -n "$fuzz" ]; then pkill -P "$fuzz" 2>/dev/null || true; kill "$fuzz" 2>/dev/null || true; fi
   [ -z "$server" ] || kill "$server" 2>/dev/null || true
+  [ "$stripe" = 0 ] || ./end2end/localstripe.sh stop || true
 }
 trap cleanup EXIT
 
@@ -47,6 +48,12 @@ setup=
 cat target/setup.log
 [ "$installed" = 0 ] || exit "$installed"
 
+# The card processor's stand-in, for the integration and browser tests of live apps: started
+# like PostgreSQL and Redis.
+./end2end/localstripe.sh start
+stripe=1
+export LOCALSTRIPE_URL=http://127.0.0.1:8420
+
 step "Unit and integration tests (SQLite and PostgreSQL)"
 cargo test --workspace
 
@@ -76,9 +83,12 @@ step "Browser tests (Chromium) against the release build, deployed as the README
 cp target/release/switchboard target/e2e/deploy/
 cp -r target/site target/e2e/deploy/site
 export DATABASE_URL="sqlite:$PWD/target/e2e/switchboard.db" SWITCHBOARD_BIN="$PWD/target/e2e/deploy/switchboard"
-# The dashboard's browser test sends webhooks to a receiver on loopback.
+# The dashboard's browser test sends webhooks to a receiver on loopback; live apps' cards go
+# through the card processor's stand-in.
 (cd target/e2e/deploy && exec env -u LEPTOS_OUTPUT_NAME -u LEPTOS_SITE_ROOT SWITCHBOARD_LOG_FORMAT=human \
   SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true \
+  SWITCHBOARD_PAYMENT_PROCESSOR_API_BASE="$LOCALSTRIPE_URL" \
+  SWITCHBOARD_PAYMENT_PROCESSOR_JS_URL="$LOCALSTRIPE_URL/js.stripe.com/v3/" \
   ./switchboard serve --addr 127.0.0.1:3000) \
   > target/e2e/server.log 2>&1 &
 server=$!

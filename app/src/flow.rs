@@ -68,6 +68,25 @@ pub struct FlowBranding {
     pub post_message_origins: Vec<String>,
     /// The licensed provider's name (`provider.name`), which the credit consent names.
     pub provider: String,
+    /// How the app's card steps take a card.
+    pub card: CardEntry,
+}
+
+/// How a flow's card step takes a card, told by the server with the page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CardEntry {
+    /// Sandbox apps: this service's own form, posting to the built-in test-mode processor.
+    BuiltIn,
+    /// Live apps: the card processor's own component, from its browser script (loaded from
+    /// the processor's origin) with the app's publishable key; the card number stays between
+    /// the component and the processor.
+    Processor {
+        script_url: String,
+        publishable_key: String,
+    },
+    /// A live app on a deployment without a card processor: no card can be added here.
+    #[default]
+    Unavailable,
 }
 
 /// The server side of the flow pages, provided as Leptos context by the server crate so that
@@ -90,6 +109,15 @@ pub async fn load_flow_branding(app_uuid: Uuid) -> Result<Option<FlowBranding>, 
 
 /// The message a flow sends its host when it closes.
 pub const CLOSE_MESSAGE_TYPE: &str = "service-flow-close";
+
+/// Defines `window.switchboardNative(json)`, which hands a flow's message, as JSON text, to
+/// each native webview bridge present: React Native's `window.ReactNativeWebView`, an iOS
+/// `WKScriptMessageHandler` the app registers as `switchboard`
+/// (`window.webkit.messageHandlers.switchboard`) and an Android JavaScript interface it adds as
+/// `SwitchboardAndroid`. Page script rather than bundle code: every flow page and the expired
+/// link's page define it, and no bundle pays for it. A bridge that throws stops none of the
+/// others.
+pub const NATIVE_BRIDGES_SCRIPT: &str = "window.switchboardNative=s=>{const w=window,k=w.webkit&&w.webkit.messageHandlers;for(const b of[w.ReactNativeWebView,k&&k.switchboard,w.SwitchboardAndroid])try{b&&b.postMessage(s)}catch(e){}};";
 
 #[cfg(feature = "hydrate")]
 mod browser {
@@ -155,14 +183,12 @@ mod browser {
                 }
             }
         }
-        let bridge = js_sys::Reflect::get(&window, &"ReactNativeWebView".into()).ok();
-        if let Some(bridge) = bridge.filter(|b| !b.is_undefined() && !b.is_null()) {
-            let post = js_sys::Reflect::get(&bridge, &"postMessage".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-            if let (Some(post), Ok(json)) = (post, js_sys::JSON::stringify(&message)) {
-                let _ = post.call1(&bridge, &json);
-            }
+        // The page's `NATIVE_BRIDGES_SCRIPT` reaches the webview bridges.
+        let native = js_sys::Reflect::get(&window, &"switchboardNative".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let (Some(native), Ok(json)) = (native, js_sys::JSON::stringify(&message)) {
+            let _ = native.call1(&window, &json);
         }
     }
 }
@@ -181,7 +207,7 @@ enum Phase {
 }
 
 /// What the server hands a flow island: the partner's brand and where the close message goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chrome {
     name: String,
     logo: Option<String>,
@@ -189,6 +215,7 @@ pub struct Chrome {
     origins: Vec<String>,
     style: Option<String>,
     provider: String,
+    card: CardEntry,
 }
 
 /// Where a flow opened full-page returns: the portal, or the "done" page of its app.
@@ -237,6 +264,7 @@ pub fn FlowShell() -> impl IntoView {
                         let chrome = Chrome {
                             name,
                             provider: b.as_ref().map(|b| b.provider.clone()).unwrap_or_default(),
+                            card: b.as_ref().map(|b| b.card.clone()).unwrap_or(CardEntry::Unavailable),
                             logo: b.as_ref().and_then(|b| b.logo_url.clone()),
                             origins: b
                                 .as_ref()
@@ -249,17 +277,36 @@ pub fn FlowShell() -> impl IntoView {
                                 )
                             }),
                         };
+                        // The islands read it from the page (`page_chrome`), not from props:
+                        // an island's props are serialized again in the browser, which would
+                        // ship a serializer and its error messages in every bundle.
+                        let chrome_json = serde_json::to_string(&chrome)
+                            .unwrap_or_default()
+                            .replace('<', "\\u003c");
+                        // The card processor's script, from its own origin, for the flows with
+                        // a card step of a live app: loaded with the page rather than by the
+                        // bundle, which only waits for it (`card::processor`).
+                        let processor_script = match (&chrome.card, scope().as_str()) {
+                            (
+                                CardEntry::Processor { script_url, .. },
+                                "enrollment" | "update-payment-method",
+                            ) => Some(view! {
+                                <script src=script_url.clone() async="" data-card-processor=""></script>
+                            }),
+                            _ => None,
+                        };
+                        provide_context(chrome);
                         let flow = match scope().as_str() {
                             #[cfg(any(feature = "ssr", feature = "enrollment"))]
-                            "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp chrome/> }.into_any(),
+                            "enrollment" => view! { <Preload bundle="switchboard"/> <EnrollmentApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
-                            "update-payment-method" => view! { <Preload bundle="flow-update-payment-method" styles=true/> <PaymentMethodApp chrome/> }.into_any(),
+                            "update-payment-method" => view! { <Preload bundle="flow-update-payment-method" styles=true/> <PaymentMethodApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "billing"))]
-                            "billing" => view! { <Preload bundle="flow-billing" styles=true/> <BillingApp chrome/> }.into_any(),
+                            "billing" => view! { <Preload bundle="flow-billing" styles=true/> <BillingApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "documents"))]
-                            "documents" => view! { <Preload bundle="flow-documents" styles=true/> <DocumentsApp chrome/> }.into_any(),
+                            "documents" => view! { <Preload bundle="flow-documents" styles=true/> <DocumentsApp/> }.into_any(),
                             #[cfg(any(feature = "ssr", feature = "renewal"))]
-                            "renewal" => view! { <Preload bundle="flow-renewal" styles=true/> <RenewalApp chrome/> }.into_any(),
+                            "renewal" => view! { <Preload bundle="flow-renewal" styles=true/> <RenewalApp/> }.into_any(),
                             _ => {
                                 view! {
                                     <main class="page">
@@ -270,7 +317,13 @@ pub fn FlowShell() -> impl IntoView {
                                     .into_any()
                             }
                         };
-                        view! { {page_head} {flow} }.into_any()
+                        view! {
+                            {page_head}
+                            <script type="application/json" id=CHROME_ID inner_html=chrome_json></script>
+                            {processor_script}
+                            {flow}
+                        }
+                        .into_any()
                     })
             }}
         </Suspense>
@@ -292,7 +345,7 @@ fn head(name: &str, branding: Option<&FlowBranding>, back: Option<String>) -> im
         .map(|b| b.post_message_origins.clone())
         .unwrap_or_default();
     let script = format!(
-        "(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}}).observe(document.body)}})()",
+        "{NATIVE_BRIDGES_SCRIPT}(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);switchboardNative(JSON.stringify(m))}}).observe(document.body)}})()",
         serde_json::to_string(&origins).unwrap_or_else(|_| "[]".to_owned())
     );
     let hosted = back.map(|url| {
@@ -326,36 +379,62 @@ fn Preload(bundle: &'static str, #[prop(optional)] styles: bool) -> impl IntoVie
     }
 }
 
+/// The element of a flow page that holds its `Chrome` as JSON.
+const CHROME_ID: &str = "flow-chrome";
+
+/// The chrome the flow page was rendered with: the server's context while it renders, the
+/// page's JSON (`CHROME_ID`) in the browser.
+fn page_chrome() -> Chrome {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(CHROME_ID))
+            .and_then(|e| e.text_content())
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        use_context::<Chrome>().unwrap_or_default()
+    }
+}
+
 // One island per scope, each in the browser build of its own flow only. `bundle`: the files
 // (`/pkg/<bundle>.js` and `.wasm`) that build ships as; enrollment's is cargo-leptos's own.
 
 #[cfg(any(feature = "ssr", feature = "enrollment"))]
 #[island]
-fn EnrollmentApp(chrome: Chrome) -> impl IntoView {
+fn EnrollmentApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="enrollment" bundle="switchboard" chrome content=|flow| view! { <enrollment::EnrollmentFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "update-payment-method"))]
 #[island]
-fn PaymentMethodApp(chrome: Chrome) -> impl IntoView {
+fn PaymentMethodApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="update-payment-method" bundle="flow-update-payment-method" chrome content=|flow| view! { <payment::PaymentMethodFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "billing"))]
 #[island]
-fn BillingApp(chrome: Chrome) -> impl IntoView {
+fn BillingApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="billing" bundle="flow-billing" chrome content=|flow| view! { <billing::BillingFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "documents"))]
 #[island]
-fn DocumentsApp(chrome: Chrome) -> impl IntoView {
+fn DocumentsApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="documents" bundle="flow-documents" chrome content=|flow| view! { <documents::DocumentsFlow flow/> }.into_any()/> }
 }
 
 #[cfg(any(feature = "ssr", feature = "renewal"))]
 #[island]
-fn RenewalApp(chrome: Chrome) -> impl IntoView {
+fn RenewalApp() -> impl IntoView {
+    let chrome = page_chrome();
     view! { <Frame scope="renewal" bundle="flow-renewal" chrome content=|flow| view! { <renewal::RenewalFlow flow/> }.into_any()/> }
 }
 
@@ -375,6 +454,7 @@ fn Frame(
         origins,
         style,
         provider,
+        card,
     } = chrome;
     let phase = RwSignal::new(Phase::Starting);
     let closed = RwSignal::new(false);
@@ -390,7 +470,7 @@ fn Frame(
         closed.set(true);
         tell_host(reason);
     });
-    let flow = Flow::new(close, next, (name.clone(), provider));
+    let flow = Flow::new(close, next, (name.clone(), provider), card);
     let first = Task::new();
     let load = move || {
         phase.set(Phase::Starting);

@@ -76,6 +76,33 @@ pub async fn set_payment_keys(
     .map_err(cli_error)
 }
 
+/// Sets the signing secret of the card processor's webhooks to a live app (stored sealed).
+pub async fn set_payment_webhook_secret(
+    db: &Db,
+    pii: &PiiKey,
+    app_uuid: Uuid,
+    secret: &str,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !secret.trim().is_empty(),
+        "the webhook signing secret is empty"
+    );
+    let app = crate::store::apps::app_by_uuid(db, app_uuid)
+        .await?
+        .filter(|a| a.environment == Environment::Live.as_str())
+        .ok_or_else(|| anyhow::anyhow!("no live app {app_uuid}"))?;
+    services::live_payments::set_webhook_secret(
+        db,
+        &Clock::system(),
+        pii,
+        &Actor::Cli,
+        &app,
+        secret,
+    )
+    .await?;
+    Ok(())
+}
+
 /// Sets an app's display name, colour (`#rgb`/`#rrggbb`) and logo (an https URL).
 pub async fn set_branding(
     db: &Db,

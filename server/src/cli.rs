@@ -241,6 +241,15 @@ pub enum AppsCommand {
             value_parser = secret_arg
         )]
         secret_key: Secret,
+        /// whsec_...: the signing secret of the processor's webhooks to
+        /// /processor/webhooks/APP_UUID (or SWITCHBOARD_PAYMENT_WEBHOOK_SECRET)
+        #[arg(
+            long,
+            env = "SWITCHBOARD_PAYMENT_WEBHOOK_SECRET",
+            hide_env_values = true,
+            value_parser = secret_arg
+        )]
+        webhook_secret: Option<Secret>,
     },
 }
 
@@ -391,11 +400,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     app,
                     publishable_key,
                     secret_key,
+                    webhook_secret,
                 },
         } => {
             let db = connect(&config).await?;
             let pii = crate::pii_key(&config)?;
             admin::set_payment_keys(&db, &pii, app, &publishable_key, secret_key.expose()).await?;
+            if let Some(secret) = webhook_secret {
+                admin::set_payment_webhook_secret(&db, &pii, app, secret.expose()).await?;
+            }
             println!("Payment keys set for app {app}.");
             db.close().await;
             Ok(())

@@ -219,6 +219,10 @@ pub struct Config {
     pub payment_processor_api_base: Option<String>,
     /// The credit bureau of live apps.
     pub credit_bureau: CreditBureauConfig,
+    /// URL of the card processor's browser script, which the live apps' card steps load (from
+    /// the processor's own origin) to show its card component; without it (or without the API
+    /// base) a live app's card step says cards cannot be added.
+    pub payment_processor_js_url: Option<String>,
     pub market: MarketConfig,
     /// The built site (`pkg/` with the WASM, JS and CSS, and the static files). Without it the
     /// server looks beside its binary (`site/`), then one folder up (`target/site` for
@@ -274,6 +278,7 @@ impl Default for Config {
             market: MarketConfig::default(),
             payment_processor_api_base: None,
             credit_bureau: CreditBureauConfig::default(),
+            payment_processor_js_url: None,
             site_root: None,
             webhooks: WebhooksConfig::default(),
             retention: Retention::default(),
@@ -314,7 +319,7 @@ impl Config {
             Some(path) => figment.merge(Toml::file_exact(path)),
             None => figment.merge(Toml::file("switchboard.toml")),
         };
-        let config = figment
+        let config: Config = figment
             // The name deployments of other Leptos sites already use.
             .merge(
                 Env::raw()
@@ -324,8 +329,58 @@ impl Config {
             .merge(Env::prefixed("SWITCHBOARD_").split("__"))
             .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL", "SMTP_URL"]))
             .extract()?;
+        config.card_processor_checked()?;
         Ok(config)
     }
+
+    /// Where the live apps' card component comes from and talks to: both processor settings,
+    /// or none when either is missing.
+    pub fn card_processor(&self) -> Option<CardProcessorOrigins> {
+        self.card_processor_checked().ok().flatten()
+    }
+
+    /// A processor URL that is set must be an absolute `http(s)` URL: refused at start-up,
+    /// never silently dropped from the flows.
+    fn card_processor_checked(&self) -> anyhow::Result<Option<CardProcessorOrigins>> {
+        let origin = |setting: &str, value: &str| -> anyhow::Result<(String, String)> {
+            let url = url::Url::parse(value.trim())
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+                .ok_or_else(|| anyhow::anyhow!("{setting} must be an http(s) URL"))?;
+            Ok((url.to_string(), url.origin().ascii_serialization()))
+        };
+        let api = self
+            .payment_processor_api_base
+            .as_deref()
+            .map(|v| origin("payment_processor_api_base", v))
+            .transpose()?;
+        let script = self
+            .payment_processor_js_url
+            .as_deref()
+            .map(|v| origin("payment_processor_js_url", v))
+            .transpose()?;
+        Ok(match (api, script) {
+            (Some((_, api_origin)), Some((script_url, script_origin))) => {
+                Some(CardProcessorOrigins {
+                    script_url,
+                    script_origin,
+                    api_origin,
+                })
+            }
+            _ => None,
+        })
+    }
+}
+
+/// The card processor as the live apps' flow pages see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardProcessorOrigins {
+    /// The browser script, loaded by the card step.
+    pub script_url: String,
+    /// Its origin: the page may run its script and frame its card component.
+    pub script_origin: String,
+    /// The REST API's origin, which the script calls from the page.
+    pub api_origin: String,
 }
 
 /// The places a site is looked for when none is configured, in order: `site/` beside the
@@ -386,6 +441,49 @@ mod tests {
             c.clock_start.map(|t| t.to_rfc3339()),
             Some("2026-12-03T05:30:00+00:00".to_owned())
         );
+    }
+
+    #[test]
+    fn the_card_processor_needs_both_urls_and_knows_their_origins() {
+        let c = Config {
+            payment_processor_api_base: Some("https://api.processor.test/".into()),
+            payment_processor_js_url: Some("https://js.processor.test/v3/".into()),
+            ..Config::default()
+        };
+        assert_eq!(
+            c.card_processor(),
+            Some(CardProcessorOrigins {
+                script_url: "https://js.processor.test/v3/".into(),
+                script_origin: "https://js.processor.test".into(),
+                api_origin: "https://api.processor.test".into(),
+            })
+        );
+        let local = Config {
+            payment_processor_api_base: Some("http://127.0.0.1:8420".into()),
+            payment_processor_js_url: Some("http://127.0.0.1:8420/js.stripe.com/v3/".into()),
+            ..Config::default()
+        };
+        let origins = local.card_processor().unwrap();
+        assert_eq!(origins.script_origin, "http://127.0.0.1:8420");
+        assert_eq!(origins.api_origin, "http://127.0.0.1:8420");
+
+        let api_only = Config {
+            payment_processor_js_url: None,
+            ..c.clone()
+        };
+        assert_eq!(api_only.card_processor(), None);
+        for bad in [
+            "js.processor.test/v3",
+            "javascript:alert(1)",
+            "ftp://x/y",
+            "",
+        ] {
+            let c = Config {
+                payment_processor_js_url: Some(bad.into()),
+                ..c.clone()
+            };
+            assert!(c.card_processor_checked().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -130,15 +130,17 @@ fn Summary(b: Billing) -> impl IntoView {
 /// The bills, a page at a time, newest first.
 #[component]
 fn List(b: Billing) -> impl IntoView {
+    // The page asked for, and the page shown with the offset it was read at: the pager names
+    // the page shown, so it never names a page whose bills have not arrived yet.
     let offset = RwSignal::new(0u32);
-    let page = RwSignal::new(None::<Invoices>);
+    let page = RwSignal::new(None::<(u32, Invoices)>);
     let load = Task::new();
     let read = move || {
         let at = offset.get_untracked();
         b.flow.call(
             load,
             async move |c| c.invoices(PAGE, at).await,
-            move |p| page.set(Some(p)),
+            move |p| page.set(Some((at, p))),
         );
     };
     Effect::new(move |_| {
@@ -148,7 +150,8 @@ fn List(b: Billing) -> impl IntoView {
     });
     let heading: NodeRef<html::H3> = NodeRef::new();
     let turn = move |by: i64| {
-        let next = i64::from(offset.get_untracked()) + by * i64::from(PAGE);
+        let shown = page.with_untracked(|p| p.as_ref().map_or(0, |(at, _)| *at));
+        let next = i64::from(shown) + by * i64::from(PAGE);
         offset.set(u32::try_from(next.max(0)).unwrap_or(0));
         if let Some(h) = heading.get_untracked() {
             let _ = h.focus();
@@ -162,8 +165,8 @@ fn List(b: Billing) -> impl IntoView {
         </Show>
         {move || {
             page.get()
-                .map(|p| {
-                    if p.data.is_empty() && offset.get() == 0 {
+                .map(|(at, p)| {
+                    if p.data.is_empty() && at == 0 {
                         return view! { <p data-testid="no-invoices">"You have no bills yet."</p> }.into_any();
                     }
                     let more = p.has_more;
@@ -187,11 +190,11 @@ fn List(b: Billing) -> impl IntoView {
                                 .collect_view()}
                         </ul>
                         <nav class="pager" aria-label="Bill pages">
-                            <button type="button" class="secondary" data-testid="newer" disabled=move || offset.get() == 0
+                            <button type="button" class="secondary" data-testid="newer" disabled=at == 0
                                 on:click=move |_| turn(-1)>
                                 "Newer"
                             </button>
-                            <span class="muted">{move || format!("Page {}", offset.get() / PAGE + 1)}</span>
+                            <span class="muted">{format!("Page {}", at / PAGE + 1)}</span>
                             <button type="button" class="secondary" data-testid="older" disabled=!more
                                 on:click=move |_| turn(1)>
                                 "Older"

@@ -9,7 +9,10 @@ use crate::{
     views::{Account, PaymentMethod},
 };
 
-use super::steps::{next_step, Step};
+use super::{
+    steps::{next_step, Step},
+    CardEntry,
+};
 
 /// What every screen of a flow shares: the client, the account as last read, where the
 /// enrollment is, whether the flow did what it is for, and how it tells its host that it
@@ -30,6 +33,8 @@ pub struct Flow {
     next: StoredValue<Option<&'static str>>,
     /// The partner's display name and the licensed provider's name, as consents name them.
     pub names: StoredValue<(String, String)>,
+    /// How the card steps take a card.
+    pub card_entry: StoredValue<CardEntry>,
 }
 
 impl Flow {
@@ -37,6 +42,7 @@ impl Flow {
         close: Callback<&'static str>,
         next: StoredValue<Option<&'static str>>,
         names: (String, String),
+        card_entry: CardEntry,
     ) -> Self {
         Flow {
             client: StoredValue::new(None),
@@ -48,6 +54,7 @@ impl Flow {
             close,
             next,
             names: StoredValue::new(names),
+            card_entry: StoredValue::new(card_entry),
         }
     }
 

@@ -67,6 +67,28 @@ pub enum ChargeOutcome {
     Declined { decline_code: String },
 }
 
+/// A refund of (part of) a succeeded charge.
+#[derive(Debug, Clone)]
+pub struct RefundRequest {
+    /// The processor's id of the payment (`pi_...`).
+    pub payment_id: String,
+    pub amount_cents: i64,
+    /// The same key answers the same refund, however often it is sent.
+    pub idempotency_key: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundOutcome {
+    Refunded {
+        refund_id: String,
+    },
+    /// The processor would not refund it (already refunded, more than is left, a failed
+    /// payment): its own words, shown to the operator.
+    Refused {
+        reason: String,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProcessorError {
     /// No such payment method for this account.
@@ -113,6 +135,12 @@ pub trait PaymentProcessor: Send + Sync {
         &self,
         request: &ChargeRequest,
     ) -> impl Future<Output = ProcessorResult<ChargeOutcome>> + Send;
+
+    /// Refunds (part of) a succeeded payment.
+    fn refund(
+        &self,
+        request: &RefundRequest,
+    ) -> impl Future<Output = ProcessorResult<RefundOutcome>> + Send;
 }
 
 /// The processor of one app.
@@ -192,6 +220,13 @@ impl PaymentProcessor for Processor {
         match self {
             Processor::BuiltIn(p) => p.charge(request).await,
             Processor::Remote(p) => p.charge(request).await,
+        }
+    }
+
+    async fn refund(&self, request: &RefundRequest) -> ProcessorResult<RefundOutcome> {
+        match self {
+            Processor::BuiltIn(p) => p.refund(request).await,
+            Processor::Remote(p) => p.refund(request).await,
         }
     }
 }
@@ -278,6 +313,16 @@ impl PaymentProcessor for BuiltInProcessor {
                     payment_id: format!("pi_{}", &format!("{digest:x}")[..24]),
                 }
             }
+        })
+    }
+
+    async fn refund(&self, request: &RefundRequest) -> ProcessorResult<RefundOutcome> {
+        // The built-in processor moves no money: a refund is its id, the same for the same key.
+        let digest = Sha256::digest(
+            format!("{}:refund:{}", self.app_uuid, request.idempotency_key).as_bytes(),
+        );
+        Ok(RefundOutcome::Refunded {
+            refund_id: format!("re_{}", &format!("{digest:x}")[..24]),
         })
     }
 }
@@ -372,12 +417,12 @@ struct ErrorOut {
 
 #[derive(Deserialize)]
 struct RemoteError {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
     #[serde(default)]
     code: Option<String>,
     #[serde(default)]
     decline_code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 fn request_failed(e: reqwest::Error) -> ProcessorError {
@@ -419,6 +464,23 @@ impl RemoteProcessor {
         resp.json::<T>().await.map_err(|_| {
             ProcessorError::Unavailable("the processor's answer was not understood".to_owned())
         })
+    }
+
+    /// Makes a payment method the customer's.
+    async fn attach(&self, payment_method_id: &str, customer: &str) -> ProcessorResult<()> {
+        let resp = self
+            .post(
+                &format!("/v1/payment_methods/{payment_method_id}/attach"),
+                &[("customer", customer)],
+            )
+            .send()
+            .await
+            .map_err(request_failed)?;
+        let status = resp.status();
+        if status.is_client_error() && !matches!(status.as_u16(), 401 | 403 | 429) {
+            return Err(ProcessorError::NotFound);
+        }
+        Self::json::<IdOut>(resp).await.map(|_| ())
     }
 
     /// The processor's customer of the account, created on first use.
@@ -512,8 +574,13 @@ impl PaymentProcessor for RemoteProcessor {
             return Err(ProcessorError::NotFound);
         }
         let pm: RemotePaymentMethod = Self::json(resp).await?;
-        if pm.customer.as_deref() != Some(customer.as_str()) {
-            return Err(ProcessorError::NotFound);
+        match pm.customer.as_deref() {
+            Some(c) if c == customer => {}
+            // Confirmed in the browser but no customer's yet: it becomes this account's
+            // customer's, so that off-session charges may use it. The processor refuses to
+            // attach one that is already another customer's.
+            None => self.attach(&pm.id, &customer).await?,
+            Some(_) => return Err(ProcessorError::NotFound),
         }
         let card = pm.card.ok_or(ProcessorError::NotFound)?;
         let postal_code = pm
@@ -559,16 +626,16 @@ impl PaymentProcessor for RemoteProcessor {
             .map_err(request_failed)?;
         let status = resp.status();
         if status == reqwest::StatusCode::PAYMENT_REQUIRED {
+            // 402 is the processor's "the card did not pay": a decline, whichever type of
+            // error it files it under.
             let body: ErrorOut = resp.json().await.map_err(|_| unexpected(status))?;
-            if body.error.kind.as_deref() == Some("card_error") {
-                let decline_code = body
-                    .error
-                    .decline_code
-                    .or(body.error.code)
-                    .unwrap_or_else(|| "card_declined".to_owned());
-                return Ok(ChargeOutcome::Declined { decline_code });
-            }
-            return Err(unexpected(status));
+            let decline_code = body
+                .error
+                .decline_code
+                .or(body.error.code)
+                .filter(|c| plausible_id(c))
+                .unwrap_or_else(|| "card_declined".to_owned());
+            return Ok(ChargeOutcome::Declined { decline_code });
         }
         if status == reqwest::StatusCode::NOT_FOUND {
             return Err(ProcessorError::NotFound);
@@ -586,5 +653,48 @@ impl PaymentProcessor for RemoteProcessor {
                 "the payment is {other}"
             ))),
         }
+    }
+
+    async fn refund(&self, request: &RefundRequest) -> ProcessorResult<RefundOutcome> {
+        if !plausible_id(&request.payment_id) {
+            return Err(ProcessorError::NotFound);
+        }
+        let amount = request.amount_cents.to_string();
+        let resp = self
+            .post(
+                "/v1/refunds",
+                &[
+                    ("payment_intent", request.payment_id.as_str()),
+                    ("amount", amount.as_str()),
+                ],
+            )
+            .header("Idempotency-Key", request.idempotency_key.as_str())
+            .send()
+            .await
+            .map_err(request_failed)?;
+        let status = resp.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(ProcessorError::NotFound);
+        }
+        if status == reqwest::StatusCode::BAD_REQUEST {
+            // The processor's refusal (more than is left, already refunded, a failed payment).
+            let reason = resp
+                .json::<ErrorOut>()
+                .await
+                .ok()
+                .and_then(|b| b.error.message)
+                .map(|m| m.chars().take(200).collect::<String>())
+                .unwrap_or_else(|| "The processor refused the refund.".to_owned());
+            return Ok(RefundOutcome::Refused { reason });
+        }
+        let refund: IdOut = Self::json(resp).await?;
+        if !plausible_id(&refund.id) {
+            return Err(ProcessorError::Unavailable(
+                "the processor's answer was not understood".to_owned(),
+            ));
+        }
+        Ok(RefundOutcome::Refunded {
+            refund_id: refund.id,
+        })
     }
 }

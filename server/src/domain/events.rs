@@ -15,6 +15,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.billing_address_updated",
     "account.payment_failed",
     "account.payment_successful",
+    "account.payment_refunded",
+    "account.payment_disputed",
     "account.status_updated",
     "account.credit_reviewed",
     "account.deposit_required",
@@ -105,6 +107,27 @@ pub enum Event {
     },
     PaymentFailed(PaymentAttempt),
     PaymentSuccessful(PaymentAttempt),
+    /// (Part of) a succeeded payment went back to the card: refunded by the operator from the
+    /// dashboard (`source` `operator`) or reported by the processor (`processor`).
+    PaymentRefunded {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        payment_uuid: Uuid,
+        /// This refund.
+        amount_cents: i64,
+        /// Everything refunded of the payment so far, this refund included.
+        refunded_cents: i64,
+        source: String,
+    },
+    /// The cardholder disputed a payment with their bank, as the processor reported.
+    PaymentDisputed {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        payment_uuid: Uuid,
+        amount_cents: i64,
+    },
     StatusUpdated {
         account_uuid: Uuid,
         status: String,
@@ -286,6 +309,8 @@ impl Event {
             Event::BillingAddressUpdated { .. } => "account.billing_address_updated",
             Event::PaymentFailed(_) => "account.payment_failed",
             Event::PaymentSuccessful(_) => "account.payment_successful",
+            Event::PaymentRefunded { .. } => "account.payment_refunded",
+            Event::PaymentDisputed { .. } => "account.payment_disputed",
             Event::StatusUpdated { .. } => "account.status_updated",
             Event::CreditReviewed { .. } => "account.credit_reviewed",
             Event::DepositRequired { .. } => "account.deposit_required",
@@ -321,6 +346,8 @@ impl Event {
             | Event::Finalized { account_uuid, .. }
             | Event::PaymentMethodAdded { account_uuid, .. }
             | Event::BillingAddressUpdated { account_uuid, .. }
+            | Event::PaymentRefunded { account_uuid, .. }
+            | Event::PaymentDisputed { account_uuid, .. }
             | Event::StatusUpdated { account_uuid, .. }
             | Event::CreditReviewed { account_uuid, .. }
             | Event::DepositRequired { account_uuid, .. }
@@ -370,7 +397,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 31);
+        assert_eq!(EVENT_TYPES.len(), 33);
     }
 
     #[test]

@@ -118,6 +118,27 @@ pub fn frame_ancestors(environment: Environment, allowed_origins: &[String]) -> 
     format!("frame-ancestors 'self' {}", allowed_origins.join(" "))
 }
 
+/// What a live app's flow page may load and call besides its own origin: the card
+/// processor's script (run, and framing its card component) and its API (called by that
+/// script), and nothing else. Inline scripts stay allowed: the page's own loader and
+/// hydration data are inline. Sandbox pages are not restricted beyond who frames them (their
+/// card form is this service's own). `processor`: the script's and the API's origins, when
+/// this deployment has a card processor.
+pub fn live_page_sources(processor: Option<(&str, &str)>) -> String {
+    let base = "script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'";
+    match processor {
+        None => format!("{base}; frame-src 'none'; connect-src 'self'"),
+        Some((script, api)) => {
+            let connect = if script == api {
+                script.to_owned()
+            } else {
+                format!("{api} {script}")
+            };
+            format!("{base} {script}; frame-src {script}; connect-src 'self' {connect}")
+        }
+    }
+}
+
 /// Where a flow posts `service-flow-close`: each registered origin (a browser delivers the
 /// message only to the one that frames the flow, so every registered host can be told), or `*`
 /// in sandbox when none is registered; a live app without one is not told (its webview bridge
@@ -134,6 +155,29 @@ pub fn post_message_origins(environment: Environment, allowed_origins: &[String]
 mod tests {
     use super::*;
     use FlowScope::*;
+
+    #[test]
+    fn live_pages_may_use_the_card_processors_origins_only() {
+        assert_eq!(
+            live_page_sources(Some((
+                "https://js.processor.test",
+                "https://api.processor.test"
+            ))),
+            "script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' https://js.processor.test; \
+             frame-src https://js.processor.test; \
+             connect-src 'self' https://api.processor.test https://js.processor.test"
+        );
+        assert_eq!(
+            live_page_sources(Some(("http://127.0.0.1:8420", "http://127.0.0.1:8420"))),
+            "script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' http://127.0.0.1:8420; \
+             frame-src http://127.0.0.1:8420; connect-src 'self' http://127.0.0.1:8420"
+        );
+        assert_eq!(
+            live_page_sources(None),
+            "script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; frame-src 'none'; \
+             connect-src 'self'"
+        );
+    }
 
     #[test]
     fn a_flow_login_scope_is_required_and_must_be_known() {

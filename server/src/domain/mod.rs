@@ -112,6 +112,7 @@ pub mod links;
 pub mod market;
 pub mod plan_groups;
 pub mod pricing;
+pub mod processor_events;
 pub mod renewal;
 pub mod status;
 pub mod tokens;

@@ -15,7 +15,10 @@ use utoipa::ToSchema;
 
 use crate::{
     adapters::payments::ProcessorError,
-    domain::{enrollment::StartDateOutOfRange, FieldError, FieldErrorKind},
+    domain::{
+        enrollment::StartDateOutOfRange, processor_events::SignatureError, FieldError,
+        FieldErrorKind,
+    },
     services::{
         self,
         accounts::AccountRefused,
@@ -29,6 +32,7 @@ use crate::{
         },
         flows::FlowLoginRefused,
         invoices::InvoiceRefused,
+        live_payments::ProcessorWebhookRefused,
         plans::PlansRefused,
         processor::PaymentMethodRefused,
         renewal::RenewalRefused,
@@ -119,6 +123,7 @@ error_codes! {
     ClientAgentNotRecorded => ("client_agent_not_recorded", CONFLICT, State),
     AlreadyFinalized => ("already_finalized", CONFLICT, State),
     PlanExpired => ("plan_expired", CONFLICT, State),
+    StartDatePassed => ("start_date_passed", CONFLICT, State),
     PlanAlreadyAccepted => ("plan_already_accepted", CONFLICT, State),
     RenewalNotEligible => ("renewal_not_eligible", CONFLICT, State),
     ServiceNotActive => ("service_not_active", CONFLICT, State),
@@ -343,6 +348,30 @@ impl From<PaymentMethodRefused> for ApiError {
     }
 }
 
+impl From<ProcessorWebhookRefused> for ApiError {
+    fn from(why: ProcessorWebhookRefused) -> Self {
+        match why {
+            ProcessorWebhookRefused::AppMissing | ProcessorWebhookRefused::SecretMissing => {
+                ApiError::not_found("app")
+            }
+            ProcessorWebhookRefused::Signature(why) => ApiError::new(
+                ErrorCode::ParameterInvalid,
+                match why {
+                    SignatureError::Malformed => {
+                        "The Stripe-Signature header is missing or malformed"
+                    }
+                    SignatureError::Mismatch => "The signature does not match the body",
+                    SignatureError::Stale => "The signature is too old (or too far ahead)",
+                },
+            )
+            .with_param("Stripe-Signature"),
+            ProcessorWebhookRefused::Unreadable => {
+                ApiError::new(ErrorCode::BodyMalformed, "The event could not be read")
+            }
+        }
+    }
+}
+
 impl From<WebhookRefused> for ApiError {
     fn from(why: WebhookRefused) -> Self {
         match why {
@@ -444,6 +473,17 @@ impl From<FinalizeRefused> for ApiError {
                 "expired_at",
                 expired_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             ),
+            FinalizeRefused::StartDatePassed(range) => ApiError::new(
+                ErrorCode::StartDatePassed,
+                format!(
+                    "The accepted start date can no longer be kept (it has passed, or the \
+                     utility's same-day cut-off has): accept a plan again with a start date \
+                     between {} and {}, which replaces this acceptance, then finalize",
+                    range.earliest, range.latest
+                ),
+            )
+            .with_detail("earliest_start_date", range.earliest.to_string())
+            .with_detail("latest_start_date", range.latest.to_string()),
             FinalizeRefused::Incomplete(missing) => ApiError::new(
                 ErrorCode::EnrollmentIncomplete,
                 format!("Finish these steps first: {}", missing.join(", ")),

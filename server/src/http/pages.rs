@@ -3,7 +3,10 @@
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
-use app::flow::{FlowBackend, FlowBranding};
+use app::{
+    api::Environment,
+    flow::{CardEntry, FlowBackend, FlowBranding},
+};
 use axum::{
     extract::{Request, State},
     http::{
@@ -20,6 +23,7 @@ use uuid::Uuid;
 
 use super::AppState;
 use crate::{
+    config::CardProcessorOrigins,
     domain::{apps, flows},
     store::{self, Db},
 };
@@ -28,6 +32,24 @@ struct StoreFlowBackend {
     db: Db,
     /// The licensed provider's name (`provider.name`), which the credit consent names.
     provider: String,
+    /// The card processor live apps take cards through, when this deployment has one.
+    processor: Option<CardProcessorOrigins>,
+}
+
+/// How the flows of an app with this environment and publishable key take a card.
+fn card_entry(
+    environment: Environment,
+    publishable_key: &str,
+    processor: Option<&CardProcessorOrigins>,
+) -> CardEntry {
+    match (environment, processor) {
+        (Environment::Sandbox, _) => CardEntry::BuiltIn,
+        (Environment::Live, Some(p)) => CardEntry::Processor {
+            script_url: p.script_url.clone(),
+            publishable_key: publishable_key.to_owned(),
+        },
+        (Environment::Live, None) => CardEntry::Unavailable,
+    }
 }
 
 impl FlowBackend for StoreFlowBackend {
@@ -44,7 +66,13 @@ impl FlowBackend for StoreFlowBackend {
                 })?;
             Ok(app.map(|a| {
                 let origins = a.origins();
+                let card = card_entry(
+                    a.environment_kind(),
+                    &a.payment_publishable_key,
+                    self.processor.as_ref(),
+                );
                 FlowBranding {
+                    card,
                     post_message_origins: flows::post_message_origins(
                         a.environment_kind(),
                         &origins,
@@ -64,7 +92,8 @@ impl FlowBackend for StoreFlowBackend {
 }
 
 /// Only the app's registered origins may frame its flow pages; a flow opened full-page from a
-/// hosted page (`hosted=...`) may not be framed at all.
+/// hosted page (`hosted=...`) may not be framed at all. A live app's page may load scripts,
+/// frames and calls from its own origin and the card processor's only.
 async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let query = req.uri().query().unwrap_or_default().to_owned();
     let param = |name: &str| {
@@ -81,11 +110,23 @@ async fn frame_ancestors(State(state): State<AppState>, req: Request, next: Next
             .flatten(),
         None => None,
     };
-    let policy = match &app {
+    let mut policy = match &app {
         _ if hosted => "frame-ancestors 'none'".to_owned(),
         Some(a) => flows::frame_ancestors(a.environment_kind(), &a.origins()),
         None => "frame-ancestors 'self'".to_owned(),
     };
+    if app
+        .as_ref()
+        .is_some_and(|a| a.environment_kind() == Environment::Live)
+    {
+        let processor = state.config.card_processor();
+        let sources = flows::live_page_sources(
+            processor
+                .as_ref()
+                .map(|p| (p.script_origin.as_str(), p.api_origin.as_str())),
+        );
+        policy = format!("{policy}; {sources}");
+    }
     let mut response = next.run(req).await;
     if let Ok(v) = HeaderValue::from_str(&policy) {
         response.headers_mut().insert(CONTENT_SECURITY_POLICY, v);
@@ -100,6 +141,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let backend: Arc<dyn FlowBackend> = Arc::new(StoreFlowBackend {
         db: state.db.clone(),
         provider: state.config.provider.name.clone(),
+        processor: state.config.card_processor(),
     });
     let routes = generate_route_list(app::App);
     let options = state.http.leptos.clone();

@@ -25,12 +25,12 @@ use crate::{
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
             client_agent_accepted_every_plan, contract_end, enroller, expired_price, missing_steps,
-            prior_acceptance, start_of_market_day, ContractStatus, EnrollmentFacts,
-            EnrollmentSimulation, EnrollmentType, LocationStatus, PriorAcceptance,
+            prior_acceptance, start_of_market_day, start_still_kept, ContractStatus,
+            EnrollmentFacts, EnrollmentSimulation, EnrollmentType, LocationStatus, PriorAcceptance,
             StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
         events::Event,
-        market::{BusinessCalendar, Enroller, EsiId},
+        market::{parse_cutoff, same_day_move_in, start_window, BusinessCalendar, Enroller, EsiId},
         status::{Cancellation, CreditState, UtilityState, VerificationState},
         FieldError,
     },
@@ -477,6 +477,7 @@ pub async fn accept_plan(
         return Err(Refused(AcceptPlanRefused::PlanExpired));
     }
     let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let same_day = same_day_start_open(state, &plan.tdu, now, &calendar).await?;
     let documents =
         super::documents::render_contract_documents(state, app, &plan, &plan.tos_version).await?;
     let mut tx = state.db.begin().await?;
@@ -491,14 +492,20 @@ pub async fn accept_plan(
         enroller,
         input.requested_type,
         &calendar,
+        same_day,
     )
     .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
     let finalized = store::enrollment::enrollment(&mut tx, account_uuid)
         .await?
         .map(|e| e.cancellation.as_deref().and_then(Cancellation::parse));
+    // An acceptance that can no longer be finalized (its price expired, or its start date can
+    // no longer be kept) gives way to this one.
     let pending_expired = pending_price_expired(&mut tx, account_uuid, now)
         .await?
-        .is_some();
+        .is_some()
+        || pending_start_passed(&mut tx, &account, &clock, &calendar)
+            .await?
+            .is_some();
     match prior_acceptance(finalized, account.has_accepted_plan, pending_expired) {
         PriorAcceptance::Nothing => {}
         PriorAcceptance::Replace => {
@@ -1033,6 +1040,56 @@ pub async fn confirm_address(
     Ok(())
 }
 
+/// Whether the utility `tdu` still starts a move-in today at `now`.
+async fn same_day_start_open(
+    state: &Core,
+    tdu: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    calendar: &BusinessCalendar,
+) -> store::Result<bool> {
+    let cutoff = store::market::tdu(&state.db, tdu)
+        .await?
+        .and_then(|t| parse_cutoff(t.same_day_cutoff.as_deref()));
+    Ok(same_day_move_in(now, cutoff, calendar))
+}
+
+/// The dates a pending contract may start on now, when its accepted start date can no longer
+/// be kept: it has passed, or it is today and its utility's same-day cut-off has passed.
+async fn pending_start_passed(
+    tx: &mut Tx,
+    account: &store::accounts::AccountRow,
+    clock: &AccountClock,
+    calendar: &BusinessCalendar,
+) -> store::Result<Option<StartDateOutOfRange>> {
+    let (now, today) = (clock.now(), clock.today());
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account.uuid).await?;
+    for c in contracts
+        .iter()
+        .filter(|c| c.status == ContractStatus::Pending)
+    {
+        let Some(plan) = store::market::plan_by_uuid_in(&mut *tx, c.plan_uuid).await? else {
+            continue;
+        };
+        let cutoff = store::market::tdu(&mut *tx, &plan.tdu)
+            .await?
+            .and_then(|t| parse_cutoff(t.same_day_cutoff.as_deref()));
+        let same_day = same_day_move_in(now, cutoff, calendar);
+        if !start_still_kept(c.start_date, today, same_day) {
+            let window = start_window(
+                today,
+                enroller(account.client_agent_accepted_at),
+                calendar,
+                same_day,
+            );
+            return Ok(Some(StartDateOutOfRange {
+                earliest: window.earliest.max(plan.earliest_start_date),
+                latest: window.latest.min(plan.latest_start_date),
+            }));
+        }
+    }
+    Ok(None)
+}
+
 /// When the price of a pending contract's plan expired, if one has by `at` (the earliest).
 async fn pending_price_expired(
     tx: &mut Tx,
@@ -1063,6 +1120,9 @@ pub enum FinalizeRefused {
     /// The accepted plan's price expired (when): plans must be requested and one accepted
     /// again, which replaces this acceptance.
     PlanExpired(chrono::DateTime<chrono::Utc>),
+    /// The accepted start date can no longer be kept (the dates allowed now): a plan must be
+    /// accepted again, which replaces this acceptance.
+    StartDatePassed(StartDateOutOfRange),
     /// The steps still missing.
     Incomplete(Vec<&'static str>),
 }
@@ -1096,6 +1156,10 @@ pub async fn finalize(
     }
     if let Some(expired_at) = pending_price_expired(&mut tx, account_uuid, now).await? {
         return Err(Refused(FinalizeRefused::PlanExpired(expired_at)));
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut tx).await?);
+    if let Some(allowed) = pending_start_passed(&mut tx, &account, &clock, &calendar).await? {
+        return Err(Refused(FinalizeRefused::StartDatePassed(allowed)));
     }
     let profile = account.profile().map_err(|e| Failed(e.into()))?;
     let missing = missing_steps(&EnrollmentFacts {

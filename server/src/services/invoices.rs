@@ -334,6 +334,8 @@ pub async fn record_payment(
         failure_code,
         processor_payment_id,
         attempted_at: when,
+        refunded_cents: 0,
+        disputed_at: None,
     };
     store::billing::insert_payment(tx, &payment).await?;
     let now = clock.now();

@@ -19,6 +19,7 @@ pub mod enrollment;
 pub mod flows;
 pub mod hosted;
 pub mod invoices;
+pub mod live_payments;
 pub mod plan_groups;
 pub mod plans;
 pub mod portal;

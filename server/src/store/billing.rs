@@ -383,14 +383,22 @@ pub struct PaymentRow {
     pub failure_code: Option<String>,
     pub processor_payment_id: Option<String>,
     pub attempted_at: DateTime<Utc>,
+    /// How much of a succeeded payment was refunded since (by the operator or the processor).
+    pub refunded_cents: i64,
+    /// When the cardholder disputed it with their bank, as the processor reported.
+    pub disputed_at: Option<DateTime<Utc>>,
 }
 
-const PAYMENT_COLUMNS: &str = "uuid, invoice_uuid, account_uuid, amount_cents, status, \
+const INSERTED_PAYMENT_COLUMNS: &str = "uuid, invoice_uuid, account_uuid, amount_cents, status, \
     initiated_by, failure_code, processor_payment_id, attempted_at";
+
+const PAYMENT_COLUMNS: &str = "uuid, invoice_uuid, account_uuid, amount_cents, status, \
+    initiated_by, failure_code, processor_payment_id, attempted_at, refunded_cents, disputed_at";
 
 pub async fn insert_payment(tx: &mut Tx, p: &PaymentRow) -> Result<()> {
     let sql = format!(
-        "INSERT INTO invoice_payments ({PAYMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        "INSERT INTO invoice_payments ({INSERTED_PAYMENT_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     );
     on_tx!(tx, c => sqlx::query(&sql)
         .bind(p.uuid)
@@ -444,6 +452,133 @@ pub async fn payments_of_account(
         .await)
 }
 
+/// The newest payment of the app's accounts that the processor knows by `processor_payment_id`,
+/// locked for the change a webhook reports (read in `tx`).
+pub async fn payment_by_processor_id(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    processor_payment_id: &str,
+) -> Result<Option<PaymentRow>> {
+    let sql = format!(
+        "SELECT {} FROM invoice_payments p WHERE p.processor_payment_id = $1 \
+         AND p.account_uuid IN (SELECT uuid FROM accounts WHERE app_uuid = $2) \
+         ORDER BY p.attempted_at DESC, p.uuid DESC LIMIT 1",
+        PAYMENT_COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    on_tx!(tx, c => sqlx::query_as::<_, PaymentRow>(&sql)
+        .bind(processor_payment_id)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// One payment of an account.
+pub async fn payment_of_account(
+    conn: impl Into<Conn<'_>>,
+    account_uuid: Uuid,
+    payment_uuid: Uuid,
+) -> Result<Option<PaymentRow>> {
+    let sql = format!(
+        "SELECT {PAYMENT_COLUMNS} FROM invoice_payments WHERE uuid = $1 AND account_uuid = $2"
+    );
+    on_conn!(conn.into(), c => sqlx::query_as::<_, PaymentRow>(&sql)
+        .bind(payment_uuid)
+        .bind(account_uuid)
+        .fetch_optional(c)
+        .await)
+}
+
+/// Settles a payment's outcome as the processor reported it later (a payment that needed the
+/// customer, or one the processor failed after all).
+pub async fn set_payment_outcome(
+    tx: &mut Tx,
+    payment_uuid: Uuid,
+    status: PaymentStatus,
+    failure_code: Option<&str>,
+) -> Result<()> {
+    let sql = "UPDATE invoice_payments SET status = $1, failure_code = $2 WHERE uuid = $3";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(status)
+        .bind(failure_code)
+        .bind(payment_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Marks a payment disputed (once: false when it already was).
+pub async fn set_payment_disputed(
+    tx: &mut Tx,
+    payment_uuid: Uuid,
+    at: DateTime<Utc>,
+) -> Result<bool> {
+    let sql =
+        "UPDATE invoice_payments SET disputed_at = $1 WHERE uuid = $2 AND disputed_at IS NULL";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(at)
+        .bind(payment_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// A refund of (part of) a payment.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RefundRow {
+    pub uuid: Uuid,
+    pub payment_uuid: Uuid,
+    pub account_uuid: Uuid,
+    pub amount_cents: i64,
+    pub processor_refund_id: Option<String>,
+    /// `operator` or `processor`.
+    pub source: String,
+    pub reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Records a refund and adds it to its payment's refunded total.
+pub async fn insert_refund(tx: &mut Tx, r: &RefundRow) -> Result<()> {
+    let sql = "INSERT INTO payment_refunds (uuid, payment_uuid, account_uuid, amount_cents, \
+        processor_refund_id, source, reason, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(r.uuid)
+        .bind(r.payment_uuid)
+        .bind(r.account_uuid)
+        .bind(r.amount_cents)
+        .bind(&r.processor_refund_id)
+        .bind(&r.source)
+        .bind(&r.reason)
+        .bind(r.created_at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    let sql = "UPDATE invoice_payments SET refunded_cents = refunded_cents + $1 WHERE uuid = $2";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(r.amount_cents)
+        .bind(r.payment_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// The refunds of an account's payments, oldest first.
+pub async fn refunds_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<RefundRow>> {
+    let sql = "SELECT uuid, payment_uuid, account_uuid, amount_cents, processor_refund_id, \
+        source, reason, created_at FROM payment_refunds WHERE account_uuid = $1 \
+        ORDER BY created_at, uuid";
+    on_db!(db, c => sqlx::query_as::<_, RefundRow>(sql)
+        .bind(account_uuid)
+        .fetch_all(c)
+        .await)
+}
+
 /// The billing jobs of an account (meter reads, auto-pay, past-due checks).
 pub const BILLING_JOB_KINDS: [&str; 3] =
     ["billing.meter_read", "billing.auto_pay", "billing.past_due"];
@@ -459,6 +594,7 @@ pub async fn delete_billing_of_account(tx: &mut Tx, account_uuid: Uuid) -> Resul
         "DELETE FROM payment_plan_instalments WHERE plan_uuid IN \
             (SELECT uuid FROM payment_plans WHERE account_uuid = $1)",
         "DELETE FROM payment_plans WHERE account_uuid = $1",
+        "DELETE FROM payment_refunds WHERE account_uuid = $1",
         "DELETE FROM invoice_payments WHERE account_uuid = $1",
         "DELETE FROM invoice_status_history WHERE invoice_uuid IN \
             (SELECT uuid FROM invoices WHERE account_uuid = $1)",

@@ -238,3 +238,57 @@ pub async fn insert_processor_customer(
         .fetch_one(c)
         .await)
 }
+
+/// The sealed signing secret of the processor's webhooks to an app, if set.
+pub async fn app_webhook_secret_sealed(db: &Db, app_uuid: Uuid) -> Result<Option<Vec<u8>>> {
+    let sql = "SELECT payment_webhook_secret_sealed FROM apps WHERE uuid = $1";
+    let row = on_db!(db, c => sqlx::query_scalar::<_, Option<Vec<u8>>>(sql)
+        .bind(app_uuid)
+        .fetch_optional(c)
+        .await)?;
+    Ok(row.flatten())
+}
+
+/// Sets the sealed signing secret of the processor's webhooks to an app.
+pub async fn set_app_webhook_secret(tx: &mut Tx, app_uuid: Uuid, sealed: &[u8]) -> Result<bool> {
+    let sql = "UPDATE apps SET payment_webhook_secret_sealed = $1 WHERE uuid = $2";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(sealed)
+        .bind(app_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// Records that the processor's event `event_id` to this app is handled: false when it was
+/// already (a delivery sent again, which must change nothing).
+pub async fn record_processor_event(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    event_id: &str,
+    event_type: &str,
+    at: DateTime<Utc>,
+) -> Result<bool> {
+    let sql = "INSERT INTO processor_events (app_uuid, event_id, event_type, received_at) \
+        VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+    let n = on_tx!(tx, c => sqlx::query(sql)
+        .bind(app_uuid)
+        .bind(event_id)
+        .bind(event_type)
+        .bind(at)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+/// How many of the processor's events of `event_type` to this app were handled.
+pub async fn processor_events_handled(db: &Db, app_uuid: Uuid, event_type: &str) -> Result<i64> {
+    let sql = "SELECT COUNT(*) FROM processor_events WHERE app_uuid = $1 AND event_type = $2";
+    on_db!(db, c => sqlx::query_scalar::<_, i64>(sql)
+        .bind(app_uuid)
+        .bind(event_type)
+        .fetch_one(c)
+        .await)
+}

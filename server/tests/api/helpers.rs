@@ -145,6 +145,27 @@ pub mod instant {
         at(next_nth_weekday(11, Weekday::Sun, 1), 0, 30)
     }
 
+    /// The next Tuesday from tomorrow that no fixed-date federal holiday takes (the others fall
+    /// on Mondays and Thursdays): a business day in the market.
+    fn next_business_tuesday() -> NaiveDate {
+        let fixed = [(1, 1), (6, 19), (7, 4), (11, 11), (12, 25)];
+        let mut d = tomorrow();
+        while d.weekday() != Weekday::Tue || fixed.contains(&(d.month(), d.day())) {
+            d += Duration::days(1);
+        }
+        d
+    }
+
+    /// 16:30 on a business day: half an hour before the utilities' same-day cut-off.
+    pub fn business_afternoon() -> DateTime<Utc> {
+        at(next_business_tuesday(), 16, 30)
+    }
+
+    /// 17:30 on a business day: after the utilities' same-day cut-off.
+    pub fn business_evening() -> DateTime<Utc> {
+        at(next_business_tuesday(), 17, 30)
+    }
+
     /// 23:30 the evening before the clocks spring forward (the second Sunday of March): the
     /// next day is 23 hours long.
     pub fn spring_forward_eve() -> DateTime<Utc> {

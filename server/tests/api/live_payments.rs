@@ -74,7 +74,7 @@ pub(crate) async fn live(app: &TestApp) -> (FakeProcessor, TestApp, Uuid, String
 }
 
 /// An account of the app of `app_token` and its AccountToken.
-async fn account_of(app: &TestApp, app_token: &str, email: &str) -> (Uuid, String) {
+pub(crate) async fn account_of(app: &TestApp, app_token: &str, email: &str) -> (Uuid, String) {
     let r = app
         .post(
             "/v1/app/accounts",
@@ -317,5 +317,169 @@ both_engines! {
         );
         assert!(matches!(processor.charge(&charge(account, &cards[2], "k3")).await.unwrap(), ChargeOutcome::Succeeded { .. }));
         assert_eq!(processor.charge(&charge(account, "pm_unknown", "k4")).await.unwrap_err(), ProcessorError::NotFound);
+    }
+}
+
+/// The card processor's stand-in, which the test command starts (`end2end/localstripe.sh
+/// start`) at `LOCALSTRIPE_URL` (default `http://127.0.0.1:8420`).
+async fn stand_in() -> String {
+    let base = std::env::var("LOCALSTRIPE_URL")
+        .unwrap_or_else(|_| "http://127.0.0.1:8420".to_owned())
+        .trim_end_matches('/')
+        .to_owned();
+    let reachable = reqwest::Client::new()
+        .get(format!("{base}/v1/customers"))
+        .timeout(std::time::Duration::from_secs(5))
+        .send()
+        .await
+        .is_ok();
+    assert!(
+        reachable,
+        "the card processor's stand-in is not reachable at {base}: start it with \
+         `end2end/localstripe.sh start` (or set LOCALSTRIPE_URL to where it runs)"
+    );
+    base
+}
+
+/// A server talking to the stand-in, and a live app with keys of its own there (the stand-in
+/// keeps each key's objects apart, so tests running at once do not meet).
+pub(crate) async fn live_on_stand_in(app: &TestApp) -> (String, TestApp, Uuid, String, String) {
+    let base = stand_in().await;
+    let api = base.clone();
+    let server = app
+        .sibling(|c| {
+            c.payment_processor_api_base = Some(api.clone());
+            c.payment_processor_js_url = Some(format!("{api}/js.stripe.com/v3/"));
+        })
+        .await;
+    let (live_uuid, live_token) = app.live_app().await;
+    let suffix = Uuid::new_v4().simple().to_string();
+    let publishable = format!("pk_test_{suffix}");
+    server::admin::set_payment_keys(
+        &app.state.db,
+        &app.state.pii,
+        live_uuid,
+        &publishable,
+        &format!("sk_test_{suffix}"),
+    )
+    .await
+    .unwrap();
+    (base, server, live_uuid, live_token, publishable)
+}
+
+/// What the processor's browser component does with a card and a setup session's client
+/// secret (as the stand-in's script does it): the card goes from the page to the processor,
+/// never to us. The payment method's id, the session's status, or the processor's error.
+pub(crate) async fn confirm_in_browser(
+    base: &str,
+    publishable: &str,
+    client_secret: &str,
+    number: &str,
+) -> Value {
+    let seti = client_secret.split("_secret_").next().unwrap();
+    let r = reqwest::Client::new()
+        .post(format!("{base}/v1/setup_intents/{seti}/confirm"))
+        .body(
+            json!({
+                "key": publishable,
+                "use_stripe_sdk": true,
+                "client_secret": client_secret,
+                "payment_method_data": {
+                    "type": "card",
+                    "card": {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": "123"},
+                    "billing_details": {"address": {"postal_code": "75201"}},
+                },
+            })
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    r.json().await.unwrap()
+}
+
+both_engines! {
+    async fn a_live_app_adds_cards_and_charges_them_through_the_processors_stand_in(app) {
+        let (base, server, live_uuid, live_token, publishable) = live_on_stand_in(&app).await;
+        let (account, token) = account_of(&server, &live_token, "stand-in@example.com").await;
+
+        let (pk, secret) = session(&server, &token).await;
+        assert_eq!(pk, publishable);
+        assert!(secret.starts_with("seti_") && secret.contains("_secret_"), "{secret}");
+        let confirmed = confirm_in_browser(&base, &pk, &secret, "4242424242424242").await;
+        assert_eq!(confirmed["status"], "succeeded", "{confirmed}");
+        let pm = confirmed["payment_method"].as_str().unwrap().to_owned();
+
+        let added = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
+        assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+        assert_eq!(added.body, json!({"type": "card", "card_brand": "visa", "card_last4": "4242", "card_exp_month": 12, "card_exp_year": 2034, "card_postal_code": "75201"}));
+        let events = server::store::events::events_of_account(&app.state.db, account).await.unwrap();
+        assert_eq!(events.iter().filter(|e| e.kind == "account.payment_method_added").count(), 1);
+        // Asking again changes nothing.
+        let again = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
+        assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+        let events = server::store::events::events_of_account(&app.state.db, account).await.unwrap();
+        assert_eq!(events.iter().filter(|e| e.kind == "account.payment_method_added").count(), 1);
+
+        // The card is now this account's customer's: another account of the app cannot take it.
+        let (_, other) = account_of(&server, &live_token, "other@example.com").await;
+        session(&server, &other).await;
+        let stolen = server.post("/v1/account/billing/ensure-payment-method-added", &other, &json!({"payment_method_id": pm})).await;
+        assert_eq!((stolen.status, stolen.code()), (StatusCode::NOT_FOUND, "resource_missing"), "{}", stolen.text);
+
+        // Off-session charges with idempotency keys.
+        let processor = processor(&server, live_uuid).await;
+        let paid = processor.charge(&charge(account, &pm, &format!("inv-{}", Uuid::new_v4()))).await.unwrap();
+        assert!(matches!(&paid, ChargeOutcome::Succeeded { payment_id } if payment_id.starts_with("pi_")), "{paid:?}");
+
+        // A card that is saved but whose charges fail.
+        let (_, secret) = session(&server, &token).await;
+        let failing = confirm_in_browser(&base, &pk, &secret, "4000000000000341").await;
+        let failing = failing["payment_method"].as_str().unwrap().to_owned();
+        let r = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": failing})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(
+            processor.charge(&charge(account, &failing, &format!("inv-{}", Uuid::new_v4()))).await.unwrap(),
+            ChargeOutcome::Declined { decline_code: "card_declined".into() }
+        );
+
+        // A declined card never becomes a payment method: the component says so in the page.
+        let (_, secret) = session(&server, &token).await;
+        let declined = confirm_in_browser(&base, &pk, &secret, "4000000000000002").await;
+        assert_eq!(declined["error"]["code"], "card_declined", "{declined}");
+
+        // Nothing was sent to us but ids.
+        assert!(server::store::payments::current_payment_method(&app.state.db, account).await.unwrap().is_some_and(|c| c.id == failing && c.last4 == "0341"));
+    }
+
+    async fn the_flow_pages_of_live_apps_load_the_processors_script_only(app) {
+        let (base, server, live_uuid, _, publishable) = live_on_stand_in(&app).await;
+        let page = server.send(reqwest::Method::GET, &format!("/flow/enrollment?app={live_uuid}"), None, None, &[]).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        let csp = page.headers.get("content-security-policy").unwrap().to_str().unwrap().to_owned();
+        assert_eq!(
+            csp,
+            format!("frame-ancestors 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' {base}; frame-src {base}; connect-src 'self' {base}")
+        );
+        // The page tells its code which component to load, with the app's publishable key.
+        let script = format!("{base}/js.stripe.com/v3/");
+        assert!(page.text.contains(&script), "{}", page.text);
+        assert!(page.text.contains(&publishable));
+
+        // Without a processor, a live page loads no one's script.
+        let bare = server.sibling(|c| c.payment_processor_js_url = None).await;
+        let page = bare.send(reqwest::Method::GET, &format!("/flow/update-payment-method?app={live_uuid}"), None, None, &[]).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        let csp = page.headers.get("content-security-policy").unwrap().to_str().unwrap().to_owned();
+        assert!(csp.ends_with("script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; frame-src 'none'; connect-src 'self'"), "{csp}");
+        assert!(!page.text.contains(&script));
+        assert!(page.text.contains("Unavailable"), "{}", page.text);
+
+        // Sandbox pages keep the built-in form and only say who may frame them.
+        let page = server.send(reqwest::Method::GET, &format!("/flow/enrollment?app={}", app.app_uuid), None, None, &[]).await;
+        let csp = page.headers.get("content-security-policy").unwrap().to_str().unwrap().to_owned();
+        assert_eq!(csp, "frame-ancestors *");
+        assert!(page.text.contains("BuiltIn"));
+        assert!(!page.text.contains(&script));
     }
 }

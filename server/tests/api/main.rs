@@ -46,6 +46,7 @@ mod pages;
 mod payments;
 mod plan_groups;
 mod portal;
+mod processor_webhooks;
 mod rate_limits;
 mod receiver;
 mod recovery;

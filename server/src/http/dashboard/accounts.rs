@@ -23,7 +23,9 @@ use uuid::Uuid;
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
     domain::{
-        billing::InvoiceStatus, credit::SIMULATED_EVENTS, disconnection::DisconnectionStatus,
+        billing::{InvoiceStatus, PaymentStatus},
+        credit::SIMULATED_EVENTS,
+        disconnection::DisconnectionStatus,
         documents::DocumentStatus,
     },
     http::{
@@ -141,6 +143,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "exemption" => "The account's late-fee exemption was saved.",
         "utility" => "The utility's answer was recorded.",
         "corrected" => "The bill was cancelled and issued again; the customer was e-mailed why.",
+        "refunded" => "The refund was made; the customer's card gets the money back.",
         _ => return None,
     })
 }
@@ -416,8 +419,38 @@ fn account_view(
                 .find(|i| i.uuid == p.invoice_uuid)
                 .map_or_else(|| "-".to_owned(), |i| i.number.clone());
             let failure = p.failure_code.clone().unwrap_or_else(|| "-".to_owned());
+            let mut after = Vec::new();
+            if p.refunded_cents > 0 {
+                after.push(format!("{} refunded", dollars(p.refunded_cents)));
+            }
+            if p.disputed_at.is_some() {
+                after.push("disputed".to_owned());
+            }
+            let after = if after.is_empty() { "-".to_owned() } else { after.join(", ") };
+            let left = p.amount_cents - p.refunded_cents;
+            let refundable = operator
+                && p.status == PaymentStatus::Succeeded
+                && p.processor_payment_id.is_some()
+                && left > 0;
+            let refund = refundable.then(|| {
+                let id = format!("refund-{}", p.uuid);
+                let reason_id = format!("refund-reason-{}", p.uuid);
+                view! {
+                    <form method="post" action=format!("{base}/payments/{}/refund", p.uuid) class="inline">
+                        {views::csrf_field(&nav.csrf)}
+                        <label for=id.clone()>{format!("Amount to refund (up to {}; empty: all)", dollars(left))}</label>
+                        <input id=id name="amount" inputmode="decimal" placeholder=dollars(left)/>
+                        <label for=reason_id.clone()>"Reason"</label>
+                        <input id=reason_id name="reason"/>
+                        <button type="submit">"Refund"</button>
+                    </form>
+                }
+            });
             view! {
-                <tr><td>{when}</td><td>{amount}</td><td>{status}</td><td>{failure}</td><td>{invoice}</td></tr>
+                <tr>
+                    <td>{when}</td><td>{amount}</td><td>{status}</td><td>{failure}</td><td>{invoice}</td>
+                    <td>{after}</td><td>{refund}</td>
+                </tr>
             }
         })
         .collect_view();
@@ -582,7 +615,7 @@ fn account_view(
             <h2>"Payments"</h2>
             {no_payments}
             <div class="table-wrap"><table>
-                <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th></tr></thead>
+                <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th><th scope="col">"Since"</th><th scope="col">"Refund"</th></tr></thead>
                 <tbody>{payments}</tbody>
             </table></div>
             <h2>"Disconnection notices"</h2>

@@ -9,6 +9,7 @@ mod accounts;
 mod credit_review;
 mod logo;
 mod plan_groups;
+mod refunds;
 mod requests;
 mod reset;
 mod sandbox;
@@ -89,6 +90,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(accounts::routes())
         .merge(reset::routes())
         .merge(sandbox::routes())
+        .merge(refunds::routes())
         .merge(plan_groups::routes())
         .merge(requests::routes())
         .merge(credit_review::routes())
