@@ -681,6 +681,8 @@ pub async fn accept_plan(
             failure_code: None,
             processor_payment_id: None,
             attempted_at: now,
+            refunded_cents: 0,
+            disputed_at: None,
         };
         store::billing::insert_payment(&mut tx, &payment).await?;
         store::billing::set_invoice_status(
