@@ -47,6 +47,11 @@ pub enum JobKind {
     RenewalNotice,
     /// A fixed contract nobody renewed rolls onto month-to-month the day after it ends.
     RenewalRollover,
+    /// A disconnection notice's date: the utility is asked to disconnect if the bill is still
+    /// unpaid (`jobs::collections`).
+    Disconnect,
+    /// The simulated utility carries out a disconnection or reconnection it was asked for.
+    UtilityServiceOrder,
 }
 
 impl JobKind {
@@ -65,6 +70,8 @@ impl JobKind {
         JobKind::RenewalStart,
         JobKind::RenewalNotice,
         JobKind::RenewalRollover,
+        JobKind::Disconnect,
+        JobKind::UtilityServiceOrder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -83,6 +90,8 @@ impl JobKind {
             JobKind::RenewalStart => store::enrollment::RENEWAL_START_JOB_KIND,
             JobKind::RenewalNotice => store::renewal::RENEWAL_NOTICE_JOB_KIND,
             JobKind::RenewalRollover => store::renewal::RENEWAL_ROLLOVER_JOB_KIND,
+            JobKind::Disconnect => "collections.disconnect",
+            JobKind::UtilityServiceOrder => "collections.utility_order",
         }
     }
 

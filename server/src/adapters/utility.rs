@@ -24,6 +24,25 @@ use crate::{
     store::{self, enrollment::LocationRow, utility::SubmissionRow, Tx},
 };
 
+/// Hours the simulated utility takes to carry out a disconnection or reconnection.
+pub const SIMULATED_ORDER_HOURS: i64 = 1;
+
+/// What a location's service order asks of the utility.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceOrderKind {
+    Disconnect,
+    Reconnect,
+}
+
+/// A disconnection or reconnection asked of the utility, for the notice it follows.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ServiceOrderPayload {
+    pub app_uuid: Uuid,
+    pub disconnection_uuid: Uuid,
+    pub order: ServiceOrderKind,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UtilityGateway {
     Simulator,
@@ -82,6 +101,34 @@ impl UtilityGateway {
                 )
                 .await?;
             }
+        }
+        Ok(())
+    }
+
+    /// Asks the utility to disconnect or reconnect a location for the notice
+    /// `disconnection_uuid`, in `tx`. The simulator carries the order out an hour later (a
+    /// job); the worklist keeps it for the operator, who sees the notices waiting in the
+    /// `requested` and `reconnect_requested` statuses and records what the utility did.
+    pub async fn order_service(
+        self,
+        tx: &mut Tx,
+        clock: &AccountClock,
+        order: &ServiceOrderPayload,
+        account_uuid: Uuid,
+    ) -> store::Result<()> {
+        if self == UtilityGateway::Simulator {
+            crate::outbox::enqueue(
+                tx,
+                clock,
+                &crate::outbox::NewJob {
+                    kind: JobKind::UtilityServiceOrder,
+                    payload: order,
+                    account_uuid: Some(account_uuid),
+                    run_at: clock.now() + chrono::Duration::hours(SIMULATED_ORDER_HOURS),
+                    max_attempts: 20,
+                },
+            )
+            .await?;
         }
         Ok(())
     }

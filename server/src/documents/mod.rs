@@ -5,6 +5,7 @@
 //! YRAC), `loa`, `notice` (expiration notices), each fed by a builder here from the stored
 //! rows (`efl_document`, `letterhead`).
 
+pub mod disconnection;
 pub mod efl;
 pub mod invoice;
 pub mod layout;

@@ -471,6 +471,9 @@ super::text_enum! {
         AutoPay = "auto_pay",
         Customer = "customer",
         Simulation = "simulation",
+        /// A payment plan took the unpaid bill over (no money moved: the plan's instalments
+        /// are billed on the following bills).
+        PaymentPlan = "payment_plan",
     }
 }
 

@@ -273,6 +273,10 @@ pub const SIMULATED_EVENTS: &[&str] = &[
     "usage_history_available",
     "invoice_generated",
     "payment_failed",
+    "invoice_past_due",
+    "service_disconnected",
+    "service_reconnected",
+    "payment_plan_missed",
 ];
 
 /// How the sandbox answers a simulated event name.
@@ -291,6 +295,14 @@ pub enum BillingSimulation {
     InvoiceGenerated,
     /// The newest unpaid invoice's charge is declined.
     PaymentFailed,
+    /// The newest open invoice turns past due now (with its disconnection notice).
+    InvoicePastDue,
+    /// The newest pending disconnection is asked of the utility and carried out now.
+    ServiceDisconnected,
+    /// The pending reconnection is carried out now.
+    ServiceReconnected,
+    /// The bill with the running payment plan's newest instalment turns past due now.
+    PaymentPlanMissed,
 }
 
 pub fn parse_simulation(event: &str) -> Simulation {
@@ -311,6 +323,10 @@ fn billing_or_unknown(event: &str) -> Simulation {
     match event {
         "invoice_generated" => Simulation::Billing(BillingSimulation::InvoiceGenerated),
         "payment_failed" => Simulation::Billing(BillingSimulation::PaymentFailed),
+        "invoice_past_due" => Simulation::Billing(BillingSimulation::InvoicePastDue),
+        "service_disconnected" => Simulation::Billing(BillingSimulation::ServiceDisconnected),
+        "service_reconnected" => Simulation::Billing(BillingSimulation::ServiceReconnected),
+        "payment_plan_missed" => Simulation::Billing(BillingSimulation::PaymentPlanMissed),
         _ => Simulation::Unknown,
     }
 }
@@ -482,7 +498,7 @@ mod tests {
             Simulation::Billing(BillingSimulation::PaymentFailed)
         );
         assert_eq!(parse_simulation("credit_frozen"), Simulation::Unknown);
-        assert_eq!(SIMULATED_EVENTS.len(), 17);
+        assert_eq!(SIMULATED_EVENTS.len(), 21);
         assert!(!CreditSimulation::Unfrozen.runs_check_now());
         assert!(CreditSimulation::Frozen.runs_check_now());
     }

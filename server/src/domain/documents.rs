@@ -20,6 +20,7 @@ super::text_enum! {
         Yrac = "yrac",
         Loa = "loa",
         RenewalNotice = "renewal_notice",
+        DisconnectionNotice = "disconnection_notice",
     }
 }
 
@@ -32,6 +33,7 @@ impl DocumentKind {
             DocumentKind::Yrac => "Your Rights as a Customer",
             DocumentKind::Loa => "Letter of Authorization",
             DocumentKind::RenewalNotice => "Contract expiration notice",
+            DocumentKind::DisconnectionNotice => "Disconnection notice",
         }
     }
 }
@@ -45,6 +47,7 @@ pub fn titles_in_contract_order(kinds: &[DocumentKind]) -> Vec<String> {
         DocumentKind::Yrac => 2,
         DocumentKind::Loa => 3,
         DocumentKind::RenewalNotice => 4,
+        DocumentKind::DisconnectionNotice => 5,
     };
     let mut kinds = kinds.to_vec();
     kinds.sort_by_key(rank);

@@ -32,6 +32,14 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.paid",
     "invoice.past_due",
     "invoice.late_fee_charged",
+    "account.disconnection_notice_sent",
+    "location.disconnection_requested",
+    "location.disconnected",
+    "location.reconnection_requested",
+    "location.reconnected",
+    "account.payment_plan_accepted",
+    "account.payment_plan_ended",
+    "invoice.corrected",
     TEST_EVENT_TYPE,
 ];
 
@@ -211,9 +219,75 @@ pub enum Event {
         percent: String,
         amount_cents: i64,
     },
+    /// A written notice that service may be disconnected for the unpaid bill
+    /// `invoice_number`, on `earliest_disconnection_date` at the earliest.
+    DisconnectionNoticeSent {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        disconnection_uuid: Uuid,
+        invoice_number: String,
+        amount_cents: i64,
+        notice_date: NaiveDate,
+        earliest_disconnection_date: NaiveDate,
+    },
+    /// The utility was asked to disconnect the location for non-payment.
+    DisconnectionRequested(ServiceOrder),
+    /// The utility disconnected the location.
+    Disconnected(ServiceOrder),
+    /// Paid: the utility was asked to reconnect the location.
+    ReconnectionRequested(ServiceOrder),
+    /// The utility reconnected the location.
+    Reconnected(ServiceOrder),
+    PaymentPlanAccepted {
+        account_uuid: Uuid,
+        plan_uuid: Uuid,
+        total_cents: i64,
+        months: u32,
+        instalment_cents: i64,
+        /// `customer_request` or `weather_emergency`.
+        reason: String,
+        /// The unpaid bills the plan took over.
+        invoice_numbers: Vec<String>,
+    },
+    PaymentPlanEnded {
+        account_uuid: Uuid,
+        plan_uuid: Uuid,
+        /// `completed`, or `defaulted` (an instalment went unpaid).
+        status: String,
+        /// Not billed yet when it ended: due on the next bill.
+        remaining_cents: i64,
+    },
+    /// The operator cancelled `original_invoice_number` (voided) and issued
+    /// `invoice_number` with the corrected lines; `credit_note_number` cancels the original's
+    /// amount.
+    InvoiceCorrected {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        original_invoice_number: String,
+        credit_note_number: String,
+        invoice_number: String,
+        reason: String,
+        /// The corrected total.
+        total_cents: i64,
+        /// Paid on the cancelled bill, counted on the new one.
+        paid_cents: i64,
+        /// Still due on the new bill.
+        due_cents: i64,
+        /// Overpaid: credited on the next bill.
+        credit_cents: i64,
+    },
     WebhookTest {
         endpoint_uuid: Uuid,
     },
+}
+
+/// A request to the utility about a location's service, as its events tell it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceOrder {
+    pub account_uuid: Uuid,
+    pub location_uuid: Uuid,
+    pub disconnection_uuid: Uuid,
+    pub invoice_number: String,
 }
 
 /// A charge of an invoice, as its success and failure events tell it.
@@ -256,6 +330,14 @@ impl Event {
             Event::InvoicePaid { .. } => "invoice.paid",
             Event::InvoicePastDue { .. } => "invoice.past_due",
             Event::InvoiceLateFeeCharged { .. } => "invoice.late_fee_charged",
+            Event::DisconnectionNoticeSent { .. } => "account.disconnection_notice_sent",
+            Event::DisconnectionRequested(_) => "location.disconnection_requested",
+            Event::Disconnected(_) => "location.disconnected",
+            Event::ReconnectionRequested(_) => "location.reconnection_requested",
+            Event::Reconnected(_) => "location.reconnected",
+            Event::PaymentPlanAccepted { .. } => "account.payment_plan_accepted",
+            Event::PaymentPlanEnded { .. } => "account.payment_plan_ended",
+            Event::InvoiceCorrected { .. } => "invoice.corrected",
             Event::WebhookTest { .. } => TEST_EVENT_TYPE,
         }
     }
@@ -285,8 +367,16 @@ impl Event {
             | Event::InvoiceCreated { account_uuid, .. }
             | Event::InvoicePaid { account_uuid, .. }
             | Event::InvoicePastDue { account_uuid, .. }
-            | Event::InvoiceLateFeeCharged { account_uuid, .. } => Some(*account_uuid),
+            | Event::InvoiceLateFeeCharged { account_uuid, .. }
+            | Event::DisconnectionNoticeSent { account_uuid, .. }
+            | Event::PaymentPlanAccepted { account_uuid, .. }
+            | Event::PaymentPlanEnded { account_uuid, .. }
+            | Event::InvoiceCorrected { account_uuid, .. } => Some(*account_uuid),
             Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
+            Event::DisconnectionRequested(o)
+            | Event::Disconnected(o)
+            | Event::ReconnectionRequested(o)
+            | Event::Reconnected(o) => Some(o.account_uuid),
             Event::WebhookTest { .. } => None,
         }
     }
@@ -304,6 +394,8 @@ pub enum FieldType {
     Uuid,
     /// An array of uuids.
     Uuids,
+    /// An array of strings.
+    Texts,
     Text,
     Integer,
     Boolean,
@@ -350,6 +442,18 @@ const fn nullable(name: &'static str, ty: FieldType, about: &'static str) -> Fie
         about,
     }
 }
+
+/// The fields of the disconnection and reconnection events (`ServiceOrder`).
+const SERVICE_ORDER_FIELDS: &[FieldDoc] = &[
+    field("account_uuid", FieldType::Uuid, "The account."),
+    field("location_uuid", FieldType::Uuid, "The location."),
+    field(
+        "disconnection_uuid",
+        FieldType::Uuid,
+        "The disconnection notice it follows.",
+    ),
+    field("invoice_number", FieldType::Text, "The unpaid bill."),
+];
 
 /// Every event type's documentation, in `EVENT_TYPES`' order.
 pub const EVENT_DOCS: &[EventDoc] = &[
@@ -718,6 +822,78 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         ],
     },
     EventDoc {
+        kind: "account.disconnection_notice_sent",
+        about: "A written notice that service may be disconnected for an unpaid bill.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            field("disconnection_uuid", FieldType::Uuid, "The notice (see `GET /v1/account/billing/disconnections`)."),
+            field("invoice_number", FieldType::Text, "The unpaid bill."),
+            field("amount_cents", FieldType::Integer, "The amount to pay to avoid it."),
+            field("notice_date", FieldType::Date, "The day the notice was sent."),
+            field("earliest_disconnection_date", FieldType::Date, "The first day service may be disconnected."),
+        ],
+    },
+    EventDoc {
+        kind: "location.disconnection_requested",
+        about: "The utility was asked to disconnect the location for non-payment.",
+        fields: SERVICE_ORDER_FIELDS,
+    },
+    EventDoc {
+        kind: "location.disconnected",
+        about: "The utility disconnected the location.",
+        fields: SERVICE_ORDER_FIELDS,
+    },
+    EventDoc {
+        kind: "location.reconnection_requested",
+        about: "Nothing is past due any more: the utility was asked to reconnect the location.",
+        fields: SERVICE_ORDER_FIELDS,
+    },
+    EventDoc {
+        kind: "location.reconnected",
+        about: "The utility reconnected the location.",
+        fields: SERVICE_ORDER_FIELDS,
+    },
+    EventDoc {
+        kind: "account.payment_plan_accepted",
+        about: "A deferred payment plan took the unpaid bills over.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("plan_uuid", FieldType::Uuid, "The payment plan."),
+            field("total_cents", FieldType::Integer, "The balance the plan spreads."),
+            field("months", FieldType::Integer, "Its instalments, one per bill."),
+            field("instalment_cents", FieldType::Integer, "Each instalment."),
+            field("reason", FieldType::Text, "`customer_request` or `weather_emergency`."),
+            field("invoice_numbers", FieldType::Texts, "The unpaid bills the plan took over."),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_plan_ended",
+        about: "A payment plan ended.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("plan_uuid", FieldType::Uuid, "The payment plan."),
+            field("status", FieldType::Text, "`completed`, or `defaulted` (an instalment went unpaid)."),
+            field("remaining_cents", FieldType::Integer, "Not billed yet when it ended: due on the next bill."),
+        ],
+    },
+    EventDoc {
+        kind: "invoice.corrected",
+        about: "The operator cancelled a bill and issued it again with corrected lines.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("original_invoice_number", FieldType::Text, "The cancelled bill (voided)."),
+            field("credit_note_number", FieldType::Text, "The credit note cancelling its amount."),
+            field("invoice_number", FieldType::Text, "The corrected bill."),
+            field("reason", FieldType::Text, "Why, as the customer was told."),
+            field("total_cents", FieldType::Integer, "The corrected total."),
+            field("paid_cents", FieldType::Integer, "Paid on the cancelled bill, counted on the new one."),
+            field("due_cents", FieldType::Integer, "Still due on the new bill."),
+            field("credit_cents", FieldType::Integer, "Overpaid: credited on the next bill."),
+        ],
+    },
+    EventDoc {
         kind: "webhook.test",
         about: "A test event sent to one endpoint from the dashboard or the API.",
         fields: &[field(
@@ -749,6 +925,12 @@ mod tests {
             payment_uuid: id,
             amount_cents: 100,
             failure_code: Some("card_declined".to_owned()),
+        };
+        let order = ServiceOrder {
+            account_uuid: id,
+            location_uuid: id,
+            disconnection_uuid: id,
+            invoice_number: "I".to_owned(),
         };
         vec![
             Event::AccountCreated {
@@ -789,6 +971,22 @@ mod tests {
             },
             Event::PaymentFailed(attempt.clone()),
             Event::PaymentSuccessful(attempt),
+            Event::PaymentRefunded {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                payment_uuid: id,
+                amount_cents: 1,
+                refunded_cents: 1,
+                source: "operator".to_owned(),
+            },
+            Event::PaymentDisputed {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                payment_uuid: id,
+                amount_cents: 1,
+            },
             Event::StatusUpdated {
                 account_uuid: id,
                 status: "a".to_owned(),
@@ -880,6 +1078,46 @@ mod tests {
                 percent: "5".to_owned(),
                 amount_cents: 1,
             },
+            Event::DisconnectionNoticeSent {
+                account_uuid: id,
+                location_uuid: id,
+                disconnection_uuid: id,
+                invoice_number: "I".to_owned(),
+                amount_cents: 1,
+                notice_date: day,
+                earliest_disconnection_date: day,
+            },
+            Event::DisconnectionRequested(order.clone()),
+            Event::Disconnected(order.clone()),
+            Event::ReconnectionRequested(order.clone()),
+            Event::Reconnected(order),
+            Event::PaymentPlanAccepted {
+                account_uuid: id,
+                plan_uuid: id,
+                total_cents: 1,
+                months: 2,
+                instalment_cents: 1,
+                reason: "customer_request".to_owned(),
+                invoice_numbers: vec!["I".to_owned()],
+            },
+            Event::PaymentPlanEnded {
+                account_uuid: id,
+                plan_uuid: id,
+                status: "completed".to_owned(),
+                remaining_cents: 0,
+            },
+            Event::InvoiceCorrected {
+                account_uuid: id,
+                location_uuid: id,
+                original_invoice_number: "H".to_owned(),
+                credit_note_number: "I".to_owned(),
+                invoice_number: "J".to_owned(),
+                reason: "meter misread".to_owned(),
+                total_cents: 1,
+                paid_cents: 1,
+                due_cents: 0,
+                credit_cents: 0,
+            },
             Event::WebhookTest { endpoint_uuid: id },
         ]
     }
@@ -908,6 +1146,9 @@ mod tests {
                         a.iter()
                             .all(|x| x.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()))
                     }),
+                    FieldType::Texts => v
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(|x| x.is_string())),
                     FieldType::Text => v.is_string(),
                     FieldType::Integer => v.is_i64(),
                     FieldType::Boolean => v.is_boolean(),
@@ -934,7 +1175,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 26);
+        assert_eq!(EVENT_TYPES.len(), 34);
     }
 
     #[test]

@@ -89,7 +89,10 @@ impl FlowScope {
                     || (path == "/billing/payment-method" && get)
             }
             FlowScope::Billing => {
-                path.starts_with("/billing/invoices") || (path == "/billing/payment-method" && get)
+                path.starts_with("/billing/invoices")
+                    || (path == "/billing/payment-method" && get)
+                    || path == "/billing/payment-plan"
+                    || (path == "/billing/disconnections" && get)
             }
             FlowScope::Documents => {
                 documents

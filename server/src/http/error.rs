@@ -23,7 +23,9 @@ use crate::{
         self,
         accounts::AccountRefused,
         billing::BillingRefused,
+        corrections::CorrectionRefused,
         credit::SubmitCheckRefused,
+        disconnection::PlanRefused,
         enrollment::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
             FinalizeRefused, IdentityRefused,
@@ -127,6 +129,8 @@ error_codes! {
     ServiceNotActive => ("service_not_active", CONFLICT, State),
     NothingToBill => ("nothing_to_bill", CONFLICT, State),
     InvoiceNotPayable => ("invoice_not_payable", CONFLICT, State),
+    PaymentPlanNotOffered => ("payment_plan_not_offered", CONFLICT, State),
+    NothingPending => ("nothing_pending", CONFLICT, State),
     PaymentMethodMissing => ("payment_method_missing", CONFLICT, State),
     AppNotReady => ("app_not_ready", CONFLICT, State),
     IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
@@ -636,6 +640,57 @@ impl From<SimulationRefused> for ApiError {
                 "No invoice is waiting for payment (simulate invoice_generated first)",
             ),
             R::Billing(why) => why.into(),
+            R::NothingPending => ApiError::new(
+                ErrorCode::NothingPending,
+                "No disconnection or reconnection is waiting (a past-due bill's notice comes \
+                 first: simulate invoice_past_due)",
+            ),
+            R::NoPlanInstalment => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "No running payment plan has an instalment on an open bill (accept a plan, \
+                 then simulate invoice_generated)",
+            ),
+        }
+    }
+}
+
+impl From<CorrectionRefused> for ApiError {
+    fn from(why: CorrectionRefused) -> Self {
+        use CorrectionRefused as R;
+        match why {
+            R::Field(e) => e.into(),
+            R::InvoiceMissing => ApiError::not_found("invoice"),
+            R::Voided => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "This bill was cancelled already; correct the bill issued in its place",
+            ),
+            R::CreditNote => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "A credit note is not corrected; correct the bill issued in its place",
+            ),
+            R::LocationMissing => ApiError::not_found("location"),
+            R::Unbillable(why) => BillingRefused::Unbillable(why).into(),
+        }
+    }
+}
+
+impl From<PlanRefused> for ApiError {
+    fn from(why: PlanRefused) -> Self {
+        match why {
+            PlanRefused::AccountMissing => ApiError::not_found("account"),
+            PlanRefused::NothingUnpaid => ApiError::new(
+                ErrorCode::InvoiceNotPayable,
+                "Nothing is unpaid: there is no balance to spread over a payment plan",
+            ),
+            PlanRefused::PlanActive => ApiError::new(
+                ErrorCode::PaymentPlanNotOffered,
+                "A payment plan is running already",
+            ),
+            PlanRefused::NotOwed => ApiError::new(
+                ErrorCode::PaymentPlanNotOffered,
+                "No payment plan can be offered online after more than two disconnection \
+                 notices in 12 months; the customer may call about payment arrangements",
+            ),
         }
     }
 }

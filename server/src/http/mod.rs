@@ -8,6 +8,7 @@ pub mod apps;
 pub mod auth;
 pub mod billing;
 pub mod cache;
+pub mod collections;
 pub mod dashboard;
 pub mod deposits;
 pub mod enrollment;
@@ -132,6 +133,7 @@ impl ApiRoutes {
                 .merge(enrollment::router())
                 .merge(billing::router())
                 .merge(deposits::router())
+                .merge(collections::router())
                 .merge(usage::router())
                 .merge(sandbox::account_router())
                 .merge(market::account_router()),

@@ -236,13 +236,15 @@ impl Modify for EventSchemas {
                     FieldType::Timestamp => ObjectBuilder::new()
                         .schema_type(ty(Type::String))
                         .format(format(KnownFormat::DateTime)),
-                    FieldType::Uuids => {
+                    FieldType::Uuids | FieldType::Texts => {
+                        let item = ObjectBuilder::new().schema_type(Type::String);
+                        let item = if field.ty == FieldType::Uuids {
+                            item.format(format(KnownFormat::Uuid))
+                        } else {
+                            item
+                        };
                         let list = ArrayBuilder::new()
-                            .items(
-                                ObjectBuilder::new()
-                                    .schema_type(Type::String)
-                                    .format(format(KnownFormat::Uuid)),
-                            )
+                            .items(item)
                             .description(Some(field.about));
                         data = data.property(field.name, list).required(field.name);
                         continue;

@@ -205,8 +205,13 @@ async fn aftermath(
 /// billing events act on an active service: `invoice_generated` reads the meter off-cycle
 /// through today and issues the invoice at once (`invoice.created`, auto-pay on its due date);
 /// `payment_failed` records a declined charge (`card_declined`) of the newest unpaid invoice
-/// (`account.payment_failed` and the e-mail to the customer; the invoice stays unpaid). Answers
-/// the account and the events emitted.
+/// (`account.payment_failed` and the e-mail to the customer; the invoice stays unpaid). The
+/// collections events: `invoice_past_due` turns the newest open invoice past due now (with its
+/// disconnection notice); `service_disconnected` has the newest pending disconnection asked of
+/// the utility and carried out now, whatever its date; `service_reconnected` carries out a
+/// pending reconnection now; `payment_plan_missed` turns the bill with the running payment
+/// plan's newest instalment past due, which ends the plan. Answers the account and the events
+/// emitted.
 #[utoipa::path(
     post, path = "/v1/account/sandbox/simulate", tag = "sandbox",
     request_body = SimulateIn,
@@ -214,7 +219,7 @@ async fn aftermath(
         (status = 200, description = "The account after the event and the events emitted", body = SimulateOut),
         (status = 400, description = "Not an event name (`parameter_invalid`)", body = ErrorEnvelope),
         (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
-        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`); billing events: no active service (`service_not_active`), the meter already read through today (`nothing_to_bill`), no unpaid invoice (`invoice_not_payable`)", body = ErrorEnvelope),
+        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`); billing events: no active service (`service_not_active`), the meter already read through today (`nothing_to_bill`), no unpaid invoice (`invoice_not_payable`); collections events: no open invoice, or no plan instalment on an open bill (`invoice_not_payable`), nothing waiting for the utility (`nothing_pending`)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]

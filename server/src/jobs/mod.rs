@@ -4,6 +4,7 @@
 //! (`retention`). Use cases that handlers share with the HTTP layer live in `services`; nothing
 //! here is called from `http` except running an account's due jobs.
 
+pub mod collections;
 pub mod credit;
 pub mod cycle;
 pub mod pipeline;
@@ -58,5 +59,7 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::RenewalStart => renewal::start(ctx).await,
         JobKind::RenewalNotice => renewal::notice(ctx).await,
         JobKind::RenewalRollover => renewal::rollover(ctx).await,
+        JobKind::Disconnect => collections::disconnect(ctx).await,
+        JobKind::UtilityServiceOrder => collections::service_order(ctx).await,
     }
 }

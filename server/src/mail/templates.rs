@@ -80,6 +80,8 @@ pub enum Template {
     PaymentFailed(PaymentFailed),
     /// A bill still unpaid the day after its due date: how to pay it.
     PastDue(PastDueNotice),
+    /// Disconnection for non-payment and payment plans.
+    Collections(CollectionsMail),
     /// The enrollment was finalized: what happens next.
     EnrollmentReceived(ServiceNotice),
     /// The utility confirmed the start date.
@@ -188,6 +190,238 @@ pub struct PastDueNotice {
     pub late_fee_cents: Option<i64>,
     /// The single-use link to pay the bill on a hosted page.
     pub link: Option<String>,
+}
+
+/// The e-mails of disconnection for non-payment and of payment plans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CollectionsMail {
+    /// The written disconnection notice (its PDF rides along).
+    DisconnectionNotice {
+        first_name: String,
+        invoice_number: String,
+        amount_cents: i64,
+        due_date: chrono::NaiveDate,
+        earliest_date: chrono::NaiveDate,
+        /// The payment plan the customer may ask for (none when none is owed).
+        plan_months: Option<u32>,
+        link: Option<String>,
+    },
+    /// The utility disconnected the service.
+    Disconnected {
+        first_name: String,
+        past_due_cents: i64,
+        link: Option<String>,
+    },
+    /// The utility reconnected the service.
+    Reconnected { first_name: String },
+    PlanAccepted {
+        first_name: String,
+        total_cents: i64,
+        months: u32,
+        instalment_cents: i64,
+    },
+    PlanEnded {
+        first_name: String,
+        completed: bool,
+        remaining_cents: i64,
+    },
+    /// A bill was cancelled and issued again with corrected lines.
+    Corrected {
+        first_name: String,
+        original_number: String,
+        credit_note_number: String,
+        invoice_number: String,
+        reason: String,
+        total_cents: i64,
+        due_cents: i64,
+        credit_cents: i64,
+        due_date: chrono::NaiveDate,
+        link: Option<String>,
+    },
+}
+
+impl CollectionsMail {
+    fn name(&self) -> &'static str {
+        match self {
+            CollectionsMail::DisconnectionNotice { .. } => "disconnection_notice",
+            CollectionsMail::Disconnected { .. } => "service_disconnected",
+            CollectionsMail::Reconnected { .. } => "service_reconnected",
+            CollectionsMail::PlanAccepted { .. } => "payment_plan_accepted",
+            CollectionsMail::PlanEnded { .. } => "payment_plan_ended",
+            CollectionsMail::Corrected { .. } => "invoice_corrected",
+        }
+    }
+
+    fn render(&self, brand: &Brand) -> Rendered {
+        use app::format::dollars;
+        match self {
+            CollectionsMail::DisconnectionNotice {
+                first_name,
+                invoice_number,
+                amount_cents,
+                due_date,
+                earliest_date,
+                plan_months,
+                link,
+            } => {
+                let mut paragraphs = vec![
+                    format!(
+                        "This is a disconnection notice. Your {} electricity bill {} of {} was \
+                         due on {} and has not been paid. Unless it is paid, your service may \
+                         be disconnected for non-payment on {} or later.",
+                        brand.display_name,
+                        invoice_number,
+                        dollars(*amount_cents),
+                        long_date(*due_date),
+                        long_date(*earliest_date)
+                    ),
+                    format!(
+                        "To pay, {}. Once the past-due amount is paid, nothing more happens; \
+                         service that was disconnected is reconnected.",
+                        open_the_app(brand)
+                    ),
+                ];
+                paragraphs.push(match plan_months {
+                    Some(m) => format!(
+                        "If you cannot pay it all now, you may ask for a payment plan: what you \
+                         owe spread over {m} monthly instalments on your next bills, with no \
+                         finance charge. Accepting it stops the disconnection."
+                    ),
+                    None => "If you cannot pay it all now, please contact us about payment \
+                        arrangements."
+                        .to_owned(),
+                });
+                paragraphs.push(
+                    "Energy assistance programs may help: dial 2-1-1 to find them. If someone \
+                     at home is seriously ill or relies on medical equipment, contact us before \
+                     that date. The attached notice says how a deposit applies and whom to \
+                     contact with a complaint."
+                        .to_owned(),
+                );
+                layout(
+                    brand,
+                    "Disconnection notice: your electricity bill is unpaid",
+                    first_name,
+                    &paragraphs,
+                    hosted_action("Pay your bill", link.as_ref()).as_ref(),
+                )
+            }
+            CollectionsMail::Disconnected {
+                first_name,
+                past_due_cents,
+                link,
+            } => layout(
+                brand,
+                "Your electric service was disconnected",
+                first_name,
+                &[
+                    format!(
+                        "Your {} electric service was disconnected for non-payment. {} is past \
+                         due.",
+                        brand.display_name,
+                        dollars(*past_due_cents)
+                    ),
+                    format!(
+                        "Once it is paid, or a payment plan is accepted, we ask the utility to \
+                         reconnect your service at once. To pay, {}.",
+                        open_the_app(brand)
+                    ),
+                ],
+                hosted_action("Pay your bill", link.as_ref()).as_ref(),
+            ),
+            CollectionsMail::Reconnected { first_name } => layout(
+                brand,
+                "Your electric service is reconnected",
+                first_name,
+                &[format!(
+                    "Thank you: your {} electric service was reconnected.",
+                    brand.display_name
+                )],
+                None,
+            ),
+            CollectionsMail::PlanAccepted {
+                first_name,
+                total_cents,
+                months,
+                instalment_cents,
+            } => layout(
+                brand,
+                "Your payment plan",
+                first_name,
+                &[
+                    format!(
+                        "Your payment plan is in place: {} is spread over {months} monthly \
+                         instalments of about {}, each a line of your next bills.",
+                        dollars(*total_cents),
+                        dollars(*instalment_cents)
+                    ),
+                    "Please pay each bill by its due date: a bill left unpaid ends the plan, \
+                     and what is left of it is then due on the next bill."
+                        .to_owned(),
+                ],
+                None,
+            ),
+            CollectionsMail::PlanEnded {
+                first_name,
+                completed,
+                remaining_cents,
+            } => {
+                let text = if *completed {
+                    "Your payment plan is complete: every instalment is paid. Thank you.".to_owned()
+                } else {
+                    format!(
+                        "A bill with an instalment of your payment plan was not paid by its due \
+                         date, so the plan has ended. The {} it had left is due on your next \
+                         bill.",
+                        dollars(*remaining_cents)
+                    )
+                };
+                layout(brand, "Your payment plan", first_name, &[text], None)
+            }
+            CollectionsMail::Corrected {
+                first_name,
+                original_number,
+                credit_note_number,
+                invoice_number,
+                reason,
+                total_cents,
+                due_cents,
+                credit_cents,
+                due_date,
+                link,
+            } => {
+                let mut paragraphs = vec![format!(
+                    "We corrected your bill {original_number}: {reason} We cancelled it \
+                         (credit note {credit_note_number}) and issued bill {invoice_number} \
+                         in its place, for {}.",
+                    dollars(*total_cents)
+                )];
+                paragraphs.push(if *credit_cents > 0 {
+                    format!(
+                        "You had paid more than the corrected amount: the {} you overpaid is \
+                         a credit on your next bill.",
+                        dollars(*credit_cents)
+                    )
+                } else if *due_cents > 0 {
+                    format!(
+                        "{} is due by {}. If you cannot pay it all at once, you may spread it \
+                         over a payment plan of monthly instalments.",
+                        dollars(*due_cents),
+                        long_date(*due_date)
+                    )
+                } else {
+                    "Nothing more is due for it.".to_owned()
+                });
+                layout(
+                    brand,
+                    "Your corrected electricity bill",
+                    first_name,
+                    &paragraphs,
+                    hosted_action("See the corrected bill", link.as_ref()).as_ref(),
+                )
+            }
+        }
+    }
 }
 
 /// What the enrollment's progress e-mails state about the home.
@@ -306,6 +540,7 @@ impl Template {
             Template::BillReady(_) => "bill_ready",
             Template::PaymentFailed(_) => "payment_failed",
             Template::PastDue(_) => "past_due",
+            Template::Collections(m) => m.name(),
             Template::EnrollmentReceived(_) => "enrollment_received",
             Template::ServiceScheduled(_) => "service_scheduled",
             Template::ServiceActive(_) => "service_active",
@@ -503,6 +738,7 @@ impl Template {
                     hosted_action("Change your card", p.link.as_ref()).as_ref(),
                 )
             }
+            Template::Collections(m) => m.render(brand),
             Template::PastDue(p) => layout(
                 brand,
                 "Your electricity bill is past due",

@@ -295,6 +295,18 @@ pub async fn bill_cycle(
         computed.total_cents += group.total_cents;
         computed.groups.push(group);
     }
+    let (plan_group, instalments_billed) =
+        super::disconnection::plan_lines(tx, account.uuid).await?;
+    if let Some(group) = plan_group {
+        computed.total_cents += group.total_cents;
+        computed.groups.push(group);
+    }
+    let (credit_group, credits_applied) =
+        super::corrections::credit_lines(tx, account.uuid).await?;
+    if let Some(group) = credit_group {
+        computed.total_cents += group.total_cents;
+        computed.groups.push(group);
+    }
     let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut *tx).await?);
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
@@ -327,6 +339,8 @@ pub async fn bill_cycle(
         updated_at: when,
     };
     store::billing::insert_invoice(tx, &invoice).await?;
+    super::disconnection::mark_billed(tx, &instalments_billed, invoice.uuid).await?;
+    super::corrections::mark_applied(tx, &credits_applied, invoice.uuid).await?;
     for (penalized, fee) in &fees {
         store::collections::insert_late_fee(
             tx,

@@ -87,6 +87,8 @@ pub struct AccountOverview {
     pub events: Vec<EventRow>,
     /// The operator marked the account exempt from late fees.
     pub late_fee_exempt: bool,
+    /// Its disconnection notices with their bills' numbers, newest first.
+    pub disconnections: Vec<(store::disconnections::DisconnectionRow, String)>,
 }
 
 /// The most payments an account's page lists.
@@ -233,6 +235,7 @@ pub async fn account_overview(
         documents,
         events: store::events::events_of_account(db, uuid).await?,
         late_fee_exempt: store::collections::is_late_fee_exempt(db, uuid).await?,
+        disconnections: super::disconnection::notices(db, uuid).await?,
         emails,
         app,
         account,

@@ -179,6 +179,34 @@ pub async fn store_notice(
     insert(tx, owner, DocumentKind::RenewalNotice, &version, bytes, now).await
 }
 
+/// A disconnection notice as a PDF, kept and attached to the e-mail `email_uuid` that
+/// carries it, in `tx`.
+pub async fn store_disconnection_notice(
+    tx: &mut Tx,
+    account: Uuid,
+    email_uuid: Uuid,
+    notice: &crate::documents::disconnection::DisconnectionNoticeDocument,
+    now: DateTime<Utc>,
+) -> store::Result<()> {
+    let owner = Owner {
+        account,
+        contract: None,
+        notice: None,
+        email: Some(email_uuid),
+    };
+    let version = notice.notice_date.to_string();
+    let bytes = crate::documents::disconnection::render(notice);
+    insert(
+        tx,
+        owner,
+        DocumentKind::DisconnectionNotice,
+        &version,
+        bytes,
+        now,
+    )
+    .await
+}
+
 /// A priced plan's EFL as its link shows it (the plan's rates never change; the template may).
 pub async fn plan_efl(core: &Core, plan_uuid: Uuid) -> Result<Vec<u8>> {
     let plan = store::market::plan_by_uuid(&core.db, plan_uuid)

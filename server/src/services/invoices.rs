@@ -385,6 +385,7 @@ pub async fn record_payment(
             }),
         )
         .await?;
+        super::disconnection::after_payment(tx, clock, app, account, invoice).await?;
     } else {
         store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
         // When auto-pay next charges the card (`auto_pay`, on the same rule): on the due date
@@ -587,6 +588,10 @@ pub async fn past_due(
         ),
     )
     .await?;
+    // A bill carrying a payment plan's instalment ends the plan; every past-due bill is sent
+    // its written disconnection notice.
+    super::disconnection::instalment_missed(tx, clock, &app, &account, &invoice).await?;
+    super::disconnection::issue_notice(tx, core, clock, &app, &account, &invoice).await?;
     let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
     let link = super::hosted::email_link(
         tx,

@@ -337,6 +337,10 @@ pub enum SimulationRefused {
     NothingToPay,
     /// Billing events: the account's stored data cannot be billed.
     Billing(BillingRefused),
+    /// No disconnection or reconnection is waiting for the utility.
+    NothingPending,
+    /// No running payment plan with an instalment billed and unpaid.
+    NoPlanInstalment,
 }
 
 impl From<BillingRefused> for SimulationRefused {
@@ -390,6 +394,9 @@ pub async fn simulate(
                 .await?
                 .map(|_| ())
                 .map_err(SimulationRefused::from)
+        }
+        Simulation::Billing(sim) => {
+            super::disconnection::simulate(&mut tx, state, &clock, app, account_uuid, sim).await?
         }
         Simulation::Unknown => Err(SimulationRefused::UnknownEvent),
     };

@@ -296,6 +296,19 @@ pub async fn set_invoice_status(
     insert_status_history(tx, invoice_uuid, status, now).await
 }
 
+/// Cancels an invoice: voided, its number kept, the change historized.
+pub async fn void_invoice(tx: &mut Tx, invoice_uuid: Uuid, now: DateTime<Utc>) -> Result<()> {
+    let sql = "UPDATE invoices SET status = 'voided', voided_at = $1, updated_at = $1 \
+        WHERE uuid = $2";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(now)
+        .bind(invoice_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    insert_status_history(tx, invoice_uuid, InvoiceStatus::Voided, now).await
+}
+
 /// How many invoices exist (benchmarks and operations).
 pub async fn count_invoices(db: &Db) -> Result<i64> {
     on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM invoices")
@@ -575,6 +588,12 @@ pub const BILLING_JOB_KINDS: [&str; 3] =
 pub async fn delete_billing_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     for sql in [
         "DELETE FROM late_fees WHERE account_uuid = $1",
+        "DELETE FROM disconnections WHERE account_uuid = $1",
+        "DELETE FROM account_credits WHERE account_uuid = $1",
+        "DELETE FROM invoice_corrections WHERE account_uuid = $1",
+        "DELETE FROM payment_plan_instalments WHERE plan_uuid IN \
+            (SELECT uuid FROM payment_plans WHERE account_uuid = $1)",
+        "DELETE FROM payment_plans WHERE account_uuid = $1",
         "DELETE FROM payment_refunds WHERE account_uuid = $1",
         "DELETE FROM invoice_payments WHERE account_uuid = $1",
         "DELETE FROM invoice_status_history WHERE invoice_uuid IN \

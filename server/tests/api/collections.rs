@@ -17,14 +17,14 @@ use crate::{
 use server::domain::users::Role;
 
 /// A card that attaches but declines every charge: auto-pay fails and bills turn past due.
-const DECLINES_LATER: &str = "4000000000000341";
+pub(crate) const DECLINES_LATER: &str = "4000000000000341";
 
-fn date(v: &Value) -> NaiveDate {
+pub(crate) fn date(v: &Value) -> NaiveDate {
     NaiveDate::parse_from_str(v.as_str().unwrap(), "%Y-%m-%d").unwrap()
 }
 
 /// The account's market date now.
-async fn today(app: &TestApp, uuid: &str) -> NaiveDate {
+pub(crate) async fn today(app: &TestApp, uuid: &str) -> NaiveDate {
     app.state
         .clock
         .for_account(&app.state.db, uuid.parse().unwrap())
@@ -33,7 +33,11 @@ async fn today(app: &TestApp, uuid: &str) -> NaiveDate {
         .today()
 }
 
-async fn simulate(app: &TestApp, token: &str, event: &str) -> crate::helpers::TestResponse {
+pub(crate) async fn simulate(
+    app: &TestApp,
+    token: &str,
+    event: &str,
+) -> crate::helpers::TestResponse {
     app.post(
         "/v1/account/sandbox/simulate",
         token,
@@ -43,7 +47,7 @@ async fn simulate(app: &TestApp, token: &str, event: &str) -> crate::helpers::Te
 }
 
 /// The newest invoice's detail.
-async fn newest_invoice(app: &TestApp, token: &str) -> Value {
+pub(crate) async fn newest_invoice(app: &TestApp, token: &str) -> Value {
     let r = app.get("/v1/account/billing/invoices?limit=1", token).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let number = r.body["data"][0]["number"].as_str().unwrap().to_owned();
@@ -55,7 +59,7 @@ async fn newest_invoice(app: &TestApp, token: &str) -> Value {
 }
 
 /// Issues a bill today (an off-cycle read through today) and answers its detail.
-async fn bill_today(app: &TestApp, token: &str) -> Value {
+pub(crate) async fn bill_today(app: &TestApp, token: &str) -> Value {
     let r = simulate(app, token, "invoice_generated").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     newest_invoice(app, token).await
@@ -72,7 +76,7 @@ async fn on_to_weekday(app: &TestApp, (uuid, token): (&str, &str), offset: i64, 
     }
 }
 
-async fn holidays(app: &TestApp) -> Vec<NaiveDate> {
+pub(crate) async fn holidays(app: &TestApp) -> Vec<NaiveDate> {
     server::store::market::federal_holidays(&app.state.db)
         .await
         .unwrap()
@@ -133,7 +137,7 @@ both_engines! {
     }
 }
 
-async fn invoice(app: &TestApp, token: &str, number: &str) -> Value {
+pub(crate) async fn invoice(app: &TestApp, token: &str, number: &str) -> Value {
     let r = app
         .get(&format!("/v1/account/billing/invoices/{number}"), token)
         .await;
@@ -142,7 +146,7 @@ async fn invoice(app: &TestApp, token: &str, number: &str) -> Value {
 }
 
 /// Every invoice's detail, oldest first.
-async fn all_invoices(app: &TestApp, token: &str) -> Vec<Value> {
+pub(crate) async fn all_invoices(app: &TestApp, token: &str) -> Vec<Value> {
     let r = app
         .get("/v1/account/billing/invoices?limit=100", token)
         .await;
@@ -155,7 +159,7 @@ async fn all_invoices(app: &TestApp, token: &str) -> Vec<Value> {
 }
 
 /// The late-fee lines of every invoice: (the invoice carrying it, the line).
-fn late_fee_lines(invoices: &[Value]) -> Vec<(String, Value)> {
+pub(crate) fn late_fee_lines(invoices: &[Value]) -> Vec<(String, Value)> {
     invoices
         .iter()
         .flat_map(|i| {
@@ -171,7 +175,7 @@ fn late_fee_lines(invoices: &[Value]) -> Vec<(String, Value)> {
         .collect()
 }
 
-fn group_total(detail: &Value, name: &str) -> i64 {
+pub(crate) fn group_total(detail: &Value, name: &str) -> i64 {
     detail["charges_groups"]
         .as_array()
         .unwrap()
@@ -182,13 +186,13 @@ fn group_total(detail: &Value, name: &str) -> i64 {
 }
 
 /// Issues a bill today and moves the clock on until it turns past due (auto-pay declines).
-async fn unpaid_bill(app: &TestApp, (uuid, token): (&str, &str)) -> Value {
+pub(crate) async fn unpaid_bill(app: &TestApp, (uuid, token): (&str, &str)) -> Value {
     let bill = bill_today(app, token).await;
     past_due(app, (uuid, token), &bill).await
 }
 
 /// Moves the clock on past `bill`'s due date until it turns past due.
-async fn past_due(app: &TestApp, (uuid, token): (&str, &str), bill: &Value) -> Value {
+pub(crate) async fn past_due(app: &TestApp, (uuid, token): (&str, &str), bill: &Value) -> Value {
     let number = bill["number"].as_str().unwrap().to_owned();
     let days = (date(&bill["payment_due_date"]) - today(app, uuid).await).num_days() + 1;
     advance(app, token, days).await;
@@ -231,7 +235,7 @@ async fn past_due_mail(app: &TestApp, uuid: &str, number: &str) -> String {
 }
 
 /// The operator sets the app's late fee in the dashboard.
-async fn set_late_fee(app: &TestApp, percent: &str) -> crate::dashboard::Page {
+pub(crate) async fn set_late_fee(app: &TestApp, percent: &str) -> crate::dashboard::Page {
     let ops = signed_in(
         app,
         &format!("ops-{}@example.com", uuid::Uuid::new_v4()),
@@ -249,7 +253,7 @@ async fn set_late_fee(app: &TestApp, percent: &str) -> crate::dashboard::Page {
 }
 
 /// An active customer whose card declines every charge.
-async fn non_paying_customer(app: &TestApp, email: &str, esi: &str) -> (String, String) {
+pub(crate) async fn non_paying_customer(app: &TestApp, email: &str, esi: &str) -> (String, String) {
     let (uuid, token) = customer(app, email).await;
     walk_to_active(app, &token, esi).await;
     add_card_number(app, &token, DECLINES_LATER).await;

@@ -30,7 +30,7 @@ async fn latest_code(app: &TestApp, email: &str) -> String {
 
 /// Signs in to the test app's portal with the code e-mailed to `email`; answers the browser and
 /// where the code sent it.
-async fn sign_in(app: &TestApp, email: &str) -> (Browser, String) {
+pub(crate) async fn sign_in(app: &TestApp, email: &str) -> (Browser, String) {
     sign_in_at(app, &slug(app).await, email).await
 }
 

@@ -22,7 +22,12 @@ use uuid::Uuid;
 
 use super::{html, views, Dash, Done, PageResult};
 use crate::{
-    domain::{billing::PaymentStatus, credit::SIMULATED_EVENTS, documents::DocumentStatus},
+    domain::{
+        billing::{InvoiceStatus, PaymentStatus},
+        credit::SIMULATED_EVENTS,
+        disconnection::DisconnectionStatus,
+        documents::DocumentStatus,
+    },
     http::{
         error::{ApiError, ErrorCode},
         market::pdf_response,
@@ -44,6 +49,14 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/accounts/{account}/late-fee-exemption",
             post(set_late_fee_exemption),
+        )
+        .route(
+            "/dashboard/accounts/{account}/disconnections/{disconnection}/done",
+            post(record_utility_done),
+        )
+        .route(
+            "/dashboard/accounts/{account}/invoices/{number}/reissue",
+            post(reissue_invoice),
         )
         .route(
             "/dashboard/accounts/{account}/documents/{document}",
@@ -128,6 +141,8 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "advanced" => "The account's clock was moved forward; what fell due on the way ran.",
         "simulated" => "The event was simulated.",
         "exemption" => "The account's late-fee exemption was saved.",
+        "utility" => "The utility's answer was recorded.",
+        "corrected" => "The bill was cancelled and issued again; the customer was e-mailed why.",
         "refunded" => "The refund was made; the customer's card gets the money back.",
         _ => return None,
     })
@@ -175,6 +190,80 @@ async fn set_late_fee_exemption(
     .ok_or_else(|| ApiError::not_found("account"))?;
     Ok(super::see_other(&format!(
         "/dashboard/accounts/{}?done=exemption",
+        account.uuid
+    )))
+}
+
+#[derive(Deserialize)]
+struct CsrfOnly {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// The operator records that the utility carried out a disconnection or reconnection of the
+/// worklist (a live app's; the sandbox's utility does it by itself).
+async fn record_utility_done(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, disconnection)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfOnly>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    dash.operator_only("records the utility's answers")?;
+    if !services::disconnection::record_utility_done(
+        &state,
+        &dash.actor(),
+        &app,
+        account.uuid,
+        disconnection,
+    )
+    .await?
+    {
+        return Err(ApiError::not_found("utility order").into());
+    }
+    Ok(super::see_other(&format!(
+        "/dashboard/accounts/{}?done=utility",
+        account.uuid
+    )))
+}
+
+#[derive(Deserialize)]
+struct ReissueForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    kwh: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// The operator cancels a bill and issues it again with the corrected consumption.
+async fn reissue_invoice(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((account, number)): Path<(Uuid, String)>,
+    Form(form): Form<ReissueForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    dash.operator_only("corrects bills")?;
+    services::corrections::reissue(
+        &state,
+        &dash.actor(),
+        &app,
+        account.uuid,
+        &number,
+        &form.kwh,
+        &form.reason,
+    )
+    .await?;
+    Ok(super::see_other(&format!(
+        "/dashboard/accounts/{}?done=corrected",
         account.uuid
     )))
 }
@@ -250,6 +339,8 @@ fn account_view(
             view! { <tr><td>{plan}</td><td>{start}</td><td>{end}</td><td>{status}</td></tr> }
         })
         .collect_view();
+    let operator = nav.operator;
+    let csrf = dash.csrf.clone();
     let invoices = o
         .invoices
         .iter()
@@ -259,15 +350,62 @@ fn account_view(
             let period = format!("{} – {}", i.billing_period_start, i.billing_period_end);
             let total = dollars(i.total_cents);
             let status = i.status.to_string();
+            let correct = (operator && i.status != InvoiceStatus::Voided).then(|| {
+                let action = format!("{base}/invoices/{}/reissue", i.number);
+                let csrf = csrf.clone();
+                let kwh = i.total_kwh.clone();
+                view! {
+                    <details>
+                        <summary>"Correct"</summary>
+                        <form method="post" action=action>
+                            <input type="hidden" name="csrf" value=csrf/>
+                            <label>"Corrected kWh" <input name="kwh" value=kwh/></label>
+                            <label>"Why (the customer reads it)" <input name="reason"/></label>
+                            <button type="submit">"Cancel and re-issue"</button>
+                        </form>
+                    </details>
+                }
+            });
             view! {
                 <tr>
                     <td><a href=href>{number}" (PDF)"</a></td>
-                    <td>{period}</td><td>{total}</td><td>{status}</td>
+                    <td>{period}</td><td>{total}</td><td>{status}</td><td>{correct}</td>
                 </tr>
             }
         })
         .collect_view();
-    let operator = dash.member().is_operator();
+    let disconnections = o
+        .disconnections
+        .iter()
+        .map(|(d, number)| {
+            let number = number.clone();
+            let noticed = d.notice_date.to_string();
+            let earliest = d.earliest_date.to_string();
+            let status = d.status.to_string();
+            let pending = matches!(
+                d.status,
+                DisconnectionStatus::Requested | DisconnectionStatus::ReconnectRequested
+            );
+            let action = (operator && pending).then(|| {
+                let href = format!("{base}/disconnections/{}/done", d.uuid);
+                let label = if d.status == DisconnectionStatus::Requested {
+                    "The utility disconnected"
+                } else {
+                    "The utility reconnected"
+                };
+                let csrf = csrf.clone();
+                view! {
+                    <form method="post" action=href>
+                        <input type="hidden" name="csrf" value=csrf/>
+                        <button type="submit">{label}</button>
+                    </form>
+                }
+            });
+            view! {
+                <tr><td>{number}</td><td>{noticed}</td><td>{earliest}</td><td>{status}</td><td>{action}</td></tr>
+            }
+        })
+        .collect_view();
     let payments = o
         .payments
         .iter()
@@ -470,7 +608,7 @@ fn account_view(
         <section class="card">
             <h2>"Invoices"</h2>
             <div class="table-wrap"><table>
-                <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th></tr></thead>
+                <thead><tr><th scope="col">"Invoice"</th><th scope="col">"Period"</th><th scope="col">"Total"</th><th scope="col">"Status"</th><th scope="col"></th></tr></thead>
                 <tbody>{invoices}</tbody>
             </table></div>
             {late_fee}
@@ -479,6 +617,11 @@ fn account_view(
             <div class="table-wrap"><table>
                 <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th><th scope="col">"Since"</th><th scope="col">"Refund"</th></tr></thead>
                 <tbody>{payments}</tbody>
+            </table></div>
+            <h2>"Disconnection notices"</h2>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">"Bill"</th><th scope="col">"Notice"</th><th scope="col">"Earliest disconnection"</th><th scope="col">"Status"</th><th scope="col"></th></tr></thead>
+                <tbody>{disconnections}</tbody>
             </table></div>
         </section>
         <section class="card">

@@ -14,6 +14,7 @@ mod requests;
 mod reset;
 mod sandbox;
 mod views;
+mod weather;
 mod webhooks;
 
 use app::api::Environment;
@@ -93,6 +94,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(plan_groups::routes())
         .merge(requests::routes())
         .merge(credit_review::routes())
+        .merge(weather::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))

@@ -40,6 +40,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                         <li><a href="/dashboard/accounts">"Accounts"</a></li>
                         <li><a href="/dashboard/live-app-requests">"Live app requests"</a></li>
                         <li><a href="/dashboard/credit-reviews">"Credit reviews"</a></li>
+                        <li><a href="/dashboard/weather-emergencies">"Weather emergencies"</a></li>
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
                     </ul>

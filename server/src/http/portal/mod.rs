@@ -109,6 +109,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/portal/invoices/{number}", get(pages::invoice_page))
         .route("/portal/invoices/{number}/pdf", get(pages::invoice_pdf))
         .route("/portal/invoices/{number}/pay", post(pages::pay_invoice))
+        .route("/portal/payment-plan", post(pages::accept_payment_plan))
         .route(
             "/portal/billing-address",
             get(pages::billing_address_page).post(pages::set_billing_address),

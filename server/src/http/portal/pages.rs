@@ -358,6 +358,7 @@ const BILLS_PER_PAGE: i64 = 12;
 #[derive(Debug, Deserialize)]
 pub struct BillsQuery {
     page: Option<u32>,
+    plan: Option<String>,
 }
 
 fn status_words(status: InvoiceStatus, due: NaiveDate) -> String {
@@ -432,6 +433,7 @@ pub async fn invoices_page(
     if !pages.is_empty() {
         body.push_str(&format!("<p class=\"around\">{}</p>", pages.join(" ")));
     }
+    body.push_str(&collections_section(&state, &c, q.plan.is_some()).await?);
     body.push_str(&open_flow(
         "update-payment-method",
         &c.csrf,
@@ -445,6 +447,89 @@ pub async fn invoices_page(
         "portal-invoices",
         &body,
     ))
+}
+
+/// What the bills page says of disconnection notices still in force and of payment plans:
+/// the plan the customer may accept here (one button), or the plan running.
+async fn collections_section(state: &AppState, c: &Customer, accepted: bool) -> ApiResult<String> {
+    use crate::domain::disconnection::{DisconnectionStatus, PaymentPlanStatus};
+    let mut out = String::new();
+    if accepted {
+        out.push_str(&paragraph(
+            "Your payment plan is in place: its instalments come on your next bills.",
+        ));
+    }
+    for (n, number) in services::disconnection::notices(&state.db, c.account.uuid).await? {
+        let text = match n.status {
+            DisconnectionStatus::Noticed => format!(
+                "Disconnection notice: bill {number} is unpaid. Unless it is paid, your service \
+                 may be disconnected on {} or later.",
+                long_date(n.earliest_date)
+            ),
+            DisconnectionStatus::Requested | DisconnectionStatus::Disconnected => format!(
+                "Your service is disconnected for non-payment of bill {number}. Pay what is \
+                 past due, or accept a payment plan, and it is reconnected."
+            ),
+            DisconnectionStatus::ReconnectRequested => {
+                "Thank you: your service is being reconnected.".to_owned()
+            }
+            DisconnectionStatus::Cancelled | DisconnectionStatus::Reconnected => continue,
+        };
+        out.push_str(&format!(
+            "<p class=\"notice\" data-testid=\"disconnection\">{}</p>",
+            html_escape(&text)
+        ));
+    }
+    let plans = services::disconnection::plan_overview(state, c.account.uuid).await?;
+    if let Some((plan, lines)) = plans
+        .plans
+        .iter()
+        .find(|(p, _)| p.status == PaymentPlanStatus::Active)
+    {
+        let billed = lines.iter().filter(|l| l.invoice_uuid.is_some()).count();
+        out.push_str(&format!(
+            "<p data-testid=\"payment-plan\">Your payment plan: {} in {} monthly instalments; \
+             {billed} billed so far.</p>",
+            dollars(plan.total_cents),
+            plan.months
+        ));
+    } else if let Some(offer) = plans.offer {
+        out.push_str(&format!(
+            "<h2>Payment plan</h2><p>If you cannot pay all at once, you can spread the {} you \
+             owe over {} monthly instalments, each added to your next bills, with no finance \
+             charge. It stops a disconnection for these bills.</p>",
+            dollars(offer.unpaid_cents),
+            offer.months
+        ));
+        out.push_str(&button_form(
+            "/portal/payment-plan",
+            &c.csrf,
+            "Accept the payment plan",
+            "primary",
+            "accept-plan",
+        ));
+    }
+    Ok(out)
+}
+
+/// The customer accepts the payment plan offered on the bills page.
+pub async fn accept_payment_plan(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<CsrfForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let c = customer_or_sign_in!(state, session);
+    services::disconnection::accept_plan(
+        &state,
+        &c.app,
+        c.account.uuid,
+        crate::domain::disconnection::DEFAULT_PLAN_MONTHS,
+    )
+    .await
+    .map_err(|e| ApiError::from(e).as_page())?;
+    state.account_changed(c.account.uuid);
+    Ok(see_other("/portal/invoices?plan=accepted"))
 }
 
 #[derive(Debug, Deserialize)]

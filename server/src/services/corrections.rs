@@ -1,0 +1,429 @@
+//! Corrections of a bill, as the operator makes them in the dashboard: the bill is cancelled
+//! (voided, its number kept), a credit note numbered in the same sequence cancels its amount,
+//! and a new bill carries the lines recomputed with the corrected consumption (and the
+//! cancelled bill's late-fee and payment-plan lines unchanged). What was paid on the cancelled
+//! bill counts toward the new one: an overpayment is a credit on the next bill
+//! (`credit_lines`), an amount still due is the new bill's, which a payment plan may spread.
+//! The customer is e-mailed the corrected bill and why; `invoice.corrected` and
+//! `invoice.created` announce it. Every number is taken in the transaction that stores its
+//! invoice, so the sequence stays without gaps.
+
+use chrono::Duration;
+use uuid::Uuid;
+
+use super::{
+    audit::{self, Actor},
+    billing::schedule_invoice_job,
+    Error,
+};
+use crate::{
+    domain::{
+        billing::{
+            self, auto_pay_at, contract_on, invoice_number, payment_due_date, BillingError, Charge,
+            ChargeGroup, InvoiceInput, InvoiceStatus, PaymentStatus, StoredCycle,
+        },
+        collections::LATE_FEE_GROUP,
+        corrections::{
+            parse_kwh, parse_reason, settle, CREDITS_GROUP, CREDIT_NOTE_GROUP, PAID_GROUP,
+        },
+        disconnection::PAYMENT_PLAN_GROUP,
+        enrollment::{start_of_market_day, ContractStatus},
+        events::Event,
+        hosted::LinkPurpose,
+        market::BusinessCalendar,
+        FieldError,
+    },
+    mail::{
+        self,
+        templates::{CollectionsMail, Template},
+    },
+    outbox::JobKind,
+    state::Core,
+    store::{
+        self,
+        apps::AppRow,
+        billing::InvoiceRow,
+        corrections::{CorrectionRow, CreditRow},
+        events::NewEvent,
+        Tx,
+    },
+};
+
+/// Why a bill was not corrected; nothing was written.
+#[derive(Debug)]
+pub enum CorrectionRefused {
+    Field(FieldError),
+    InvoiceMissing,
+    /// Cancelled already.
+    Voided,
+    /// A credit note is not corrected; its bill is.
+    CreditNote,
+    LocationMissing,
+    /// The stored rates or charges cannot be read.
+    Unbillable(BillingError),
+}
+
+impl From<FieldError> for Error<CorrectionRefused> {
+    fn from(e: FieldError) -> Self {
+        Error::Refused(CorrectionRefused::Field(e))
+    }
+}
+
+/// The bills a correction wrote.
+pub struct Corrected {
+    pub credit_note: InvoiceRow,
+    pub invoice: InvoiceRow,
+}
+
+fn refused<T>(why: CorrectionRefused) -> Result<T, Error<CorrectionRefused>> {
+    Err(Error::Refused(why))
+}
+
+/// The operator cancels the account's bill `number` and issues it again with `kwh_raw` kWh
+/// consumed in its period, telling the customer `reason_raw`; audited.
+pub async fn reissue(
+    core: &Core,
+    actor: &Actor,
+    app: &AppRow,
+    account_uuid: Uuid,
+    number: &str,
+    kwh_raw: &str,
+    reason_raw: &str,
+) -> Result<Corrected, Error<CorrectionRefused>> {
+    let kwh = parse_kwh("kwh", kwh_raw)?;
+    let reason = parse_reason("reason", reason_raw)?;
+    let Some(found) = store::billing::invoice_by_number(&core.db, account_uuid, number.trim())
+        .await?
+        .filter(|i| i.app_uuid == app.uuid)
+    else {
+        return refused(CorrectionRefused::InvoiceMissing);
+    };
+    let clock = core.clock.for_account(&core.db, account_uuid).await?;
+    let mut tx = core.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return refused(CorrectionRefused::InvoiceMissing);
+    };
+    let Some(original) = store::billing::invoice(&mut tx, found.uuid).await? else {
+        return refused(CorrectionRefused::InvoiceMissing);
+    };
+    if original.status == InvoiceStatus::Voided {
+        return refused(CorrectionRefused::Voided);
+    }
+    if store::corrections::is_credit_note(&mut tx, original.uuid).await? {
+        return refused(CorrectionRefused::CreditNote);
+    }
+    let Some(location) = store::enrollment::locations_of_account(&mut tx, account_uuid)
+        .await?
+        .into_iter()
+        .find(|l| l.uuid == original.location_uuid)
+    else {
+        return refused(CorrectionRefused::LocationMissing);
+    };
+    let groups = match corrected_groups(&mut tx, &location, &original, kwh).await? {
+        Ok(groups) => groups,
+        Err(why) => return refused(CorrectionRefused::Unbillable(why)),
+    };
+    let corrected_total: i64 = groups.iter().map(|g| g.total_cents).sum();
+    let paid_cents: i64 = if original.status == InvoiceStatus::Paid {
+        store::billing::payments_of_invoice(&mut tx, original.uuid)
+            .await?
+            .iter()
+            .filter(|p| p.status == PaymentStatus::Succeeded)
+            .map(|p| p.amount_cents)
+            .sum()
+    } else {
+        0
+    };
+    let settlement = settle(corrected_total, paid_cents);
+    let now = clock.now();
+    let today = clock.today();
+    store::billing::void_invoice(&mut tx, original.uuid, now).await?;
+
+    let credit_note = InvoiceRow {
+        uuid: Uuid::new_v4(),
+        number: invoice_number(store::counters::next_value(&mut tx, "invoice_number").await?),
+        invoice_date: today,
+        payment_due_date: today,
+        total_cents: -original.total_cents,
+        charges: to_json(&[ChargeGroup {
+            name: CREDIT_NOTE_GROUP.to_owned(),
+            total_cents: -original.total_cents,
+            charges: vec![Charge {
+                description: format!("Cancels {}", original.number),
+                quantity: rust_decimal::Decimal::ONE,
+                unit: "bill".to_owned(),
+                rate: rust_decimal::Decimal::new(-original.total_cents, 2),
+                amount_cents: -original.total_cents,
+            }],
+        }])?,
+        status: InvoiceStatus::Paid,
+        paid_at: Some(now),
+        voided_at: None,
+        created_at: now,
+        updated_at: now,
+        ..original.clone()
+    };
+    store::billing::insert_invoice(&mut tx, &credit_note).await?;
+
+    let mut new_groups = groups;
+    if paid_cents > 0 {
+        new_groups.push(ChargeGroup {
+            name: PAID_GROUP.to_owned(),
+            total_cents: -paid_cents,
+            charges: vec![Charge {
+                description: format!("Paid on {}", original.number),
+                quantity: rust_decimal::Decimal::ONE,
+                unit: "payment".to_owned(),
+                rate: rust_decimal::Decimal::new(-paid_cents, 2),
+                amount_cents: -paid_cents,
+            }],
+        });
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut tx).await?);
+    let settled = settlement.due_cents == 0;
+    let invoice = InvoiceRow {
+        uuid: Uuid::new_v4(),
+        number: invoice_number(store::counters::next_value(&mut tx, "invoice_number").await?),
+        invoice_date: today,
+        payment_due_date: payment_due_date(today, &calendar),
+        total_cents: corrected_total - paid_cents,
+        total_kwh: kwh.to_string(),
+        charges: to_json(&new_groups)?,
+        status: if settled {
+            InvoiceStatus::Paid
+        } else {
+            InvoiceStatus::Open
+        },
+        paid_at: settled.then_some(now),
+        voided_at: None,
+        created_at: now,
+        updated_at: now,
+        ..original.clone()
+    };
+    store::billing::insert_invoice(&mut tx, &invoice).await?;
+    if settlement.credit_cents > 0 {
+        store::corrections::insert_credit(
+            &mut tx,
+            &CreditRow {
+                uuid: Uuid::new_v4(),
+                account_uuid,
+                source_invoice_uuid: invoice.uuid,
+                amount_cents: settlement.credit_cents,
+                applied_invoice_uuid: None,
+                created_at: now,
+            },
+        )
+        .await?;
+    }
+    store::corrections::insert_correction(
+        &mut tx,
+        &CorrectionRow {
+            uuid: Uuid::new_v4(),
+            account_uuid,
+            original_invoice_uuid: original.uuid,
+            credit_note_invoice_uuid: credit_note.uuid,
+            reissued_invoice_uuid: invoice.uuid,
+            reason: reason.clone(),
+            created_at: now,
+        },
+    )
+    .await?;
+    if !settled {
+        schedule_invoice_job(
+            &mut tx,
+            &clock,
+            JobKind::AutoPay,
+            &invoice,
+            auto_pay_at(invoice.payment_due_date),
+        )
+        .await?;
+        schedule_invoice_job(
+            &mut tx,
+            &clock,
+            JobKind::PastDue,
+            &invoice,
+            start_of_market_day(invoice.payment_due_date + Duration::days(1)),
+        )
+        .await?;
+    }
+    for event in [
+        Event::InvoiceCorrected {
+            account_uuid,
+            location_uuid: location.uuid,
+            original_invoice_number: original.number.clone(),
+            credit_note_number: credit_note.number.clone(),
+            invoice_number: invoice.number.clone(),
+            reason: reason.clone(),
+            total_cents: corrected_total,
+            paid_cents,
+            due_cents: settlement.due_cents,
+            credit_cents: settlement.credit_cents,
+        },
+        Event::InvoiceCreated {
+            account_uuid,
+            location_uuid: location.uuid,
+            invoice_number: invoice.number.clone(),
+            total_cents: invoice.total_cents,
+            invoice_date: invoice.invoice_date,
+            payment_due_date: invoice.payment_due_date,
+            status: invoice.status.to_string(),
+        },
+    ] {
+        store::events::insert_event(&mut tx, &NewEvent::of(app.uuid, &event, now)).await?;
+    }
+    let link = super::hosted::email_link(
+        &mut tx,
+        core,
+        &clock,
+        app.uuid,
+        account_uuid,
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+    )
+    .await?;
+    mail::queue_to_account(
+        &mut tx,
+        &clock,
+        app,
+        &account,
+        &Template::Collections(CollectionsMail::Corrected {
+            first_name: account.first_name.clone(),
+            original_number: original.number.clone(),
+            credit_note_number: credit_note.number.clone(),
+            invoice_number: invoice.number.clone(),
+            reason: reason.clone(),
+            total_cents: corrected_total,
+            due_cents: settlement.due_cents,
+            credit_cents: settlement.credit_cents,
+            due_date: invoice.payment_due_date,
+            link: Some(link),
+        }),
+    )
+    .await?;
+    // A notice of the cancelled bill no longer stands.
+    super::disconnection::reconnect_if_settled(&mut tx, &clock, app, account_uuid).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "invoice.corrected",
+        &format!("account:{account_uuid}"),
+        serde_json::json!({
+            "original": original.number,
+            "credit_note": credit_note.number,
+            "invoice": invoice.number,
+            "kwh": kwh.to_string(),
+            "reason": reason,
+        }),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.account_changed(account_uuid);
+    Ok(Corrected {
+        credit_note,
+        invoice,
+    })
+}
+
+fn to_json(groups: &[ChargeGroup]) -> store::Result<String> {
+    serde_json::to_string(groups).map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
+/// The cancelled bill's lines recomputed with `kwh` consumed over its period (the contract
+/// in force on its last day, the delivery charges and taxes as stored), with its late-fee and
+/// payment-plan lines as they were.
+async fn corrected_groups(
+    tx: &mut Tx,
+    location: &store::enrollment::LocationRow,
+    original: &InvoiceRow,
+    kwh: rust_decimal::Decimal,
+) -> store::Result<Result<Vec<ChargeGroup>, BillingError>> {
+    let mut contracts =
+        store::enrollment::contracts_of_account(&mut *tx, location.account_uuid).await?;
+    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    let contract = contract_on(
+        &contracts,
+        |c| c.start_date,
+        |c| c.end_date,
+        original.billing_period_end,
+    )
+    .or(contracts.last());
+    let delivery =
+        store::market::tdu_charges_on(&mut *tx, &location.tdu, original.billing_period_end).await?;
+    let gross_receipts =
+        store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
+    let generation = original
+        .generation_kwh
+        .parse::<rust_decimal::Decimal>()
+        .unwrap_or_default();
+    let input = match InvoiceInput::from_stored(&StoredCycle {
+        period_start: original.billing_period_start,
+        period_end: original.billing_period_end,
+        consumption_kwh: kwh,
+        generation_kwh: generation,
+        contract_rates: contract.map(|c| c.rates.as_str()),
+        periods: Vec::new(),
+        tdu: &location.tdu,
+        delivery: delivery
+            .as_ref()
+            .map(|d| (d.fixed_cents_per_month, d.cents_per_kwh.as_str())),
+        gross_receipts_percent: gross_receipts.as_deref(),
+    }) {
+        Ok(input) => input,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut groups = billing::compute(&input).groups;
+    let kept: Vec<ChargeGroup> = serde_json::from_str::<Vec<ChargeGroup>>(&original.charges)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|g| {
+            g.name == LATE_FEE_GROUP || g.name == PAYMENT_PLAN_GROUP || g.name == CREDITS_GROUP
+        })
+        .collect();
+    groups.extend(kept);
+    Ok(Ok(groups))
+}
+
+/// The credits the account's next bill applies, as one group of negative lines, with the
+/// credits they are.
+pub async fn credit_lines(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+) -> store::Result<(Option<ChargeGroup>, Vec<Uuid>)> {
+    let credits = store::corrections::unapplied_credits(&mut *tx, account_uuid).await?;
+    if credits.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let mut charges = Vec::new();
+    for c in &credits {
+        let source = store::billing::invoice(&mut *tx, c.source_invoice_uuid)
+            .await?
+            .map(|i| i.number)
+            .unwrap_or_default();
+        charges.push(Charge {
+            description: format!("Credit from the corrected bill {source}"),
+            quantity: rust_decimal::Decimal::ONE,
+            unit: "credit".to_owned(),
+            rate: rust_decimal::Decimal::new(-c.amount_cents, 2),
+            amount_cents: -c.amount_cents,
+        });
+    }
+    Ok((
+        Some(ChargeGroup {
+            name: CREDITS_GROUP.to_owned(),
+            total_cents: charges.iter().map(|c| c.amount_cents).sum(),
+            charges,
+        }),
+        credits.iter().map(|c| c.uuid).collect(),
+    ))
+}
+
+/// The credits are lines of the bill `invoice_uuid`, in `tx`.
+pub async fn mark_applied(tx: &mut Tx, credits: &[Uuid], invoice_uuid: Uuid) -> store::Result<()> {
+    for c in credits {
+        store::corrections::apply_credit(tx, *c, invoice_uuid).await?;
+    }
+    Ok(())
+}
