@@ -249,6 +249,10 @@ pub struct AppPage<'a> {
     pub tokens: &'a [AppTokenRow],
     pub endpoints: &'a [EndpointRow],
     pub flow_url: &'a str,
+    /// Whether the app has the signing secret of the processor's webhooks.
+    pub webhook_secret_set: bool,
+    /// Where the processor sends the app's payment events.
+    pub processor_webhook_url: &'a str,
     pub operator: bool,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
@@ -319,6 +323,13 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     let keys_form = (page.operator && a.environment == "live").then(|| {
         let action = format!("{base}/payment-keys");
         let current = a.payment_publishable_key.clone();
+        let webhook_action = format!("{base}/payment-webhook-secret");
+        let webhook_url = page.processor_webhook_url.to_owned();
+        let webhook_state = if page.webhook_secret_set {
+            "Signing secret: set (stored sealed, never shown again)."
+        } else {
+            "Signing secret: not set. The processor's events about this app's payments are refused until it is."
+        };
         view! {
             <section class="card">
                 <h2>"Payment keys"</h2>
@@ -330,6 +341,18 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                     <label for="secret_key">"Secret key"</label>
                     <input id="secret_key" name="secret_key" type="password" autocomplete="off" required/>
                     <button type="submit">"Save keys"</button>
+                </form>
+                <h3>"Processor webhooks"</h3>
+                <p>
+                    "Register this endpoint at the card processor for the events payment_intent.succeeded, payment_intent.payment_failed, charge.refunded and charge.dispute.created: "
+                    <code data-testid="processor-webhook-url">{webhook_url}</code>
+                </p>
+                <p data-testid="webhook-secret-state">{webhook_state}</p>
+                <form method="post" action=webhook_action>
+                    {csrf_field(&nav.csrf)}
+                    <label for="webhook_secret">"Signing secret (whsec_...)"</label>
+                    <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off" required/>
+                    <button type="submit">"Save signing secret"</button>
                 </form>
             </section>
         }
