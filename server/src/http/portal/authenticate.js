@@ -29,6 +29,6 @@
     }
     host.dataset.state = "confirmed";
     button.hidden = true;
-    status.textContent = "Thank you: your bank confirmed the payment. We will e-mail you when it has gone through.";
+    status.textContent = "Thank you: your bank confirmed the payment. Your bill shows it as paid as soon as it has gone through.";
   });
 })();
