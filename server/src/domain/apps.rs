@@ -204,8 +204,9 @@ mod tests {
             "whsec_has space in it here",
             "whsec_<script>alert(1)</script>",
         ] {
+            // Refused, without repeating what was typed.
             let why = check_webhook_secret(bad).unwrap_err();
-            assert!(bad.is_empty() || !why.contains(bad), "{why}");
+            assert!(bad.len() <= "whsec_".len() || !why.contains(bad), "{why}");
         }
     }
 

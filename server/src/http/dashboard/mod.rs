@@ -13,6 +13,7 @@ mod refunds;
 mod requests;
 mod reset;
 mod sandbox;
+mod utility;
 mod views;
 mod webhooks;
 
@@ -97,6 +98,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(plan_groups::routes())
         .merge(requests::routes())
         .merge(credit_review::routes())
+        .merge(utility::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))

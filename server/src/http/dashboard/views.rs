@@ -31,6 +31,9 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
         let audit = nav
             .operator
             .then(|| view! { <li><a href="/dashboard/audit">"Audit log"</a></li> });
+        let utility = nav
+            .operator
+            .then(|| view! { <li><a href="/dashboard/utility">"Utility worklist"</a></li> });
         view! {
             <header class="top">
                 <a class="brand" href="/dashboard">"Switchboard"</a>
@@ -40,6 +43,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                         <li><a href="/dashboard/accounts">"Accounts"</a></li>
                         <li><a href="/dashboard/live-app-requests">"Live app requests"</a></li>
                         <li><a href="/dashboard/credit-reviews">"Credit reviews"</a></li>
+                        {utility}
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
                     </ul>
