@@ -110,6 +110,15 @@ pub async fn load_flow_branding(app_uuid: Uuid) -> Result<Option<FlowBranding>, 
 /// The message a flow sends its host when it closes.
 pub const CLOSE_MESSAGE_TYPE: &str = "service-flow-close";
 
+/// Defines `window.switchboardNative(json)`, which hands a flow's message, as JSON text, to
+/// each native webview bridge present: React Native's `window.ReactNativeWebView`, an iOS
+/// `WKScriptMessageHandler` the app registers as `switchboard`
+/// (`window.webkit.messageHandlers.switchboard`) and an Android JavaScript interface it adds as
+/// `SwitchboardAndroid`. Page script rather than bundle code: every flow page and the expired
+/// link's page define it, and no bundle pays for it. A bridge that throws stops none of the
+/// others.
+pub const NATIVE_BRIDGES_SCRIPT: &str = "window.switchboardNative=s=>{const w=window,k=w.webkit&&w.webkit.messageHandlers;for(const b of[w.ReactNativeWebView,k&&k.switchboard,w.SwitchboardAndroid])try{b&&b.postMessage(s)}catch(e){}};";
+
 #[cfg(feature = "hydrate")]
 mod browser {
     use wasm_bindgen::{JsCast, JsValue};
@@ -174,14 +183,12 @@ mod browser {
                 }
             }
         }
-        let bridge = js_sys::Reflect::get(&window, &"ReactNativeWebView".into()).ok();
-        if let Some(bridge) = bridge.filter(|b| !b.is_undefined() && !b.is_null()) {
-            let post = js_sys::Reflect::get(&bridge, &"postMessage".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-            if let (Some(post), Ok(json)) = (post, js_sys::JSON::stringify(&message)) {
-                let _ = post.call1(&bridge, &json);
-            }
+        // The page's `NATIVE_BRIDGES_SCRIPT` reaches the webview bridges.
+        let native = js_sys::Reflect::get(&window, &"switchboardNative".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let (Some(native), Ok(json)) = (native, js_sys::JSON::stringify(&message)) {
+            let _ = native.call1(&window, &json);
         }
     }
 }
@@ -338,7 +345,7 @@ fn head(name: &str, branding: Option<&FlowBranding>, back: Option<String>) -> im
         .map(|b| b.post_message_origins.clone())
         .unwrap_or_default();
     let script = format!(
-        "(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}}).observe(document.body)}})()",
+        "{NATIVE_BRIDGES_SCRIPT}(()=>{{const o={};let h=0;new ResizeObserver(()=>{{const n=Math.ceil(document.body.getBoundingClientRect().height);if(n===h)return;h=n;const m={{type:\"{RESIZE_MESSAGE_TYPE}\",height:n}};if(parent!==window)for(const x of o)parent.postMessage(m,x);switchboardNative(JSON.stringify(m))}}).observe(document.body)}})()",
         serde_json::to_string(&origins).unwrap_or_else(|_| "[]".to_owned())
     );
     let hosted = back.map(|url| {

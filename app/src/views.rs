@@ -19,6 +19,11 @@ pub struct Account {
     pub phone: Option<String>,
     pub date_of_birth: Option<String>,
     pub preliminary_address: Option<PostalAddress>,
+    /// The account's status and its reason, as the API names them.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub status_reason: String,
     pub enrollment: Enrollment,
     pub locations: Vec<Location>,
     pub app: AccountApp,

@@ -77,6 +77,16 @@ export function setOrigins(appUuid, origins) {
   switchboard(args);
 }
 
+/// Gives a live app what its readiness checklist asks for (brand, support contacts, payment
+/// keys, the origins given), so that its enrollment flows open (`apps readiness` passes).
+export function makeLiveReady(appUuid, origins) {
+  switchboard(["apps", "set-branding", "--app", appUuid, "--primary-color", "#1b4d3e", "--logo-url", "https://partner.example/logo.png"]);
+  switchboard(["apps", "set-support", "--app", appUuid, "--email", "help@partner.example", "--phone", "512 555 0100"]);
+  switchboard(["apps", "set-payment-keys", "--app", appUuid, "--publishable-key", "pk_test_readyPUBLIC0123", "--secret-key", "sk_test_readySECRET0123"]);
+  setOrigins(appUuid, origins);
+  switchboard(["apps", "readiness", "--app", appUuid]);
+}
+
 /// Serves `html` at http://localhost:<port>/ : another site than the server's 127.0.0.1.
 export async function serveHostPage(html) {
   const server = createServer((req, res) => {

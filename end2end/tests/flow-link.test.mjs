@@ -85,3 +85,47 @@ test("a flow link works in a cross-site iframe without cookies and reports its c
     await host.close();
   }
 });
+
+test("a flow opened in a native webview tells the app through its bridge (React Native, iOS, Android)", async () => {
+  const bridges = [
+    ["react-native", "window.ReactNativeWebView = { postMessage: (s) => window.__native.push(s) };"],
+    ["ios", "window.webkit = { messageHandlers: { switchboard: { postMessage: (s) => window.__native.push(s) } } };"],
+    ["android", "window.SwitchboardAndroid = { postMessage: (s) => window.__native.push(s) };"],
+  ];
+  for (const [name, bridge] of bridges) {
+    const account = await api("POST", "/v1/app/accounts", app.token, {
+      email: `webview-${name}@example.com`,
+      first_name: "Ana",
+      last_name: "Díaz",
+    });
+    const link = await api("POST", `/v1/app/accounts/${account.uuid}/flow-login`, app.token, { scope: "enrollment" });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    // What the app's webview provides before any page script runs.
+    await context.addInitScript(`window.__native = []; ${bridge}`);
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    const messages = (p) => p.evaluate(() => window.__native.map((s) => JSON.parse(s)));
+    try {
+      await page.goto(link.login_link);
+      await page.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
+      await page.getByRole("button", { name: "Close" }).click();
+      await page.waitForFunction(() => window.__native.some((s) => JSON.parse(s).type === "service-flow-close"), null, { timeout: 5_000 });
+      const got = await messages(page);
+      assert.deepEqual(
+        got.filter((m) => m.type === "service-flow-close"),
+        [{ type: "service-flow-close", reason: "exited", scope: "enrollment" }],
+        `${name}: the close message`,
+      );
+      assert.ok(got.some((m) => m.type === "service-flow-resize" && m.height > 0), `${name}: the height too`);
+      assert.deepEqual(errors, [], name);
+
+      // The spent link's page tells the app the same way.
+      const again = await context.newPage();
+      assert.equal((await again.goto(link.login_link)).status(), 410);
+      await again.waitForFunction(() => window.__native.some((s) => JSON.parse(s).reason === "expired"), null, { timeout: 5_000 });
+      assert.deepEqual(await messages(again), [{ type: "service-flow-close", reason: "expired" }], `${name}: expired`);
+    } finally {
+      await context.close();
+    }
+  }
+});

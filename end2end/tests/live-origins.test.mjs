@@ -13,8 +13,8 @@ import {
   collectSetCookies,
   createApp,
   launchBrowser,
+  makeLiveReady,
   serveHostPage,
-  setOrigins,
   waitForServer,
 } from "../lib/harness.mjs";
 
@@ -49,7 +49,20 @@ after(async () => {
 
 test("a live app's registered origin frames its flow and hears it close", async () => {
   const origin = new URL(host.url).origin;
-  setOrigins(app.app_uuid, [origin]);
+  // Not ready yet (no brand, contacts, keys or origins): no enrollment flow opens.
+  const early = await api("POST", "/v1/app/accounts", app.token, {
+    email: "live-origins-early@example.com",
+    first_name: "Ana",
+    last_name: "Díaz",
+  });
+  const refused = await fetch(`${baseUrl}/v1/app/accounts/${early.uuid}/flow-login`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${app.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ scope: "enrollment" }),
+  });
+  assert.equal(refused.status, 409);
+  assert.equal((await refused.json()).error.code, "app_not_ready");
+  makeLiveReady(app.app_uuid, [origin]);
   const me = await api("GET", "/v1/app", app.token);
   assert.equal(me.environment, "live");
   assert.deepEqual(me.allowed_origins, [origin]);

@@ -125,6 +125,26 @@ pub async fn set_landing_text(
         .map_err(cli_error)
 }
 
+/// Replaces the app's support contacts (name, phone, e-mail, hours, web page; blank clears).
+pub async fn set_support(
+    db: &Db,
+    app_uuid: Uuid,
+    input: &app_service::SupportInput<'_>,
+) -> anyhow::Result<()> {
+    app_service::set_support(db, &Clock::system(), &Actor::Cli, app_uuid, input)
+        .await
+        .map(|_| ())
+        .map_err(cli_error)
+}
+
+/// Where the app stands against a live app's readiness checklist.
+pub async fn readiness(db: &Db, app_uuid: Uuid) -> anyhow::Result<app_service::Readiness> {
+    let app = store::apps::app_by_uuid(db, app_uuid)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no such app"))?;
+    Ok(app_service::readiness(db, &app).await?)
+}
+
 /// Replaces the origins that may frame the app's flows and receive their close message.
 pub async fn set_allowed_origins(
     db: &Db,

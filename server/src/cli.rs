@@ -226,6 +226,28 @@ pub enum AppsCommand {
         #[arg(long)]
         clear: bool,
     },
+    /// Set the support contacts customers see (blank clears one)
+    SetSupport {
+        #[arg(long)]
+        app: Uuid,
+        #[arg(long, default_value = "")]
+        name: String,
+        /// A US phone number
+        #[arg(long, default_value = "")]
+        phone: String,
+        #[arg(long, default_value = "")]
+        email: String,
+        #[arg(long, default_value = "")]
+        hours: String,
+        /// An https URL
+        #[arg(long, default_value = "")]
+        url: String,
+    },
+    /// Show what a live app still needs before customers may start (exits 1 when not ready)
+    Readiness {
+        #[arg(long)]
+        app: Uuid,
+    },
     /// Set a live app's keys for the card processor (the secret key is stored sealed)
     SetPaymentKeys {
         #[arg(long)]
@@ -443,6 +465,50 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             db.close().await;
             Ok(())
+        }
+        Command::Apps {
+            command:
+                AppsCommand::SetSupport {
+                    app,
+                    name,
+                    phone,
+                    email,
+                    hours,
+                    url,
+                },
+        } => {
+            let db = connect(&config).await?;
+            let input = crate::services::apps::SupportInput {
+                name: &name,
+                phone: &phone,
+                email: &email,
+                hours: &hours,
+                url: &url,
+            };
+            admin::set_support(&db, app, &input).await?;
+            println!("Support contacts set for app {app}.");
+            db.close().await;
+            Ok(())
+        }
+        Command::Apps {
+            command: AppsCommand::Readiness { app },
+        } => {
+            let db = connect(&config).await?;
+            let readiness = admin::readiness(&db, app).await?;
+            db.close().await;
+            if !readiness.live {
+                println!("App {app} is a sandbox app: always open.");
+                return Ok(());
+            }
+            if readiness.missing.is_empty() {
+                println!("App {app} is ready for customers.");
+                return Ok(());
+            }
+            println!("App {app} is not ready for customers; missing:");
+            for item in &readiness.missing {
+                println!("  {}", item.label());
+            }
+            anyhow::bail!("app {app} is not ready")
         }
         Command::Apps {
             command: AppsCommand::SetOrigins { app, origin, .. },

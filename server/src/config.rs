@@ -70,9 +70,11 @@ impl Default for RateLimits {
 #[serde(default)]
 pub struct WebhooksConfig {
     /// Lets sandbox apps' endpoints target loopback and private networks (local development,
-    /// an integration test's receiver). Link-local addresses (cloud metadata services) stay
-    /// refused; live apps always need public addresses.
-    pub allow_private_targets: bool,
+    /// an integration test's receiver). Unset, they may when the service itself runs on a
+    /// loopback address (development: `public_url`, or the listening address when that is
+    /// unset, is `localhost` or a loopback address). Link-local addresses (cloud metadata
+    /// services) stay refused; live apps always need public addresses.
+    pub allow_private_targets: Option<bool>,
 }
 
 /// How long finished work is kept before a background pass deletes it (0: kept forever).
@@ -291,6 +293,31 @@ impl Default for Config {
 
 impl Config {
     /// The base of the links this service hands out, without a trailing slash.
+    /// Whether sandbox apps' webhook endpoints may target loopback and private networks: as
+    /// set, else only in development (the service runs on a loopback address).
+    pub fn webhooks_allow_private_targets(&self) -> bool {
+        self.webhooks
+            .allow_private_targets
+            .unwrap_or_else(|| self.runs_on_loopback())
+    }
+
+    /// Whether the service's own address is on this machine only.
+    fn runs_on_loopback(&self) -> bool {
+        let public = self.public_url();
+        match url::Url::parse(&public)
+            .ok()
+            .and_then(|u| u.host().map(|h| h.to_owned()))
+        {
+            Some(url::Host::Domain(name)) => {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            }
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
+    }
+
     pub fn public_url(&self) -> String {
         self.public_url
             .as_deref()
@@ -403,6 +430,31 @@ fn find_site_root(exe: Option<&Path>, is_site: impl Fn(&Path) -> bool) -> PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_webhook_targets_are_allowed_by_default_only_in_development() {
+        let mut c = Config {
+            addr: "127.0.0.1:3000".parse().unwrap(),
+            public_url: None,
+            ..Config::default()
+        };
+        assert!(c.webhooks_allow_private_targets(), "on localhost");
+        c.public_url = Some("http://localhost:3000/".to_owned());
+        assert!(c.webhooks_allow_private_targets());
+        c.public_url = Some("https://switchboard.example".to_owned());
+        assert!(!c.webhooks_allow_private_targets(), "deployed");
+        c.webhooks.allow_private_targets = Some(true);
+        assert!(c.webhooks_allow_private_targets(), "as set");
+        c.public_url = None;
+        c.webhooks.allow_private_targets = Some(false);
+        assert!(!c.webhooks_allow_private_targets(), "as set");
+        c.webhooks.allow_private_targets = None;
+        c.addr = "0.0.0.0:3000".parse().unwrap();
+        assert!(
+            !c.webhooks_allow_private_targets(),
+            "listening on every address"
+        );
+    }
 
     #[test]
     fn a_site_beside_the_binary_comes_first() {

@@ -82,7 +82,7 @@ pub struct AcceptPlanOut {
 pub struct AcceptRenewalIn {
     pub plan_uuid: Uuid,
     /// `YYYY-MM-DD`: the day after the current contract ends (the renewal plans'
-    /// `earliest_start_date`).
+    /// `earliest_start_date`), the only day allowed; omitted, the renewal starts that day.
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(format = Date))]
     pub service_start_date: Option<String>,

@@ -225,8 +225,10 @@ fn Review(flow: Flow) -> impl IntoView {
     }
 }
 
-/// The end of enrollment, as things stand: service active (a customer who comes back), or
-/// the switch under way with the start date asked for.
+/// The end of enrollment, as things stand: service active (a customer who comes back), the
+/// switch scheduled, or what is still being checked and when the customer hears of it. Only
+/// an answered credit check lets the page say the enrollment is through; an answer that needs
+/// the customer says what they do next.
 #[component]
 fn Done(flow: Flow) -> impl IntoView {
     // Finalized (here, or before the flow opened): closing the flow is completing it.
@@ -241,6 +243,10 @@ fn Done(flow: Flow) -> impl IntoView {
                 a.enrollment.is_service_active,
             )
         })
+        .unwrap_or_default();
+    let (status, reason) = account
+        .as_ref()
+        .map(|a| (a.status.clone(), a.status_reason.clone()))
         .unwrap_or_default();
     let location = account.as_ref().and_then(|a| a.locations.first().cloned());
     let start = location
@@ -259,25 +265,58 @@ fn Done(flow: Flow) -> impl IntoView {
     let home = location
         .map(|l| format!("{}, {}", l.address_1, l.city))
         .unwrap_or_default();
-    let (lead, status, next) = if active {
+    let mail = format!("We e-mail {email} as soon as it has answered, and again when your service is scheduled and when it starts.");
+    let (lead, status_line, next, outcome) = if active {
         (
             format!("Your electricity service is active, {name}."),
             format!("{plan} has supplied {home} since {start}."),
             "Your bills and documents are in your app.".to_owned(),
+            "active",
         )
     } else {
-        (
-            format!("You're all set, {name}."),
-            format!(
-                "We are checking your details and arranging the switch to {plan} with your utility. Start date you asked for: {start}."
+        match (status.as_str(), reason.as_str()) {
+            ("ready", _) => (
+                format!("Your switch is scheduled, {name}."),
+                format!("Your utility will switch {home} to {plan} on {start}."),
+                format!("There is nothing more to do: we e-mail {email} when your service starts."),
+                "scheduled",
             ),
-            format!("We will e-mail {email} when your service is scheduled and when it starts."),
-        )
+            (_, "credit_check_frozen") => (
+                format!("One more step, {name}: your credit file is frozen."),
+                "The credit bureau could not run the soft credit check because your file is frozen. Lift the freeze (a temporary lift is enough) on the bureau's site.".to_owned(),
+                format!("We sent {email} the link to the bureau. We check again every 6 hours and continue your switch to {plan} once the check goes through."),
+                "frozen",
+            ),
+            (_, "credit_declined" | "credit_not_found") => (
+                format!("We received your enrollment, {name}, but cannot approve it on the credit check alone."),
+                "Your enrollment now goes to review: we decide whether it can go ahead as it is, with a deposit, or not.".to_owned(),
+                format!("We e-mail {email} the decision, with a link to act on it."),
+                "review",
+            ),
+            ("needs_attention", _) => (
+                format!("We received your enrollment, {name}, but it is held up."),
+                format!("Something stops the switch to {plan} for now, and we are looking into it."),
+                format!("We e-mail {email} what happens next."),
+                "attention",
+            ),
+            (_, "utility_submitted") => (
+                format!("Your credit check is done, {name}."),
+                format!("We asked your utility to switch {home} to {plan}; that takes 2 to 72 business hours. Start date you asked for: {start}."),
+                format!("We e-mail {email} when your service is scheduled and when it starts."),
+                "submitted",
+            ),
+            _ => (
+                format!("We received your enrollment, {name}."),
+                format!("Next, the credit bureau answers your soft credit check, usually within minutes; then we ask your utility to switch {home} to {plan}. Start date you asked for: {start}."),
+                mail,
+                "pending",
+            ),
+        }
     };
     view! {
-        <div class="done" data-testid="done" data-active=active.to_string()>
+        <div class="done" data-testid="done" data-active=active.to_string() data-outcome=outcome>
             <p class="lead">{lead}</p>
-            <p>{status}</p>
+            <p>{status_line}</p>
             <p>{next}</p>
             <button type="button" class="primary" data-testid="done-close" on:click=move |_| flow.close.run("completed")>
                 "Done"

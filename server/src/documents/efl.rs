@@ -112,16 +112,17 @@ pub fn write(flow: &mut Flow, d: &EflDocument) {
         ),
     ]);
     flow.heading("Other key terms");
-    let etf = if d.early_termination_fee_charged {
+    // What the plan states is what is charged (`renewal::stated_early_termination_fee_cents`).
+    let etf = if d.early_termination_fee_charged && d.early_termination_fee_cents > 0 {
         format!(
             "{}, not charged in the last 14 days of the term",
             dollars(d.early_termination_fee_cents)
         )
     } else {
         format!(
-            "{} as the plan states it; none is charged (see the Terms of Service), and never \
-             in the last 14 days of the term",
-            dollars(d.early_termination_fee_cents)
+            "None ({}): ending the contract early costs nothing beyond the electricity used \
+             (see the Terms of Service)",
+            dollars(0)
         )
     };
     flow.table(&[

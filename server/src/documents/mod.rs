@@ -436,7 +436,7 @@ mod tests {
             tdu_fixed_cents_per_month: 423,
             tdu_cents_per_kwh: "4.5403".to_owned(),
             solar_buyback_cents_per_kwh: "0.0000".to_owned(),
-            early_termination_fee_cents: 15_000,
+            early_termination_fee_cents: 0,
             early_termination_fee_charged: false,
             renewable_percent: 31,
             averages: ["16.8763", "15.4583", "14.7493"].map(|a| a.parse().unwrap()),
@@ -527,7 +527,7 @@ mod tests {
             "Oncor Electric Delivery",
             "1,000 kWh a month",
             "15.4583",
-            "$150.00 as the plan states it",
+            "None ($0.00)",
             "12 months",
             "31%",
         ] {

@@ -185,8 +185,132 @@ pub fn logo_dimensions(bytes: &[u8]) -> Result<(u32, u32), super::FieldError> {
     Ok((width, height))
 }
 
+/// One thing a live app needs before its customers may start: until all are there its hosted
+/// sign-up is not public, no enrollment flow opens and no credit check is taken (the steps
+/// after the SSN could not succeed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadinessItem {
+    /// A colour and a logo, so that every page and e-mail is in the partner's brand.
+    Brand,
+    /// An e-mail address and a phone number customers can reach.
+    SupportContacts,
+    /// The card processor's keys: without them no card can be saved or charged.
+    PaymentKeys,
+    /// At least one site allowed to embed the flows.
+    AllowedOrigins,
+    /// A month-to-month plan group marked as the default, for contracts nobody renews.
+    MonthToMonthDefault,
+    /// Every enabled webhook endpoint has answered an event (the test event will do) with 2xx.
+    VerifiedWebhooks,
+}
+
+impl ReadinessItem {
+    pub const ALL: [ReadinessItem; 6] = [
+        ReadinessItem::Brand,
+        ReadinessItem::SupportContacts,
+        ReadinessItem::PaymentKeys,
+        ReadinessItem::AllowedOrigins,
+        ReadinessItem::MonthToMonthDefault,
+        ReadinessItem::VerifiedWebhooks,
+    ];
+
+    /// The stable name the API reports.
+    pub fn code(self) -> &'static str {
+        match self {
+            ReadinessItem::Brand => "brand",
+            ReadinessItem::SupportContacts => "support_contacts",
+            ReadinessItem::PaymentKeys => "payment_keys",
+            ReadinessItem::AllowedOrigins => "allowed_origins",
+            ReadinessItem::MonthToMonthDefault => "month_to_month_default",
+            ReadinessItem::VerifiedWebhooks => "verified_webhooks",
+        }
+    }
+
+    /// What the item asks for, in the dashboard's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            ReadinessItem::Brand => "Brand: a colour and a logo",
+            ReadinessItem::SupportContacts => "Support contacts: an e-mail address and a phone number",
+            ReadinessItem::PaymentKeys => "Payment keys: the card processor's publishable and secret keys (set by the operator)",
+            ReadinessItem::AllowedOrigins => "Allowed origins: at least one site that embeds the flows",
+            ReadinessItem::MonthToMonthDefault => "Plan groups: a month-to-month group marked as the default",
+            ReadinessItem::VerifiedWebhooks => "Webhooks: every enabled endpoint has answered an event with 2xx (send it the test event)",
+        }
+    }
+}
+
+/// What readiness is decided from, read from the app's settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadinessFacts {
+    pub has_color: bool,
+    pub has_logo: bool,
+    pub has_support_email: bool,
+    pub has_support_phone: bool,
+    pub has_payment_keys: bool,
+    pub allowed_origins: usize,
+    pub has_month_to_month_default: bool,
+    /// Enabled endpoints that never answered an event with 2xx.
+    pub unverified_webhook_endpoints: usize,
+}
+
+/// What a live app still lacks, in the checklist's order (empty: ready).
+pub fn missing_for_live(f: &ReadinessFacts) -> Vec<ReadinessItem> {
+    ReadinessItem::ALL
+        .into_iter()
+        .filter(|item| match item {
+            ReadinessItem::Brand => !(f.has_color && f.has_logo),
+            ReadinessItem::SupportContacts => !(f.has_support_email && f.has_support_phone),
+            ReadinessItem::PaymentKeys => !f.has_payment_keys,
+            ReadinessItem::AllowedOrigins => f.allowed_origins == 0,
+            ReadinessItem::MonthToMonthDefault => !f.has_month_to_month_default,
+            ReadinessItem::VerifiedWebhooks => f.unverified_webhook_endpoints > 0,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_live_app_is_ready_only_with_every_item() {
+        use super::{missing_for_live, ReadinessFacts, ReadinessItem as I};
+        let ready = ReadinessFacts {
+            has_color: true,
+            has_logo: true,
+            has_support_email: true,
+            has_support_phone: true,
+            has_payment_keys: true,
+            allowed_origins: 1,
+            has_month_to_month_default: true,
+            unverified_webhook_endpoints: 0,
+        };
+        assert!(missing_for_live(&ready).is_empty());
+        assert_eq!(
+            missing_for_live(&ReadinessFacts::default()),
+            [
+                I::Brand,
+                I::SupportContacts,
+                I::PaymentKeys,
+                I::AllowedOrigins,
+                I::MonthToMonthDefault
+            ]
+        );
+        let no_logo = ReadinessFacts {
+            has_logo: false,
+            ..ready
+        };
+        assert_eq!(missing_for_live(&no_logo), [I::Brand]);
+        let phone_only = ReadinessFacts {
+            has_support_email: false,
+            ..ready
+        };
+        assert_eq!(missing_for_live(&phone_only), [I::SupportContacts]);
+        let unverified = ReadinessFacts {
+            unverified_webhook_endpoints: 1,
+            ..ready
+        };
+        assert_eq!(missing_for_live(&unverified), [I::VerifiedWebhooks]);
+    }
+
     use super::*;
 
     #[test]

@@ -36,6 +36,21 @@ impl DocumentKind {
     }
 }
 
+/// The documents' titles in the order a contract lists them (EFL, TOS, YRAC, LOA, notices),
+/// whatever order they were stored in.
+pub fn titles_in_contract_order(kinds: &[DocumentKind]) -> Vec<String> {
+    let rank = |k: &DocumentKind| match k {
+        DocumentKind::Efl => 0,
+        DocumentKind::Tos => 1,
+        DocumentKind::Yrac => 2,
+        DocumentKind::Loa => 3,
+        DocumentKind::RenewalNotice => 4,
+    };
+    let mut kinds = kinds.to_vec();
+    kinds.sort_by_key(rank);
+    kinds.iter().map(|k| k.title().to_owned()).collect()
+}
+
 /// The file name of a stored document attached to an e-mail, e.g.
 /// `renewal-notice-2027-11-30.pdf`: what the message calls it and what the sandbox outbox shows.
 pub fn attachment_file_name(kind: DocumentKind, version: &str) -> String {

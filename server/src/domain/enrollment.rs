@@ -226,9 +226,50 @@ pub fn check_renewal(
     Ok(day)
 }
 
+/// As `check_renewal`, with the start date optional: none asks for the one day allowed (the day
+/// after the contract in force ends; tomorrow for a month-to-month one).
+pub fn check_renewal_from(
+    in_force: Option<(ContractStatus, Option<NaiveDate>)>,
+    already_queued: bool,
+    today: NaiveDate,
+    start: Option<NaiveDate>,
+    terms_accepted: bool,
+) -> Result<NaiveDate, RenewalRefusal> {
+    let allowed = in_force.map_or(today, |(_, end)| renewal_start(end, today));
+    check_renewal(
+        in_force,
+        already_queued,
+        today,
+        start.unwrap_or(allowed),
+        terms_accepted,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renewal_without_a_start_date_starts_on_the_one_day_allowed() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let today = d("2026-11-23");
+        let active = Some((ContractStatus::Active, Some(d("2027-01-31"))));
+        assert_eq!(
+            check_renewal_from(active, false, today, None, true),
+            Ok(d("2027-02-01"))
+        );
+        assert!(check_renewal_from(active, false, today, Some(d("2027-02-02")), true).is_err());
+        let month_to_month = Some((ContractStatus::Active, None));
+        assert_eq!(
+            check_renewal_from(month_to_month, false, today, None, true),
+            Ok(d("2026-11-24"))
+        );
+        let early = Some((ContractStatus::Active, Some(d("2027-12-31"))));
+        assert_eq!(
+            check_renewal_from(early, false, today, None, true),
+            Err(RenewalRefusal::NotEligible)
+        );
+    }
 
     #[test]
     fn a_renewal_starts_the_day_after_the_contract_ends_once_accepted() {
@@ -443,8 +484,9 @@ pub struct StartDateOutOfRange {
 }
 
 /// Checks a requested start date against the plan's window and the market's rules for today
-/// (a switch needs the rescission wait; a client agent enrollment starts 7 to 30 days out);
-/// without an explicit type, a date early enough for a move-in only is a move-in.
+/// (a switch needs the rescission wait; a client agent enrollment starts 7 to 30 days out; a
+/// move-in starts today only while `same_day`, see `market::same_day_move_in`); without an
+/// explicit type, a date early enough for a move-in only is a move-in.
 pub fn check_start_date(
     start: NaiveDate,
     plan_window: (NaiveDate, NaiveDate),
@@ -452,8 +494,9 @@ pub fn check_start_date(
     enroller: Enroller,
     requested: Option<EnrollmentType>,
     cal: &BusinessCalendar,
+    same_day: bool,
 ) -> Result<EnrollmentType, StartDateOutOfRange> {
-    let market = start_window(today, enroller, cal);
+    let market = start_window(today, enroller, cal, same_day);
     let latest = plan_window.1.min(market.latest);
     let earliest_any = plan_window.0.max(market.earliest);
     let earliest_switch = plan_window.0.max(market.earliest_switch);
@@ -470,6 +513,12 @@ pub fn check_start_date(
         return Err(StartDateOutOfRange { earliest, latest });
     }
     Ok(kind)
+}
+
+/// Whether an accepted start date can still be kept `today`: a later day, or today while the
+/// utility still starts move-ins the same day.
+pub fn start_still_kept(start: NaiveDate, today: NaiveDate, same_day: bool) -> bool {
+    start > today || (start == today && same_day)
 }
 
 /// The last day of a fixed contract (none for month-to-month): the day before the term's
@@ -716,7 +765,8 @@ mod enrollment_rules {
                 today,
                 Enroller::Customer,
                 None,
-                &cal()
+                &cal(),
+                false
             ),
             Ok(EnrollmentType::MoveIn)
         );
@@ -727,7 +777,8 @@ mod enrollment_rules {
                 today,
                 Enroller::Customer,
                 None,
-                &cal()
+                &cal(),
+                false
             ),
             Ok(EnrollmentType::Switch)
         );
@@ -738,7 +789,8 @@ mod enrollment_rules {
                 today,
                 Enroller::Customer,
                 Some(EnrollmentType::Switch),
-                &cal()
+                &cal(),
+                false
             ),
             Err(StartDateOutOfRange {
                 earliest: day("2026-11-27"),
@@ -751,7 +803,8 @@ mod enrollment_rules {
             today,
             Enroller::Customer,
             None,
-            &cal()
+            &cal(),
+            false
         )
         .is_err());
         assert!(check_start_date(
@@ -760,17 +813,62 @@ mod enrollment_rules {
             today,
             Enroller::Customer,
             None,
-            &cal()
+            &cal(),
+            false
         )
         .is_err());
+    }
+
+    #[test]
+    fn a_same_day_start_is_a_move_in_while_the_utility_takes_them() {
+        let today = day("2026-11-23");
+        let plan = (today, day("2027-02-21"));
+        let check = |same_day, kind| {
+            check_start_date(
+                today,
+                plan,
+                today,
+                Enroller::Customer,
+                kind,
+                &cal(),
+                same_day,
+            )
+        };
+        assert_eq!(check(true, None), Ok(EnrollmentType::MoveIn));
+        assert!(check(true, Some(EnrollmentType::Switch)).is_err());
+        assert_eq!(
+            check(false, None),
+            Err(StartDateOutOfRange {
+                earliest: day("2026-11-24"),
+                latest: day("2027-02-21")
+            })
+        );
+    }
+
+    #[test]
+    fn an_accepted_start_is_kept_until_its_day_or_the_same_day_cut_off() {
+        let today = day("2026-11-23");
+        assert!(start_still_kept(day("2026-11-24"), today, false));
+        assert!(start_still_kept(today, today, true));
+        assert!(!start_still_kept(today, today, false));
+        assert!(!start_still_kept(day("2026-11-22"), today, true));
     }
 
     #[test]
     fn client_agent_starts_are_seven_to_thirty_days_out() {
         let today = day("2026-11-23");
         let plan = (day("2026-11-24"), day("2027-02-21"));
-        let check =
-            |d: &str| check_start_date(day(d), plan, today, Enroller::ClientAgent, None, &cal());
+        let check = |d: &str| {
+            check_start_date(
+                day(d),
+                plan,
+                today,
+                Enroller::ClientAgent,
+                None,
+                &cal(),
+                true,
+            )
+        };
         assert!(check("2026-11-29").is_err());
         assert_eq!(check("2026-11-30"), Ok(EnrollmentType::Switch));
         assert!(check("2026-12-23").is_ok());

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 /// Every event type, as partners subscribe to them.
 pub const EVENT_TYPES: &[&str] = &[
+    "account.created",
     "enrollment.plan_requested",
     "enrollment.plan_accepted",
     "enrollment.identity_updated",
@@ -52,6 +53,11 @@ pub fn endpoint_wants(filter: &[String], kind: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Event {
+    /// A new account of the app (through the API or the hosted sign-up).
+    AccountCreated {
+        account_uuid: Uuid,
+        account_number: String,
+    },
     PlanRequested {
         account_uuid: Uuid,
         esi_id: Option<String>,
@@ -225,6 +231,7 @@ impl Event {
     /// The event's type, as partners subscribe to it.
     pub fn kind(&self) -> &'static str {
         match self {
+            Event::AccountCreated { .. } => "account.created",
             Event::PlanRequested { .. } => "enrollment.plan_requested",
             Event::PlanAccepted { .. } => "enrollment.plan_accepted",
             Event::RenewalPlanRequested { .. } => "location.renewal_plan_requested",
@@ -256,7 +263,8 @@ impl Event {
     /// The account the event is about (none for a webhook test).
     pub fn account_uuid(&self) -> Option<Uuid> {
         match self {
-            Event::PlanRequested { account_uuid, .. }
+            Event::AccountCreated { account_uuid, .. }
+            | Event::PlanRequested { account_uuid, .. }
             | Event::PlanAccepted { account_uuid, .. }
             | Event::RenewalPlanRequested { account_uuid, .. }
             | Event::RenewalPlanAccepted { account_uuid, .. }
@@ -290,9 +298,644 @@ impl Event {
     }
 }
 
+/// The JSON type of a field of an event's `data`, as the API reference documents it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Uuid,
+    /// An array of uuids.
+    Uuids,
+    Text,
+    Integer,
+    Boolean,
+    /// `YYYY-MM-DD`, the market's day.
+    Date,
+    /// RFC 3339, UTC.
+    Timestamp,
+}
+
+/// One field of an event's `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDoc {
+    pub name: &'static str,
+    pub ty: FieldType,
+    /// The field may be `null`.
+    pub nullable: bool,
+    pub about: &'static str,
+}
+
+/// What an event type means and the fields its `data` carries: the OpenAPI's schema of each
+/// type and the README's table are written from this; a test holds it to what `Event::data`
+/// really serializes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventDoc {
+    pub kind: &'static str,
+    pub about: &'static str,
+    pub fields: &'static [FieldDoc],
+}
+
+const fn field(name: &'static str, ty: FieldType, about: &'static str) -> FieldDoc {
+    FieldDoc {
+        name,
+        ty,
+        nullable: false,
+        about,
+    }
+}
+
+const fn nullable(name: &'static str, ty: FieldType, about: &'static str) -> FieldDoc {
+    FieldDoc {
+        name,
+        ty,
+        nullable: true,
+        about,
+    }
+}
+
+/// Every event type's documentation, in `EVENT_TYPES`' order.
+pub const EVENT_DOCS: &[EventDoc] = &[
+    EventDoc {
+        kind: "account.created",
+        about: "A new account of the app, made through the API or the hosted sign-up.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field(
+                "account_number",
+                FieldType::Text,
+                "The account's number, as bills print it.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "enrollment.plan_requested",
+        about: "Plans were priced for the account.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            nullable(
+                "esi_id",
+                FieldType::Text,
+                "The meter priced for, when one was given.",
+            ),
+            nullable(
+                "postal_code",
+                FieldType::Text,
+                "The ZIP code priced for, when no meter was given.",
+            ),
+            field("plan_uuids", FieldType::Uuids, "The plans priced."),
+            field(
+                "is_custom",
+                FieldType::Boolean,
+                "Priced with the app's own terms for this account.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "enrollment.plan_accepted",
+        about: "A plan was accepted: the location and its contract exist.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            field("plan_uuid", FieldType::Uuid, "The plan accepted."),
+            field("contract_uuid", FieldType::Uuid, "The contract made."),
+            field(
+                "service_start_date",
+                FieldType::Date,
+                "The start date asked for.",
+            ),
+            field(
+                "accepted_by",
+                FieldType::Text,
+                "`customer` or `client_agent`.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "enrollment.identity_updated",
+        about: "The customer's identity details changed.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field(
+                "is_identity_complete",
+                FieldType::Boolean,
+                "Whether every identity detail enrollment needs is given.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "enrollment.finalized",
+        about: "The enrollment was finalized and goes to verification.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field(
+                "is_client_agent_enrollment",
+                FieldType::Boolean,
+                "Finalized by the partner on the customer's behalf.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_method_added",
+        about: "A card became the account's payment method.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("card_brand", FieldType::Text, "`visa`, `mastercard`, ..."),
+            field(
+                "card_last4",
+                FieldType::Text,
+                "The card's last four digits.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.billing_address_updated",
+        about: "The billing address was set.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field(
+                "same_as_service_address",
+                FieldType::Boolean,
+                "Bills go to the service address.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_failed",
+        about: "A charge of an invoice was declined.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("payment_uuid", FieldType::Uuid, "The payment attempt."),
+            field("amount_cents", FieldType::Integer, "The amount tried."),
+            nullable(
+                "failure_code",
+                FieldType::Text,
+                "Why it failed (`card_declined`, `insufficient_funds`, ...).",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_successful",
+        about: "An invoice was paid.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("payment_uuid", FieldType::Uuid, "The payment."),
+            field("amount_cents", FieldType::Integer, "The amount paid."),
+            nullable("failure_code", FieldType::Text, "Always null."),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_refunded",
+        about: "(Part of) a paid invoice's payment went back to the card.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("payment_uuid", FieldType::Uuid, "The payment refunded."),
+            field("amount_cents", FieldType::Integer, "This refund."),
+            field(
+                "refunded_cents",
+                FieldType::Integer,
+                "Everything refunded of the payment so far, this refund included.",
+            ),
+            field(
+                "source",
+                FieldType::Text,
+                "`operator` (refunded from the dashboard) or `processor` (reported by the card processor).",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.payment_disputed",
+        about: "The cardholder disputed a payment with their bank, as the card processor reported.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("payment_uuid", FieldType::Uuid, "The payment disputed."),
+            field("amount_cents", FieldType::Integer, "The amount disputed."),
+        ],
+    },
+    EventDoc {
+        kind: "account.status_updated",
+        about: "The account's status or its reason changed.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("status", FieldType::Text, "The new status."),
+            field("status_reason", FieldType::Text, "The new reason."),
+            field("previous_status", FieldType::Text, "The status before."),
+            field(
+                "previous_status_reason",
+                FieldType::Text,
+                "The reason before.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "account.credit_reviewed",
+        about: "The operator decided on a credit check the bureau did not approve.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("review_uuid", FieldType::Uuid, "The review."),
+            field(
+                "decision",
+                FieldType::Text,
+                "`approved`, `deposit_required` or `declined`.",
+            ),
+            field(
+                "cause",
+                FieldType::Text,
+                "What the bureau answered: `declined`, `not_found`, `frozen` or `error`.",
+            ),
+            nullable(
+                "deposit_cents",
+                FieldType::Integer,
+                "The deposit asked for.",
+            ),
+            nullable("reason", FieldType::Text, "Why it was declined."),
+        ],
+    },
+    EventDoc {
+        kind: "account.deposit_required",
+        about: "A deposit is needed before the enrollment goes on.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("deposit_uuid", FieldType::Uuid, "The deposit."),
+            field("amount_cents", FieldType::Integer, "Its amount."),
+        ],
+    },
+    EventDoc {
+        kind: "account.deposit_paid",
+        about: "The required deposit was paid.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("deposit_uuid", FieldType::Uuid, "The deposit."),
+            field("amount_cents", FieldType::Integer, "The amount paid."),
+        ],
+    },
+    EventDoc {
+        kind: "location.service_active",
+        about: "Service started at a location.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            nullable(
+                "service_start_date",
+                FieldType::Date,
+                "The day service started.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "location.service_canceled",
+        about: "Service ended, or will end, at a location.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            nullable(
+                "final_service_date",
+                FieldType::Date,
+                "The last day of service.",
+            ),
+            field(
+                "reason",
+                FieldType::Text,
+                "`moving`, `switching`, `other`, `customer_switched_away`, ...",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "location.usage_history_available",
+        about: "The utility's usage history of a location arrived.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+        ],
+    },
+    EventDoc {
+        kind: "location.renewal_plan_requested",
+        about: "Renewal plans were priced for a location.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            field("plan_uuids", FieldType::Uuids, "The plans priced."),
+        ],
+    },
+    EventDoc {
+        kind: "location.renewal_plan_accepted",
+        about:
+            "A renewal plan was accepted: its contract starts the day after the current one ends.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            field("plan_uuid", FieldType::Uuid, "The plan accepted."),
+            field("contract_uuid", FieldType::Uuid, "The renewal's contract."),
+            field("service_start_date", FieldType::Date, "The day it starts."),
+            field(
+                "accepted_by",
+                FieldType::Text,
+                "`customer` or `client_agent`.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "location.renewal_email_sent",
+        about: "An expiration notice was e-mailed.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location."),
+            field("contract_end", FieldType::Date, "The contract's last day."),
+            field(
+                "days_left",
+                FieldType::Integer,
+                "Days from the notice to the end.",
+            ),
+        ],
+    },
+    EventDoc {
+        kind: "invoice.created",
+        about: "An invoice was issued.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("total_cents", FieldType::Integer, "Its total."),
+            field("invoice_date", FieldType::Date, "The day it was issued."),
+            field("payment_due_date", FieldType::Date, "The day it is due."),
+            field("status", FieldType::Text, "Its status."),
+        ],
+    },
+    EventDoc {
+        kind: "invoice.paid",
+        about: "An invoice was paid in full.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("total_cents", FieldType::Integer, "Its total."),
+            field("paid_at", FieldType::Timestamp, "When it was paid."),
+        ],
+    },
+    EventDoc {
+        kind: "invoice.past_due",
+        about: "An invoice was not paid by its due date.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field("invoice_number", FieldType::Text, "The invoice."),
+            field("total_cents", FieldType::Integer, "Its total."),
+            field("payment_due_date", FieldType::Date, "The day it was due."),
+        ],
+    },
+    EventDoc {
+        kind: "invoice.late_fee_charged",
+        about: "A late fee on a past-due bill was charged as a line of the next bill.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location billed."),
+            field(
+                "invoice_number",
+                FieldType::Text,
+                "The bill that charges the fee.",
+            ),
+            field(
+                "penalized_invoice_number",
+                FieldType::Text,
+                "The past-due bill.",
+            ),
+            field(
+                "base_cents",
+                FieldType::Integer,
+                "The unpaid amount the fee is on.",
+            ),
+            field(
+                "percent",
+                FieldType::Text,
+                "The fee's percent, as a decimal string.",
+            ),
+            field("amount_cents", FieldType::Integer, "The fee."),
+        ],
+    },
+    EventDoc {
+        kind: "webhook.test",
+        about: "A test event sent to one endpoint from the dashboard or the API.",
+        fields: &[field(
+            "endpoint_uuid",
+            FieldType::Uuid,
+            "The endpoint tested.",
+        )],
+    },
+];
+
+/// The documentation of an event type.
+pub fn event_doc(kind: &str) -> Option<&'static EventDoc> {
+    EVENT_DOCS.iter().find(|d| d.kind == kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One event of every type, every optional field given.
+    fn samples() -> Vec<Event> {
+        let id = Uuid::from_u128(7);
+        let day = NaiveDate::from_ymd_opt(2027, 3, 1).unwrap();
+        let at = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+        let attempt = PaymentAttempt {
+            account_uuid: id,
+            location_uuid: id,
+            invoice_number: "INV-1".to_owned(),
+            payment_uuid: id,
+            amount_cents: 100,
+            failure_code: Some("card_declined".to_owned()),
+        };
+        vec![
+            Event::AccountCreated {
+                account_uuid: id,
+                account_number: "A-1".to_owned(),
+            },
+            Event::PlanRequested {
+                account_uuid: id,
+                esi_id: Some("1".to_owned()),
+                postal_code: Some("75201".to_owned()),
+                plan_uuids: vec![id],
+                is_custom: false,
+            },
+            Event::PlanAccepted {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuid: id,
+                contract_uuid: id,
+                service_start_date: day,
+                accepted_by: "customer".to_owned(),
+            },
+            Event::IdentityUpdated {
+                account_uuid: id,
+                is_identity_complete: true,
+            },
+            Event::Finalized {
+                account_uuid: id,
+                is_client_agent_enrollment: false,
+            },
+            Event::PaymentMethodAdded {
+                account_uuid: id,
+                card_brand: "visa".to_owned(),
+                card_last4: "4242".to_owned(),
+            },
+            Event::BillingAddressUpdated {
+                account_uuid: id,
+                same_as_service_address: true,
+            },
+            Event::PaymentFailed(attempt.clone()),
+            Event::PaymentSuccessful(attempt),
+            Event::PaymentRefunded {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "INV-1".to_owned(),
+                payment_uuid: id,
+                amount_cents: 50,
+                refunded_cents: 50,
+                source: "operator".to_owned(),
+            },
+            Event::PaymentDisputed {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "INV-1".to_owned(),
+                payment_uuid: id,
+                amount_cents: 100,
+            },
+            Event::StatusUpdated {
+                account_uuid: id,
+                status: "a".to_owned(),
+                status_reason: "b".to_owned(),
+                previous_status: "c".to_owned(),
+                previous_status_reason: "d".to_owned(),
+            },
+            Event::CreditReviewed {
+                account_uuid: id,
+                review_uuid: id,
+                decision: "declined".to_owned(),
+                cause: "declined".to_owned(),
+                deposit_cents: Some(1),
+                reason: Some("r".to_owned()),
+            },
+            Event::DepositRequired {
+                account_uuid: id,
+                deposit_uuid: id,
+                amount_cents: 1,
+            },
+            Event::DepositPaid {
+                account_uuid: id,
+                deposit_uuid: id,
+                amount_cents: 1,
+            },
+            Event::ServiceActive {
+                account_uuid: id,
+                location_uuid: id,
+                service_start_date: Some(day),
+            },
+            Event::ServiceCanceled {
+                account_uuid: id,
+                location_uuid: id,
+                final_service_date: Some(day),
+                reason: "moving".to_owned(),
+            },
+            Event::UsageHistoryAvailable {
+                account_uuid: id,
+                location_uuid: id,
+            },
+            Event::RenewalPlanRequested {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuids: vec![id],
+            },
+            Event::RenewalPlanAccepted {
+                account_uuid: id,
+                location_uuid: id,
+                plan_uuid: id,
+                contract_uuid: id,
+                service_start_date: day,
+                accepted_by: "customer".to_owned(),
+            },
+            Event::RenewalEmailSent {
+                account_uuid: id,
+                location_uuid: id,
+                contract_end: day,
+                days_left: 30,
+            },
+            Event::InvoiceCreated {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                invoice_date: day,
+                payment_due_date: day,
+                status: "open".to_owned(),
+            },
+            Event::InvoicePaid {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                paid_at: at,
+            },
+            Event::InvoicePastDue {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                total_cents: 1,
+                payment_due_date: day,
+            },
+            Event::InvoiceLateFeeCharged {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                penalized_invoice_number: "H".to_owned(),
+                base_cents: 1,
+                percent: "5".to_owned(),
+                amount_cents: 1,
+            },
+            Event::WebhookTest { endpoint_uuid: id },
+        ]
+    }
+
+    #[test]
+    fn every_type_is_documented_with_exactly_the_fields_it_carries() {
+        let kinds: Vec<&str> = EVENT_DOCS.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, EVENT_TYPES);
+        let samples = samples();
+        let sampled: Vec<&str> = samples.iter().map(Event::kind).collect();
+        assert_eq!(sampled, EVENT_TYPES, "one sample per type, in order");
+        for event in samples {
+            let doc = event_doc(event.kind()).unwrap();
+            let data = event.data();
+            let object = data.as_object().unwrap();
+            let mut carried: Vec<&str> = object.keys().map(String::as_str).collect();
+            let mut documented: Vec<&str> = doc.fields.iter().map(|f| f.name).collect();
+            carried.sort_unstable();
+            documented.sort_unstable();
+            assert_eq!(carried, documented, "{}", doc.kind);
+            for f in doc.fields {
+                let v = &object[f.name];
+                let ok = match f.ty {
+                    FieldType::Uuid => v.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()),
+                    FieldType::Uuids => v.as_array().is_some_and(|a| {
+                        a.iter()
+                            .all(|x| x.as_str().is_some_and(|s| s.parse::<Uuid>().is_ok()))
+                    }),
+                    FieldType::Text => v.is_string(),
+                    FieldType::Integer => v.is_i64(),
+                    FieldType::Boolean => v.is_boolean(),
+                    FieldType::Date => v.as_str().is_some_and(|s| s.parse::<NaiveDate>().is_ok()),
+                    FieldType::Timestamp => v
+                        .as_str()
+                        .is_some_and(|s| s.parse::<DateTime<Utc>>().is_ok()),
+                };
+                assert!(ok, "{}.{}: {v}", doc.kind, f.name);
+            }
+        }
+    }
 
     #[test]
     fn empty_filters_take_everything() {
@@ -307,7 +950,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 25);
+        assert_eq!(EVENT_TYPES.len(), 26);
     }
 
     #[test]

@@ -208,8 +208,8 @@ pub fn status_in_words(status: AccountStatus, reason: StatusReason) -> &'static 
             "Your credit file is frozen: lift the freeze at the credit bureau and we check again."
         }
         (_, R::CreditDeclined | R::CreditNotFound) => {
-            "We could not approve your enrollment on the credit check alone: our support team \
-             will contact you."
+            "We could not approve your enrollment on the credit check alone: it is being \
+             reviewed, and we e-mail you the decision."
         }
         (_, R::MissingPaymentMethod) => "Your enrollment needs a payment card.",
         (AccountStatus::NotEnrolled, _) => {

@@ -263,10 +263,38 @@ pub const SWITCH_BUSINESS_DAYS: u32 = 3;
 /// A priced plan is good for this many business days.
 pub const PRICE_VALID_BUSINESS_DAYS: u32 = 5;
 
-pub fn start_window(today: NaiveDate, enroller: Enroller, cal: &BusinessCalendar) -> StartWindow {
+/// Whether a move-in may still start today at `now`: on a business day, before the utility's
+/// same-day cut-off (market time). A utility without one (`None`) starts move-ins the next day
+/// at the earliest.
+pub fn same_day_move_in(
+    now: DateTime<Utc>,
+    cutoff: Option<chrono::NaiveTime>,
+    cal: &BusinessCalendar,
+) -> bool {
+    let local = now.with_timezone(&Chicago);
+    cutoff.is_some_and(|c| cal.is_business_day(local.date_naive()) && local.time() < c)
+}
+
+/// A utility's same-day cut-off as stored (`HH:MM`, market time); `None` when it has none.
+pub fn parse_cutoff(stored: Option<&str>) -> Option<chrono::NaiveTime> {
+    stored.and_then(|s| chrono::NaiveTime::parse_from_str(s, "%H:%M").ok())
+}
+
+/// The dates a plan may start on, decided `today`; `same_day` when a move-in may still start
+/// today (`same_day_move_in`).
+pub fn start_window(
+    today: NaiveDate,
+    enroller: Enroller,
+    cal: &BusinessCalendar,
+    same_day: bool,
+) -> StartWindow {
     match enroller {
         Enroller::Customer => StartWindow {
-            earliest: today + Duration::days(1),
+            earliest: if same_day {
+                today
+            } else {
+                today + Duration::days(1)
+            },
             earliest_switch: cal.add_business_days(today, SWITCH_BUSINESS_DAYS),
             latest: today + Duration::days(MAX_DAYS_AHEAD),
         },
@@ -498,13 +526,42 @@ mod tests {
     #[test]
     fn start_windows() {
         let cal = calendar();
-        let w = start_window(d("2026-11-23"), Enroller::Customer, &cal);
+        let w = start_window(d("2026-11-23"), Enroller::Customer, &cal, false);
         assert_eq!(w.earliest, d("2026-11-24"));
         assert_eq!(w.earliest_switch, d("2026-11-27"));
         assert_eq!(w.latest, d("2027-02-21"));
-        let w = start_window(d("2026-11-23"), Enroller::ClientAgent, &cal);
+        let w = start_window(d("2026-11-23"), Enroller::Customer, &cal, true);
+        assert_eq!(
+            (w.earliest, w.earliest_switch),
+            (d("2026-11-23"), d("2026-11-27"))
+        );
+        let w = start_window(d("2026-11-23"), Enroller::ClientAgent, &cal, false);
         assert_eq!((w.earliest, w.latest), (d("2026-11-30"), d("2026-12-23")));
+        // A client agent enrollment starts a week out, same-day utility or not.
+        assert_eq!(
+            start_window(d("2026-11-23"), Enroller::ClientAgent, &cal, true),
+            w
+        );
         assert_eq!(price_expiry_date(d("2026-11-23"), &cal), d("2026-12-01"));
+    }
+
+    #[test]
+    fn a_move_in_starts_today_only_before_the_cut_off_of_a_business_day() {
+        let cal = calendar();
+        let cutoff = parse_cutoff(Some("17:00"));
+        assert_eq!(cutoff, chrono::NaiveTime::from_hms_opt(17, 0, 0));
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        // Monday 2026-11-23, Central standard time (UTC-6).
+        assert!(same_day_move_in(at("2026-11-23T22:59:00Z"), cutoff, &cal));
+        assert!(!same_day_move_in(at("2026-11-23T23:00:00Z"), cutoff, &cal));
+        // 00:30 on Tuesday in Texas (06:30 UTC): a new business day, long before its cut-off.
+        assert!(same_day_move_in(at("2026-11-24T06:30:00Z"), cutoff, &cal));
+        // Thanksgiving and a Saturday are no business days.
+        assert!(!same_day_move_in(at("2026-11-26T15:00:00Z"), cutoff, &cal));
+        assert!(!same_day_move_in(at("2026-11-28T15:00:00Z"), cutoff, &cal));
+        // A utility without a cut-off never starts the same day.
+        assert!(!same_day_move_in(at("2026-11-23T15:00:00Z"), None, &cal));
+        assert_eq!(parse_cutoff(Some("5pm")), None);
     }
 
     #[test]
@@ -561,7 +618,7 @@ mod tests {
 
     #[test]
     fn a_start_window_allows_its_own_ends() {
-        let w = start_window(d("2026-11-23"), Enroller::Customer, &calendar());
+        let w = start_window(d("2026-11-23"), Enroller::Customer, &calendar(), false);
         assert!(w.allows(w.earliest) && w.allows(w.latest));
         assert!(!w.allows(w.earliest - Duration::days(1)));
         assert!(!w.allows(w.latest + Duration::days(1)));

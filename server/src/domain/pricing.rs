@@ -66,31 +66,15 @@ pub fn default_groups() -> Vec<GroupTerms> {
         is_month_to_month_default: m2m,
     };
     vec![
-        group(
-            "12-Month Fixed",
-            PlanType::Fixed,
-            12,
-            42_000,
-            0,
-            15_000,
-            false,
-        ),
-        group(
-            "24-Month Fixed",
-            PlanType::Fixed,
-            24,
-            39_000,
-            0,
-            20_000,
-            false,
-        ),
+        group("12-Month Fixed", PlanType::Fixed, 12, 42_000, 0, 0, false),
+        group("24-Month Fixed", PlanType::Fixed, 24, 39_000, 0, 0, false),
         group(
             "12-Month Fixed Solar Buyback",
             PlanType::Fixed,
             12,
             45_000,
             75_000,
-            15_000,
+            0,
             false,
         ),
         group(
@@ -222,10 +206,10 @@ pub fn price_plan(
         tdu_fixed_cents_per_month: tdu.fixed_cents_per_month,
         tdu_cents_per_kwh: tdu.cents_per_kwh,
         solar_buyback_cents_per_kwh: group.solar_buyback_cents_per_kwh,
-        early_termination_fee_cents: match group.plan_type {
-            PlanType::Fixed => group.early_termination_fee_cents,
-            PlanType::MonthToMonth => 0,
-        },
+        early_termination_fee_cents: super::renewal::stated_early_termination_fee_cents(
+            group.plan_type == PlanType::Fixed,
+            group.early_termination_fee_cents,
+        ),
         partner_commission_cents_per_month: commission,
         term_months,
     }

@@ -147,6 +147,18 @@ pub fn early_termination_fee_cents(
     }
 }
 
+/// The early termination fee a priced plan states, wherever it is shown (the API's plan, the
+/// sales screens, the EFL): the group's fee for a fixed plan when the product charges one,
+/// none otherwise. Stating a fee the product never charges would contradict the Terms of
+/// Service, so this is the one place that decides what a plan says.
+pub fn stated_early_termination_fee_cents(fixed: bool, group_fee_cents: i64) -> i64 {
+    if CHARGES_EARLY_TERMINATION_FEE && fixed {
+        group_fee_cents
+    } else {
+        0
+    }
+}
+
 /// One clause of the Terms of Service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
@@ -339,6 +351,19 @@ mod tests {
             notice_send_at(day("2027-01-01")).to_rfc3339(),
             "2027-01-01T15:00:00+00:00"
         );
+    }
+
+    #[test]
+    fn a_plan_states_the_fee_the_terms_of_service_promise() {
+        // The TOS says no fee is charged, so no plan may state one.
+        const { assert!(!CHARGES_EARLY_TERMINATION_FEE) };
+        assert_eq!(stated_early_termination_fee_cents(true, 15_000), 0);
+        assert_eq!(stated_early_termination_fee_cents(false, 15_000), 0);
+        let ending = tos_clauses()
+            .into_iter()
+            .find(|c| c.heading == "Ending service early")
+            .unwrap();
+        assert!(ending.text.starts_with("No early termination fee"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use sha2::Sha256;
 use url::{Host, Url};
 
 use super::{
-    events::{endpoint_wants, is_known_event_type, TEST_EVENT_TYPE},
+    events::{endpoint_wants, is_known_event_type, EVENT_TYPES, TEST_EVENT_TYPE},
     FieldError,
 };
 
@@ -201,7 +201,10 @@ pub fn parse_event_types(types: Vec<String>) -> Result<Vec<String>, FieldError> 
         if !is_known_event_type(&t) {
             return Err(FieldError::invalid(
                 format!("event_types[{i}]"),
-                format!("unknown event type {t}"),
+                format!(
+                    "unknown event type {t}; the event types are: {}",
+                    EVENT_TYPES.join(", ")
+                ),
             ));
         }
         if !out.contains(&t) {
@@ -418,8 +421,10 @@ pub fn check_target(url: &Url, allow_private: bool) -> Result<(), UrlRefusal> {
     };
     let private = || {
         UrlRefusal::NotAllowed(
-            "url must be on the public internet (this service does not deliver to loopback or \
-             private networks)"
+            "url must be on the public internet: this service delivers to loopback or private \
+             networks only for sandbox apps in development (when it runs on localhost) or when \
+             its operator sets webhooks.allow_private_targets = true \
+             (SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true)"
                 .into(),
         )
     };

@@ -296,11 +296,12 @@ pub async fn accept_renewal_plan(
     let terms_accepted = input
         .terms_accepted
         .ok_or_else(|| ApiError::from(FieldError::missing("terms_accepted")))?;
-    let raw_start = input
+    // Optional: a renewal has one allowed day, which none asks for.
+    let start = input
         .service_start_date
         .as_deref()
-        .ok_or_else(|| ApiError::from(FieldError::missing("service_start_date")))?;
-    let start = crate::domain::enrollment::parse_start_date(raw_start)?;
+        .map(crate::domain::enrollment::parse_start_date)
+        .transpose()?;
     let contract = services::renewal::accept_renewal(
         &state,
         &services::renewal::AcceptRenewal {
@@ -553,7 +554,7 @@ pub async fn accept_plan(
     request_body = FinalizeIn,
     responses(
         (status = 200, description = "The account, now reviewing", body = Account),
-        (status = 409, description = "`enrollment_incomplete` (with `missing`), `already_finalized`, `client_agent_not_recorded` (a client agent enrollment whose plan the customer accepted) or `plan_expired` (with `expired_at`: the accepted plan's price expired; request plans again and accept one, which replaces it)", body = ErrorEnvelope),
+        (status = 409, description = "`enrollment_incomplete` (with `missing`), `already_finalized`, `client_agent_not_recorded` (a client agent enrollment whose plan the customer accepted) `plan_expired` (with `expired_at`: the accepted plan's price expired; request plans again and accept one, which replaces it) or `start_date_passed` (with `earliest_start_date` and `latest_start_date`: the accepted start date has passed, or it is today and the utility's same-day cut-off has; accept a plan again with a date in that range, which replaces it)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]

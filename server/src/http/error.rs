@@ -121,12 +121,14 @@ error_codes! {
     ClientAgentNotRecorded => ("client_agent_not_recorded", CONFLICT, State),
     AlreadyFinalized => ("already_finalized", CONFLICT, State),
     PlanExpired => ("plan_expired", CONFLICT, State),
+    StartDatePassed => ("start_date_passed", CONFLICT, State),
     PlanAlreadyAccepted => ("plan_already_accepted", CONFLICT, State),
     RenewalNotEligible => ("renewal_not_eligible", CONFLICT, State),
     ServiceNotActive => ("service_not_active", CONFLICT, State),
     NothingToBill => ("nothing_to_bill", CONFLICT, State),
     InvoiceNotPayable => ("invoice_not_payable", CONFLICT, State),
     PaymentMethodMissing => ("payment_method_missing", CONFLICT, State),
+    AppNotReady => ("app_not_ready", CONFLICT, State),
     IdempotencyKeyInProgress => ("idempotency_key_in_progress", CONFLICT, State),
     TermsNotAccepted => ("terms_not_accepted", UNPROCESSABLE_ENTITY, InvalidRequest),
     ConsentRequired => ("consent_required", UNPROCESSABLE_ENTITY, InvalidRequest),
@@ -166,6 +168,19 @@ pub struct ApiError {
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
+    /// A live app that has not passed its readiness checklist: what it lacks, by name.
+    pub fn app_not_ready(missing: &[crate::domain::apps::ReadinessItem]) -> Self {
+        let names: Vec<&str> = missing.iter().map(|m| m.code()).collect();
+        ApiError::new(
+            ErrorCode::AppNotReady,
+            format!(
+                "this live app is not ready for customers yet; it still needs: {}",
+                names.join(", ")
+            ),
+        )
+        .with_detail("missing", names)
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         ApiError {
             code,
@@ -405,6 +420,7 @@ impl From<FlowLoginRefused> for ApiError {
             FlowLoginRefused::PlanGroupNotFound => {
                 ApiError::not_found("plan group").with_param("plan_group_uuid")
             }
+            FlowLoginRefused::AppNotReady(missing) => ApiError::app_not_ready(&missing),
         }
     }
 }
@@ -468,6 +484,17 @@ impl From<FinalizeRefused> for ApiError {
                 "expired_at",
                 expired_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             ),
+            FinalizeRefused::StartDatePassed(range) => ApiError::new(
+                ErrorCode::StartDatePassed,
+                format!(
+                    "The accepted start date can no longer be kept (it has passed, or the \
+                     utility's same-day cut-off has): accept a plan again with a start date \
+                     between {} and {}, which replaces this acceptance, then finalize",
+                    range.earliest, range.latest
+                ),
+            )
+            .with_detail("earliest_start_date", range.earliest.to_string())
+            .with_detail("latest_start_date", range.latest.to_string()),
             FinalizeRefused::Incomplete(missing) => ApiError::new(
                 ErrorCode::EnrollmentIncomplete,
                 format!("Finish these steps first: {}", missing.join(", ")),
@@ -566,6 +593,7 @@ impl From<SubmitCheckRefused> for ApiError {
     fn from(why: SubmitCheckRefused) -> Self {
         match why {
             SubmitCheckRefused::AccountNotFound => ApiError::not_found("account"),
+            SubmitCheckRefused::AppNotReady(missing) => ApiError::app_not_ready(&missing),
         }
     }
 }

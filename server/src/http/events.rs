@@ -65,7 +65,10 @@ pub async fn list_events(
         if !is_known_event_type(kind) {
             return Err(ApiError::new(
                 ErrorCode::ParameterInvalid,
-                format!("unknown event type {kind}"),
+                format!(
+                    "unknown event type {kind}; the event types are: {}",
+                    crate::domain::events::EVENT_TYPES.join(", ")
+                ),
             )
             .with_param("type"));
         }

@@ -193,9 +193,10 @@ fn link_expired_page(app: Option<&AppRow>) -> Response {
 <p>For your security, each link works once and only for a few minutes.</p>
 <p>{back}</p>{contacts}
 </main>
-<script>(()=>{{const m={{type:"service-flow-close",reason:"expired"}};if(parent!==window)for(const o of {targets})parent.postMessage(m,o);const w=window.ReactNativeWebView;if(w&&w.postMessage)w.postMessage(JSON.stringify(m))}})()</script>
+<script>{bridges}(()=>{{const m={{type:"service-flow-close",reason:"expired"}};if(parent!==window)for(const o of {targets})parent.postMessage(m,o);switchboardNative(JSON.stringify(m))}})()</script>
 </body></html>"#,
         name = html_escape(&name),
+        bridges = app::flow::NATIVE_BRIDGES_SCRIPT,
     );
     let mut r = (StatusCode::GONE, Html(html)).into_response();
     let headers = r.headers_mut();

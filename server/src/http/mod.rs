@@ -309,11 +309,25 @@ async fn not_found() -> ApiError {
     ApiError::new(ErrorCode::ResourceMissing, "No such route")
 }
 
-async fn method_not_allowed() -> ApiError {
-    ApiError::new(
+async fn method_not_allowed(uri: axum::http::Uri) -> ApiError {
+    let error = ApiError::new(
         ErrorCode::MethodNotAllowed,
         "This route does not take this method",
-    )
+    );
+    // A person who reloads or types the address of a form's target gets a page, not JSON.
+    let for_people = ["/dashboard", "/go/", "/portal", "/hosted/"]
+        .iter()
+        .any(|prefix| uri.path().starts_with(prefix));
+    if for_people {
+        ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            "This address takes a form's button, not a visit: go back to the page and use the \
+             form there.",
+        )
+        .as_page()
+    } else {
+        error
+    }
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {

@@ -189,6 +189,96 @@ impl Modify for StandardAnswers {
     }
 }
 
+/// One schema per event type (`Event.<type>`: the event with its `type` fixed and the fields
+/// of its `data`), and `WebhookEvent`, any one of them: what an endpoint receives, written
+/// from `domain::events::EVENT_DOCS`, which a test holds to what the events carry.
+struct EventSchemas;
+
+impl Modify for EventSchemas {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use crate::domain::events::{FieldType, EVENT_DOCS};
+        use utoipa::openapi::{
+            schema::{
+                AllOfBuilder, ArrayBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat,
+                SchemaType, Type,
+            },
+            Ref, RefOr, Schema,
+        };
+
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut any = OneOfBuilder::new().description(Some(
+            "An event as a webhook endpoint receives it (and as `GET /v1/app/events` lists it): \
+             one of the `Event.<type>` schemas.",
+        ));
+        for doc in EVENT_DOCS {
+            let mut data = ObjectBuilder::new().schema_type(Type::Object);
+            for field in doc.fields {
+                let ty = |t: Type| -> SchemaType {
+                    if field.nullable {
+                        SchemaType::from_iter([t, Type::Null])
+                    } else {
+                        SchemaType::Type(t)
+                    }
+                };
+                let format = |f: KnownFormat| Some(SchemaFormat::KnownFormat(f));
+                let schema: RefOr<Schema> = match field.ty {
+                    FieldType::Uuid => ObjectBuilder::new()
+                        .schema_type(ty(Type::String))
+                        .format(format(KnownFormat::Uuid)),
+                    FieldType::Text => ObjectBuilder::new().schema_type(ty(Type::String)),
+                    FieldType::Integer => ObjectBuilder::new()
+                        .schema_type(ty(Type::Integer))
+                        .format(format(KnownFormat::Int64)),
+                    FieldType::Boolean => ObjectBuilder::new().schema_type(ty(Type::Boolean)),
+                    FieldType::Date => ObjectBuilder::new()
+                        .schema_type(ty(Type::String))
+                        .format(format(KnownFormat::Date)),
+                    FieldType::Timestamp => ObjectBuilder::new()
+                        .schema_type(ty(Type::String))
+                        .format(format(KnownFormat::DateTime)),
+                    FieldType::Uuids => {
+                        let list = ArrayBuilder::new()
+                            .items(
+                                ObjectBuilder::new()
+                                    .schema_type(Type::String)
+                                    .format(format(KnownFormat::Uuid)),
+                            )
+                            .description(Some(field.about));
+                        data = data.property(field.name, list).required(field.name);
+                        continue;
+                    }
+                }
+                .description(Some(field.about))
+                .into();
+                data = data.property(field.name, schema).required(field.name);
+            }
+            let name = format!("Event.{}", doc.kind);
+            let typed = ObjectBuilder::new()
+                .property(
+                    "type",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some([doc.kind])),
+                )
+                .required("type")
+                .property("data", data)
+                .required("data");
+            components.schemas.insert(
+                name.clone(),
+                AllOfBuilder::new()
+                    .item(Ref::from_schema_name("Event"))
+                    .item(typed)
+                    .description(Some(doc.about))
+                    .into(),
+            );
+            any = any.item(Ref::from_schema_name(name));
+        }
+        components
+            .schemas
+            .insert("WebhookEvent".to_owned(), any.into());
+    }
+}
+
 /// What the server enforces that the derived schemas cannot say: the names each enumerated field
 /// takes (from the lists the server parses with), the listing ranges of `limit` and `offset`, and
 /// the rules between fields (`esi_id` or `postal_code`; exactly one of `to` and `days`).
@@ -343,6 +433,7 @@ pub fn document() -> String {
     let mut doc = doc;
     StandardAnswers.modify(&mut doc);
     Constraints.modify(&mut doc);
+    EventSchemas.modify(&mut doc);
     doc.to_pretty_json().unwrap_or_default() + "\n"
 }
 

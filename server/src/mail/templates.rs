@@ -56,8 +56,8 @@ pub enum Template {
     },
     /// The soft credit check passed: no deposit, and what happens next.
     CreditApproved { first_name: String },
-    /// The credit check declined the customer or found no file: support will get in touch about
-    /// alternatives.
+    /// The credit check declined the customer or found no file: the enrollment goes to the
+    /// credit review, whose decision is e-mailed.
     CreditNotApproved {
         first_name: String,
         /// No credit file was found (rather than declined).
@@ -88,6 +88,53 @@ pub enum Template {
     ServiceScheduled(ServiceNotice),
     /// Service started at the location.
     ServiceActive(ServiceNotice),
+    /// A renewal was accepted: the plan, when it starts, and its documents attached.
+    RenewalConfirmed(RenewalConfirmed),
+    /// A payment was received: a receipt.
+    PaymentReceipt(PaymentReceipt),
+    /// The card on file changed: a notice, so that a change nobody asked for is seen.
+    CardChanged(CardChanged),
+}
+
+/// What a renewal confirmation states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenewalConfirmed {
+    pub first_name: String,
+    pub plan_name: String,
+    /// None for a month-to-month plan.
+    pub term_months: Option<i64>,
+    pub energy_cents_per_kwh: String,
+    pub start_date: chrono::NaiveDate,
+    pub end_date: Option<chrono::NaiveDate>,
+    /// The titles of the documents attached.
+    pub attached: Vec<String>,
+}
+
+/// What a payment receipt states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentReceipt {
+    pub first_name: String,
+    pub amount_cents: i64,
+    /// "Visa ending in 4242".
+    pub card: Option<String>,
+    pub invoice_number: Option<String>,
+    /// It paid the security deposit a credit review asked for.
+    pub deposit: bool,
+    pub paid_on: chrono::NaiveDate,
+    /// The processor's reference of the payment.
+    pub reference: String,
+    /// What is still owed on the invoice after this payment.
+    pub balance_cents: Option<i64>,
+}
+
+/// What a card-change notice states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardChanged {
+    pub first_name: String,
+    /// "Visa ending in 4242".
+    pub card: String,
+    pub previous: Option<String>,
+    pub changed_on: chrono::NaiveDate,
 }
 
 /// What the operator decided, as the customer's e-mail tells it.
@@ -165,6 +212,8 @@ pub struct ServiceNotice {
     /// The requested (received), confirmed (scheduled) or actual (active) start date.
     pub start_date: Option<chrono::NaiveDate>,
     pub utility: Option<UtilityContact>,
+    /// What the e-mail carries as attachments (the documents' titles), when anything.
+    pub attached: Vec<String>,
 }
 
 /// The utility that owns the wires, which customers call about outages.
@@ -274,11 +323,119 @@ impl Template {
             Template::EnrollmentReceived(_) => "enrollment_received",
             Template::ServiceScheduled(_) => "service_scheduled",
             Template::ServiceActive(_) => "service_active",
+            Template::RenewalConfirmed(_) => "renewal_confirmed",
+            Template::PaymentReceipt(_) => "payment_receipt",
+            Template::CardChanged(_) => "card_changed",
         }
     }
 
     pub fn render(&self, brand: &Brand) -> Rendered {
         match self {
+            Template::RenewalConfirmed(r) => {
+                let mut paragraphs = vec![format!(
+                    "Thank you for renewing with {}. Your new plan is {}: {}, {}\u{a2} per kWh \
+                     for energy, starting on {}.",
+                    brand.display_name,
+                    r.plan_name,
+                    match (r.term_months, r.end_date) {
+                        (Some(months), Some(end)) =>
+                            format!("a fixed rate for {months} months, until {}", long_date(end)),
+                        (Some(months), None) => format!("a fixed rate for {months} months"),
+                        _ => "a variable rate, month to month".to_owned(),
+                    },
+                    r.energy_cents_per_kwh,
+                    long_date(r.start_date)
+                )];
+                paragraphs.push(
+                    "Your current plan continues until then; you do not need to do anything, \
+                     and your service is not interrupted."
+                        .to_owned(),
+                );
+                if !r.attached.is_empty() {
+                    paragraphs.push(format!(
+                        "Attached are the documents of your new contract, to keep: {}.",
+                        list_titles(&r.attached)
+                    ));
+                }
+                layout(
+                    brand,
+                    "Your renewal is confirmed",
+                    &r.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::PaymentReceipt(p) => {
+                let mut paragraphs = vec![format!(
+                    "We received your payment of {} on {}{}.",
+                    app::format::dollars(p.amount_cents),
+                    long_date(p.paid_on),
+                    p.card
+                        .as_ref()
+                        .map(|c| format!(" from your {c}"))
+                        .unwrap_or_default()
+                )];
+                if let Some(number) = &p.invoice_number {
+                    paragraphs.push(format!("It paid invoice {number}."));
+                }
+                if p.deposit {
+                    paragraphs.push(
+                        "It paid your security deposit, which earns interest and comes back to \
+                         you after twelve bills in a row paid on time, or is applied to your \
+                         final bill."
+                            .to_owned(),
+                    );
+                }
+                match p.balance_cents {
+                    Some(b) if b > 0 => paragraphs.push(format!(
+                        "{} is still due on that bill.",
+                        app::format::dollars(b)
+                    )),
+                    Some(_) => paragraphs.push("That bill is paid in full.".to_owned()),
+                    None => {}
+                }
+                paragraphs.push(format!("Payment reference: {}.", p.reference));
+                layout(
+                    brand,
+                    &format!(
+                        "Receipt for your payment of {}",
+                        app::format::dollars(p.amount_cents)
+                    ),
+                    &p.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
+            Template::CardChanged(c) => {
+                let mut paragraphs = vec![match &c.previous {
+                    Some(previous) => format!(
+                        "On {}, the card for your {} electricity account changed from your {} \
+                         to your {}.",
+                        long_date(c.changed_on),
+                        brand.display_name,
+                        previous,
+                        c.card
+                    ),
+                    None => format!(
+                        "On {}, your {} was saved as the card for your {} electricity account.",
+                        long_date(c.changed_on),
+                        c.card,
+                        brand.display_name
+                    ),
+                }];
+                paragraphs.push("Your bills are charged to this card from now on.".to_owned());
+                paragraphs.push(format!(
+                    "If you did not make this change, {} at once.",
+                    reach(brand)
+                ));
+                layout(
+                    brand,
+                    "The card on your account changed",
+                    &c.first_name,
+                    &paragraphs,
+                    None,
+                )
+            }
             Template::BillReady(b) => {
                 let mut paragraphs = vec![
                     format!(
@@ -426,6 +583,13 @@ impl Template {
                         long_date(start)
                     ));
                 }
+                if !n.attached.is_empty() {
+                    paragraphs.push(format!(
+                        "Attached are the documents of your contract, to keep: {}. They are also \
+                         in your account's documents.",
+                        list_titles(&n.attached)
+                    ));
+                }
                 paragraphs.push(
                     "What happens next: we check your details and arrange the switch with your \
                      utility. We will e-mail you when the utility confirms your start date, and \
@@ -522,9 +686,11 @@ impl Template {
                         l.plan_name, l.term_months, l.energy_cents_per_kwh
                     ),
                     format!("Service starts on {}.", long_date(l.start_date)),
-                    "If you did not agree to this, or changed your mind, reply to this e-mail \
-                     or contact support before the start date to cancel at no cost."
-                        .to_owned(),
+                    format!(
+                        "If you did not agree to this, or changed your mind, {} before the start \
+                         date to cancel at no cost.",
+                        reach(brand)
+                    ),
                 ],
                 None,
             ),
@@ -682,13 +848,14 @@ impl Template {
                                 brand.display_name,
                                 app::format::dollars(*amount_cents)
                             ),
-                            "The deposit earns interest and comes back to you after twelve bills \
+                            format!("The deposit earns interest and comes back to you after twelve bills \
                              in a row paid on time, or is applied to your final bill. You may \
                              owe no deposit at all if you are 65 or older with no past-due \
                              balance, have a family-violence certificate, or have a letter of \
                              good credit from your previous electricity provider covering the \
-                             last 12 months: reply to this e-mail to send it."
-                                .to_owned(),
+                             last 12 months: {} to send it.",
+                                reach(brand)
+                            ),
                             "Your enrollment continues once the deposit is paid. Use the link \
                              below to make sure the card it is charged to is right."
                                 .to_owned(),
@@ -704,9 +871,11 @@ impl Template {
                                 brand.display_name
                             ),
                             format!("The reason: {reason}"),
-                            "You can see where your enrollment stands with the link below; \
-                             reply to this e-mail if something is not right."
-                                .to_owned(),
+                            format!(
+                                "You can see where your enrollment stands with the link below; \
+                                 {} if something is not right.",
+                                reach(brand)
+                            ),
                         ],
                         "See your enrollment",
                     ),
@@ -746,9 +915,10 @@ impl Template {
                     &[
                         first.to_owned(),
                         format!(
-                            "Our support team will contact you by e-mail about alternatives, \
-                             such as additional proof of identity or credit, so that you can \
-                             still start service with {}.",
+                            "What happens next: your enrollment goes to review, where {} decides \
+                             whether it can go ahead as it is, with a deposit, or not. We e-mail \
+                             you the decision with a link to act on it; you do not need to do \
+                             anything until then.",
                             brand.display_name
                         ),
                     ],
@@ -756,6 +926,25 @@ impl Template {
                 )
             }
         }
+    }
+}
+
+/// Titles as a sentence lists them: "A, B and C".
+fn list_titles(titles: &[String]) -> String {
+    match titles {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// How the customer reaches the partner, as a sentence's verb phrase: the e-mails come from an
+/// address nobody reads, so they never ask for a reply.
+fn reach(brand: &Brand) -> String {
+    match (&brand.support_email, &brand.support_phone) {
+        (Some(email), _) => format!("write to {email}"),
+        (None, Some(phone)) => format!("call {phone}"),
+        (None, None) => format!("contact {}", brand.display_name),
     }
 }
 
@@ -1112,8 +1301,22 @@ mod tests {
                 name: "Oncor".to_owned(),
                 outage_phone: Some("1-888-313-4747".to_owned()),
             }),
+            attached: Vec::new(),
         };
+        let with_documents = Template::EnrollmentReceived(ServiceNotice {
+            attached: vec![
+                "Electricity Facts Label".to_owned(),
+                "Terms of Service".to_owned(),
+            ],
+            ..notice.clone()
+        })
+        .render(&full_brand());
+        assert!(with_documents.text.contains(
+            "Attached are the documents of your contract, to keep: Electricity Facts Label and \
+             Terms of Service."
+        ));
         let received = Template::EnrollmentReceived(notice.clone()).render(&full_brand());
+        assert!(!received.text.contains("Attached"));
         assert_eq!(received.subject, "We received your enrollment");
         assert!(received.text.contains("for 100 Elm St, Austin, TX 78701"));
         assert!(received.text.contains("start on March 1, 2027"));
@@ -1204,7 +1407,13 @@ mod tests {
         assert!(declined
             .render(&brand())
             .text
-            .contains("support team will contact you"));
+            .contains("your enrollment goes to review"));
+        // Nothing promises a team that does not exist or a reply nobody reads.
+        let text = declined.render(&brand()).text;
+        assert!(
+            !text.contains("support team") && !text.contains("reply"),
+            "{text}"
+        );
         let not_found = Template::CreditNotApproved {
             first_name: "Ana".to_owned(),
             not_found: true,

@@ -78,6 +78,18 @@ pub async fn create_account(
         now,
     )
     .await?;
+    store::events::insert_event(
+        &mut tx,
+        &NewEvent::of(
+            app_uuid,
+            &Event::AccountCreated {
+                account_uuid: row.uuid,
+                account_number: row.account_number.clone(),
+            },
+            now,
+        ),
+    )
+    .await?;
     tx.commit().await?;
     Ok(row)
 }

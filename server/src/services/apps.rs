@@ -19,7 +19,7 @@ use crate::{
         account::{parse_email, parse_renewals_url, parse_us_phone},
         apps::{
             allowed_origins, brand_color, check_payment_keys, check_webhook_secret,
-            logo_dimensions, slug, Origin,
+            logo_dimensions, missing_for_live, slug, Origin, ReadinessFacts, ReadinessItem,
         },
         pricing, tokens, FieldError,
     },
@@ -646,4 +646,48 @@ pub async fn note_token_use(db: Db, token_hash: String, now: chrono::DateTime<ch
     if let Err(e) = result {
         tracing::warn!(error = %e, "could not note an AppToken's last use");
     }
+}
+
+/// Where an app stands against the checklist a live app must pass before customers may start
+/// (a sandbox app is always open).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    pub live: bool,
+    /// What a live app still lacks, in the checklist's order.
+    pub missing: Vec<ReadinessItem>,
+}
+
+impl Readiness {
+    /// Whether customers may start: sign up on the hosted page, open an enrollment flow, give
+    /// their SSN.
+    pub fn is_open(&self) -> bool {
+        !self.live || self.missing.is_empty()
+    }
+}
+
+/// The app's readiness, read from its settings as they are now.
+pub async fn readiness(conn: impl Into<store::Conn<'_>>, app: &AppRow) -> store::Result<Readiness> {
+    if app.environment_kind() != Environment::Live {
+        return Ok(Readiness {
+            live: false,
+            missing: Vec::new(),
+        });
+    }
+    let counts = store::apps::readiness_counts(conn, app.uuid).await?;
+    let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+    let facts = ReadinessFacts {
+        has_color: given(&app.primary_color),
+        has_logo: given(&app.logo_url) || counts.logos > 0,
+        has_support_email: given(&app.support_email),
+        has_support_phone: given(&app.support_phone),
+        has_payment_keys: !app.payment_publishable_key.trim().is_empty() && counts.secret_keys > 0,
+        allowed_origins: app.origins().len(),
+        has_month_to_month_default: counts.month_to_month_defaults > 0,
+        unverified_webhook_endpoints: usize::try_from(counts.unverified_endpoints)
+            .unwrap_or(usize::MAX),
+    };
+    Ok(Readiness {
+        live: true,
+        missing: missing_for_live(&facts),
+    })
 }

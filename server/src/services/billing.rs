@@ -33,7 +33,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{BillReady, Template},
+        templates::{BillReady, CardChanged, Template},
     },
     outbox::{JobKind, NewJob},
     state::Core,
@@ -689,9 +689,31 @@ pub async fn ensure_card(
     if current.as_ref() == Some(&card) {
         return Ok(card);
     }
+    let clock = core.clock.for_account(&core.db, account_uuid).await?;
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
     attach_card(&mut tx, app_uuid, account_uuid, &card, now).await?;
+    // A card that replaces another is told to the customer, so that a change they did not
+    // make is seen.
+    if let Some(previous) = current {
+        if let Some(account) =
+            store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid).await?
+        {
+            mail::queue_to_account(
+                &mut tx,
+                &clock,
+                app,
+                &account,
+                &Template::CardChanged(CardChanged {
+                    first_name: account.first_name.clone(),
+                    card: card_name(&card.brand, &card.last4),
+                    previous: Some(card_name(&previous.brand, &previous.last4)),
+                    changed_on: clock.today(),
+                }),
+            )
+            .await?;
+        }
+    }
     super::status::refresh_status(&mut tx, &core.clock, &core.db, app_uuid, account_uuid, now)
         .await?;
     tx.commit().await?;

@@ -103,6 +103,9 @@ async fn start_check(
 #[derive(Debug)]
 pub enum SubmitCheckRefused {
     AccountNotFound,
+    /// The app is live and not ready (`apps::readiness`): the steps after the check could not
+    /// succeed, so the SSN is not taken.
+    AppNotReady(Vec<crate::domain::apps::ReadinessItem>),
 }
 
 /// Records the customer's SSN (sealed) and consent as a new submission, in one transaction, and
@@ -115,6 +118,15 @@ pub async fn submit_check(
     ssn: &Ssn,
 ) -> Result<CreditState, Error<SubmitCheckRefused>> {
     let now = state.clock.now();
+    let app_row = store::apps::app_by_uuid(&state.db, app)
+        .await?
+        .ok_or(Error::Refused(SubmitCheckRefused::AccountNotFound))?;
+    let readiness = super::apps::readiness(&state.db, &app_row).await?;
+    if !readiness.is_open() {
+        return Err(Error::Refused(SubmitCheckRefused::AppNotReady(
+            readiness.missing,
+        )));
+    }
     let sealed = state.pii.seal(ssn.digits().as_bytes());
     let mut tx = state.db.begin().await?;
     store::accounts::account_of_app_for_update(&mut tx, app, account)

@@ -15,6 +15,10 @@ use crate::{
         events::Event,
         status::CreditState,
     },
+    mail::{
+        self,
+        templates::{PaymentReceipt, Template},
+    },
     state::Core,
     store::{self, apps::AppRow, credit_reviews::DepositRow, events::NewEvent, Tx},
 };
@@ -90,8 +94,8 @@ pub async fn pay_deposit(
             idempotency_key: format!("deposit-{}-card-{}", deposit.uuid, card.id),
         })
         .await;
-    match charged {
-        Ok(ChargeOutcome::Succeeded { .. }) => {}
+    let reference = match charged {
+        Ok(ChargeOutcome::Succeeded { payment_id }) => payment_id,
         Ok(ChargeOutcome::Declined { decline_code }) => {
             return Err(Error::Refused(DepositRefused::Declined(decline_code)))
         }
@@ -104,16 +108,34 @@ pub async fn pay_deposit(
         }
         Err(ProcessorError::NotFound) => return Err(Error::Refused(DepositRefused::NoCard)),
         Err(e) => return Err(Error::Refused(DepositRefused::Processor(e))),
-    }
+    };
     let clock = core.clock.for_account(&core.db, account_uuid).await?;
     let now = clock.now();
     let mut tx = core.db.begin().await?;
-    store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
+    let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
         .await?
         .ok_or(Error::Refused(DepositRefused::AccountMissing))?;
     if store::credit_reviews::mark_deposit_paid(&mut tx, deposit.uuid, deposit.amount_cents, now)
         .await?
     {
+        // The deposit's payment is acknowledged with a receipt like any other.
+        mail::queue_to_account(
+            &mut tx,
+            &clock,
+            app,
+            &account,
+            &Template::PaymentReceipt(PaymentReceipt {
+                first_name: account.first_name.clone(),
+                amount_cents: deposit.amount_cents,
+                card: Some(crate::domain::billing::card_name(&card.brand, &card.last4)),
+                invoice_number: None,
+                deposit: true,
+                paid_on: crate::domain::market::market_date(now),
+                reference,
+                balance_cents: None,
+            }),
+        )
+        .await?;
         store::events::insert_event(
             &mut tx,
             &NewEvent::of(

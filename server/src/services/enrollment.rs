@@ -25,12 +25,12 @@ use crate::{
         enrollment::{
             acceptance_confirms_address, accepted_by, check_cancellation, check_start_date,
             client_agent_accepted_every_plan, contract_end, enroller, expired_price, missing_steps,
-            prior_acceptance, start_of_market_day, ContractStatus, EnrollmentFacts,
-            EnrollmentSimulation, EnrollmentType, LocationStatus, PriorAcceptance,
+            prior_acceptance, start_of_market_day, start_still_kept, ContractStatus,
+            EnrollmentFacts, EnrollmentSimulation, EnrollmentType, LocationStatus, PriorAcceptance,
             StartDateOutOfRange, UtilityAnswer, UtilityRecord,
         },
         events::Event,
-        market::{BusinessCalendar, Enroller, EsiId},
+        market::{parse_cutoff, same_day_move_in, start_window, BusinessCalendar, Enroller, EsiId},
         status::{Cancellation, CreditState, UtilityState, VerificationState},
         FieldError,
     },
@@ -526,6 +526,7 @@ pub async fn accept_plan(
         return Err(Refused(AcceptPlanRefused::PlanExpired));
     }
     let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let same_day = same_day_start_open(state, &plan.tdu, now, &calendar).await?;
     let documents =
         super::documents::render_contract_documents(state, app, &plan, &plan.tos_version).await?;
     let mut tx = state.db.begin().await?;
@@ -540,14 +541,20 @@ pub async fn accept_plan(
         enroller,
         input.requested_type,
         &calendar,
+        same_day,
     )
     .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
     let finalized = store::enrollment::enrollment(&mut tx, account_uuid)
         .await?
         .map(|e| e.cancellation.as_deref().and_then(Cancellation::parse));
+    // An acceptance that can no longer be finalized (its price expired, or its start date can
+    // no longer be kept) gives way to this one.
     let pending_expired = pending_price_expired(&mut tx, account_uuid, now)
         .await?
-        .is_some();
+        .is_some()
+        || pending_start_passed(&mut tx, &account, &clock, &calendar)
+            .await?
+            .is_some();
     match prior_acceptance(finalized, account.has_accepted_plan, pending_expired) {
         PriorAcceptance::Nothing => {}
         PriorAcceptance::Replace => {
@@ -832,6 +839,20 @@ async fn progress_mail(
     start_date: Option<chrono::NaiveDate>,
     template: fn(ServiceNotice) -> Template,
 ) -> store::Result<()> {
+    progress_mail_with_documents(tx, clock, app, location, start_date, template, None).await
+}
+
+/// A progress e-mail that also carries the documents of `contract` no e-mail carried yet
+/// (the EFL, TOS and YRAC accepted with it, and its LOA when the LOA's own e-mail did not).
+async fn progress_mail_with_documents(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    location: &LocationRow,
+    start_date: Option<chrono::NaiveDate>,
+    template: fn(ServiceNotice) -> Template,
+    contract: Option<Uuid>,
+) -> store::Result<()> {
     let (Some(app_row), Some(account)) = (
         store::apps::app_in(&mut *tx, app).await?,
         store::accounts::account_of_app_for_update(tx, app, location.account_uuid).await?,
@@ -856,8 +877,19 @@ async fn progress_mail(
         )),
         start_date,
         utility,
+        attached: Vec::new(),
     };
-    mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+    let Some(contract) = contract else {
+        mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+        return Ok(());
+    };
+    let kinds = store::documents::unsent_documents_of_contract(&mut *tx, contract).await?;
+    let notice = ServiceNotice {
+        attached: crate::domain::documents::titles_in_contract_order(&kinds),
+        ..notice
+    };
+    let email = mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
+    store::documents::attach_contract_documents(tx, contract, email).await?;
     Ok(())
 }
 
@@ -1082,6 +1114,56 @@ pub async fn confirm_address(
     Ok(())
 }
 
+/// Whether the utility `tdu` still starts a move-in today at `now`.
+async fn same_day_start_open(
+    state: &Core,
+    tdu: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    calendar: &BusinessCalendar,
+) -> store::Result<bool> {
+    let cutoff = store::market::tdu(&state.db, tdu)
+        .await?
+        .and_then(|t| parse_cutoff(t.same_day_cutoff.as_deref()));
+    Ok(same_day_move_in(now, cutoff, calendar))
+}
+
+/// The dates a pending contract may start on now, when its accepted start date can no longer
+/// be kept: it has passed, or it is today and its utility's same-day cut-off has passed.
+async fn pending_start_passed(
+    tx: &mut Tx,
+    account: &store::accounts::AccountRow,
+    clock: &AccountClock,
+    calendar: &BusinessCalendar,
+) -> store::Result<Option<StartDateOutOfRange>> {
+    let (now, today) = (clock.now(), clock.today());
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account.uuid).await?;
+    for c in contracts
+        .iter()
+        .filter(|c| c.status == ContractStatus::Pending)
+    {
+        let Some(plan) = store::market::plan_by_uuid_in(&mut *tx, c.plan_uuid).await? else {
+            continue;
+        };
+        let cutoff = store::market::tdu(&mut *tx, &plan.tdu)
+            .await?
+            .and_then(|t| parse_cutoff(t.same_day_cutoff.as_deref()));
+        let same_day = same_day_move_in(now, cutoff, calendar);
+        if !start_still_kept(c.start_date, today, same_day) {
+            let window = start_window(
+                today,
+                enroller(account.client_agent_accepted_at),
+                calendar,
+                same_day,
+            );
+            return Ok(Some(StartDateOutOfRange {
+                earliest: window.earliest.max(plan.earliest_start_date),
+                latest: window.latest.min(plan.latest_start_date),
+            }));
+        }
+    }
+    Ok(None)
+}
+
 /// When the price of a pending contract's plan expired, if one has by `at` (the earliest).
 async fn pending_price_expired(
     tx: &mut Tx,
@@ -1112,6 +1194,9 @@ pub enum FinalizeRefused {
     /// The accepted plan's price expired (when): plans must be requested and one accepted
     /// again, which replaces this acceptance.
     PlanExpired(chrono::DateTime<chrono::Utc>),
+    /// The accepted start date can no longer be kept (the dates allowed now): a plan must be
+    /// accepted again, which replaces this acceptance.
+    StartDatePassed(StartDateOutOfRange),
     /// The steps still missing.
     Incomplete(Vec<&'static str>),
 }
@@ -1145,6 +1230,10 @@ pub async fn finalize(
     }
     if let Some(expired_at) = pending_price_expired(&mut tx, account_uuid, now).await? {
         return Err(Refused(FinalizeRefused::PlanExpired(expired_at)));
+    }
+    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut tx).await?);
+    if let Some(allowed) = pending_start_passed(&mut tx, &account, &clock, &calendar).await? {
+        return Err(Refused(FinalizeRefused::StartDatePassed(allowed)));
     }
     let profile = account.profile().map_err(|e| Failed(e.into()))?;
     let missing = missing_steps(&EnrollmentFacts {
@@ -1196,13 +1285,19 @@ pub async fn finalize(
     let contracts = store::enrollment::contracts_of_account(&mut tx, account_uuid).await?;
     if let Some(location) = locations.first() {
         let start = accepted_start(&contracts, location.uuid);
-        progress_mail(
+        // The copies of what was agreed go with the confirmation.
+        let contract = contracts
+            .iter()
+            .find(|c| c.location_uuid == location.uuid && c.status == ContractStatus::Pending)
+            .map(|c| c.uuid);
+        progress_mail_with_documents(
             &mut tx,
             &clock,
             app,
             location,
             start,
             Template::EnrollmentReceived,
+            contract,
         )
         .await?;
     }

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use super::Error;
 use crate::{
     domain::{
+        apps::ReadinessItem,
         flows::{parse_scope, FlowScope},
         tokens, FieldError,
     },
@@ -27,6 +28,9 @@ pub enum FlowLoginRefused {
     AccountNotFound,
     /// The plan group named is not one of this app's.
     PlanGroupNotFound,
+    /// A live app that has not passed its readiness checklist opens no enrollment flow: what
+    /// it lacks.
+    AppNotReady(Vec<ReadinessItem>),
 }
 
 /// A new flow link's token (shown once), its scope, and when it expires.
@@ -53,6 +57,17 @@ pub async fn create_flow_login(
         .is_none()
     {
         return Err(Error::Refused(FlowLoginRefused::AccountNotFound));
+    }
+    if scope == FlowScope::Enrollment {
+        let app = store::apps::app_by_uuid(&core.db, app_uuid)
+            .await?
+            .ok_or(Error::Refused(FlowLoginRefused::AccountNotFound))?;
+        let readiness = super::apps::readiness(&core.db, &app).await?;
+        if !readiness.is_open() {
+            return Err(Error::Refused(FlowLoginRefused::AppNotReady(
+                readiness.missing,
+            )));
+        }
     }
     if let Some(group) = plan_group_uuid {
         let groups = store::market::plan_groups_of_app(&core.db, app_uuid).await?;

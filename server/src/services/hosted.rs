@@ -387,6 +387,17 @@ pub async fn app_of_slug(core: &Core, slug: &str) -> store::Result<Option<AppRow
     }
 }
 
+/// The app whose hosted sign-up answers at `/go/<slug>`: none until a live app passes its
+/// readiness checklist (`apps::readiness`), so that nobody signs up where the steps after
+/// could not succeed.
+pub async fn sign_up_app_of_slug(core: &Core, slug: &str) -> store::Result<Option<AppRow>> {
+    let Some(app) = app_of_slug(core, slug).await? else {
+        return Ok(None);
+    };
+    let open = super::apps::readiness(&core.db, &app).await?.is_open();
+    Ok(open.then_some(app))
+}
+
 /// Starts a hosted sign-up: checks the name and address and e-mails a one-time code to it
 /// (within the per-address and per-client limits).
 pub async fn start_sign_up(

@@ -28,7 +28,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{AuthenticatePayment, PastDueNotice, PaymentFailed, Template},
+        templates::{AuthenticatePayment, PastDueNotice, PaymentFailed, PaymentReceipt, Template},
     },
     outbox::JobKind,
     state::Core,
@@ -386,6 +386,28 @@ pub async fn record_payment(
                 invoice_number: invoice.number.clone(),
                 total_cents: invoice.total_cents,
                 paid_at: when,
+            }),
+        )
+        .await?;
+        // Every payment is acknowledged with a receipt.
+        let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
+        mail::queue_to_account(
+            tx,
+            clock,
+            app,
+            account,
+            &Template::PaymentReceipt(PaymentReceipt {
+                first_name: account.first_name.clone(),
+                amount_cents: payment.amount_cents,
+                card: card.map(|c| crate::domain::billing::card_name(&c.brand, &c.last4)),
+                invoice_number: Some(invoice.number.clone()),
+                deposit: false,
+                paid_on: market_date(when),
+                reference: payment
+                    .processor_payment_id
+                    .clone()
+                    .unwrap_or_else(|| payment.uuid.to_string()),
+                balance_cents: Some((invoice.total_cents - payment.amount_cents).max(0)),
             }),
         )
         .await?;

@@ -17,9 +17,9 @@ use crate::{
         enrollment::StartDateOutOfRange,
         events::Event,
         market::{
-            eligibility as retail_choice, price_expires_at, start_window, state_in_market,
-            tdu_for_esi_id, BusinessCalendar, DeliveryCharges, Enroller, EsiId, EsiPrefix,
-            RateCentsPerKwh, StartWindow, ZipCode, YRAC_VERSION,
+            eligibility as retail_choice, parse_cutoff, price_expires_at, same_day_move_in,
+            start_window, state_in_market, tdu_for_esi_id, BusinessCalendar, DeliveryCharges,
+            Enroller, EsiId, EsiPrefix, RateCentsPerKwh, StartWindow, ZipCode, YRAC_VERSION,
         },
         pricing::{
             efl_averages, market_plan, price_plan, GroupTerms, Overrides, PlanRates, PlanType,
@@ -574,7 +574,8 @@ pub async fn accepted_plan(
         .await?
         .today();
     let enroller = crate::domain::enrollment::enroller(account.client_agent_accepted_at);
-    let window = start_window(today, enroller, &calendar(core).await?);
+    // Only the switch date is read here, which no same-day move-in changes.
+    let window = start_window(today, enroller, &calendar(core).await?, false);
     Ok(Some(PricedPlan {
         earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
         plan,
@@ -697,21 +698,32 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
     let cal = calendar(core).await?;
     let enroller =
         crate::domain::enrollment::enroller(req.account.and_then(|a| a.client_agent_accepted_at));
-    let window = match req.renewal {
+    // Each utility has its own window: some start a move-in the same day, until their cut-off.
+    let window_of = |tdu: &TduRow| match req.renewal {
         Some(r) => StartWindow {
             earliest: r.start,
             earliest_switch: r.start,
             latest: r.start,
         },
-        None => start_window(today, enroller, &cal),
+        None => {
+            let cutoff = parse_cutoff(tdu.same_day_cutoff.as_deref());
+            start_window(today, enroller, &cal, same_day_move_in(now, cutoff, &cal))
+        }
     };
-    if req.start.is_some_and(|s| !window.allows(s)) {
-        return Err(Refused(PlansRefused::StartDateOutOfRange(
-            StartDateOutOfRange {
-                earliest: window.earliest,
-                latest: window.latest,
-            },
-        )));
+    let windows: Vec<(&TduRow, StartWindow)> =
+        req.target.tdus.iter().map(|t| (t, window_of(t))).collect();
+    if let Some(start) = req.start {
+        if !windows.iter().any(|(_, w)| w.allows(start)) {
+            let earliest = windows.iter().map(|(_, w)| w.earliest).min();
+            let latest = windows.iter().map(|(_, w)| w.latest).max();
+            let next_day = start_window(today, enroller, &cal, false);
+            return Err(Refused(PlansRefused::StartDateOutOfRange(
+                StartDateOutOfRange {
+                    earliest: earliest.unwrap_or(next_day.earliest),
+                    latest: latest.unwrap_or(next_day.latest),
+                },
+            )));
+        }
     }
     let expires_at = price_expires_at(now, today, &cal);
     let mut groups = store::market::plan_groups_of_app(&core.db, req.app.uuid).await?;
@@ -721,9 +733,14 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
             return Err(Refused(PlansRefused::PlanGroupNotFound));
         }
     }
-    let start = req.start.unwrap_or(window.earliest_switch);
     let mut priced = Vec::new();
-    for tdu in &req.target.tdus {
+    for (tdu, window) in windows {
+        // Where a ZIP code is split, a utility that cannot start on the day asked for has no
+        // plans for it.
+        if req.start.is_some_and(|s| !window.allows(s)) {
+            continue;
+        }
+        let start = req.start.unwrap_or(window.earliest_switch);
         let charges = delivery_charges(core, &tdu.name, today).await?;
         let (curve, _, _) = wholesale_curve(core, &tdu.load_zone).await?;
         for g in &groups {
@@ -855,7 +872,7 @@ pub async fn benchmarks(
     };
     let today = core.clock.today();
     let cal = calendar(core).await?;
-    let start = start_window(today, Enroller::Customer, &cal).earliest_switch;
+    let start = start_window(today, Enroller::Customer, &cal, false).earliest_switch;
     let charges = delivery_charges(core, &tdu.name, today).await?;
     let (curve, market_margin, market_base) = wholesale_curve(core, &tdu.load_zone).await?;
     let averages = |terms: &GroupTerms| {

@@ -15,8 +15,8 @@ use crate::{
     domain::{
         documents::contract_in_force,
         enrollment::{
-            accepted_by, check_renewal, enroller, renewal_eligible, renewal_queued, renewal_start,
-            start_of_market_day, ContractStatus, LocationStatus, RenewalRefusal,
+            accepted_by, check_renewal_from, enroller, renewal_eligible, renewal_queued,
+            renewal_start, start_of_market_day, ContractStatus, LocationStatus, RenewalRefusal,
             StartDateOutOfRange,
         },
         events::Event,
@@ -28,7 +28,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{Brand, MonthToMonthOffer, RenewalOffer, Template},
+        templates::{Brand, MonthToMonthOffer, RenewalConfirmed, RenewalOffer, Template},
         NewEmail,
     },
     outbox::{self, JobKind, NewJob},
@@ -125,7 +125,8 @@ pub struct AcceptRenewal<'a> {
     pub account_uuid: Uuid,
     pub location_uuid: Uuid,
     pub plan_uuid: Uuid,
-    pub start: NaiveDate,
+    /// None: the one day allowed.
+    pub start: Option<NaiveDate>,
     pub terms_accepted: bool,
 }
 
@@ -170,7 +171,7 @@ pub async fn accept_renewal(
     let current = in_force(&contracts);
     let queued = current
         .is_some_and(|f| renewal_queued(&contracts, |c| c.status, |c| c.start_date, f.start_date));
-    let start = check_renewal(
+    let start = check_renewal_from(
         current.map(terms),
         queued,
         clock.today(),
@@ -195,6 +196,19 @@ pub async fn accept_renewal(
     if let Some(documents) = documents {
         super::documents::store_contract_documents(&mut tx, &contract, documents, now).await?;
     }
+    // The confirmation carries the copies of what was agreed.
+    let attached = store::documents::unsent_documents_of_contract(&mut tx, contract.uuid).await?;
+    let confirmation = Template::RenewalConfirmed(RenewalConfirmed {
+        first_name: account_row.first_name.clone(),
+        plan_name: contract.plan_name.clone(),
+        term_months: (contract.plan_type != "month_to_month").then_some(contract.term_months),
+        energy_cents_per_kwh: plan.energy_cents_per_kwh.clone(),
+        start_date: contract.start_date,
+        end_date: contract.end_date,
+        attached: crate::domain::documents::titles_in_contract_order(&attached),
+    });
+    let email = mail::queue_to_account(&mut tx, &clock, app, &account_row, &confirmation).await?;
+    store::documents::attach_contract_documents(&mut tx, contract.uuid, email).await?;
     store::events::insert_event(
         &mut tx,
         &NewEvent::of(

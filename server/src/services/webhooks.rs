@@ -62,7 +62,7 @@ fn parse_url(
     environment: Environment,
 ) -> Result<String, Error<WebhookRefused>> {
     let allow_private =
-        environment == Environment::Sandbox && core.config.webhooks.allow_private_targets;
+        environment == Environment::Sandbox && core.config.webhooks_allow_private_targets();
     match parse_endpoint_url(raw, environment)
         .and_then(|url| check_target(&url, allow_private).map(|()| url))
     {
@@ -465,4 +465,57 @@ pub async fn redeliver_event(
     }
     tx.commit().await?;
     Ok(u32::try_from(targets.len()).unwrap_or(u32::MAX))
+}
+
+/// The endpoint's current signing secret in clear, for a member of the app who asked to see it
+/// again; each look is written to the audit log.
+pub async fn reveal_secret(
+    core: &Core,
+    app_uuid: Uuid,
+    endpoint_uuid: Uuid,
+    actor: &Actor,
+) -> Result<EndpointRow, Error<WebhookRefused>> {
+    let mut tx = core.db.begin().await?;
+    let Some(mut row) = store::webhooks::endpoint_of_app(&mut tx, app_uuid, endpoint_uuid).await?
+    else {
+        return not_found();
+    };
+    let detail = serde_json::json!({"endpoint": row.uuid});
+    audited(
+        &mut tx,
+        core,
+        actor,
+        "webhook_endpoint.secret_revealed",
+        app_uuid,
+        detail,
+    )
+    .await?;
+    tx.commit().await?;
+    row.secret = core.pii.open_text(&row.secret).map_err(Error::Failed)?;
+    Ok(row)
+}
+
+/// The body each of `deliveries` sent (the event as delivered, pretty-printed), by event.
+pub async fn delivery_payloads(
+    core: &Core,
+    app_uuid: Uuid,
+    environment: Environment,
+    deliveries: &[DeliveryRow],
+) -> store::Result<std::collections::HashMap<Uuid, String>> {
+    let mut payloads = std::collections::HashMap::new();
+    for d in deliveries {
+        if payloads.contains_key(&d.event_uuid) {
+            continue;
+        }
+        let Some(event) = store::events::event_of_app(&core.db, app_uuid, d.event_uuid).await?
+        else {
+            continue;
+        };
+        let body = crate::webhooks::render_event(&event, environment);
+        payloads.insert(
+            d.event_uuid,
+            serde_json::to_string_pretty(&body).unwrap_or_default(),
+        );
+    }
+    Ok(payloads)
 }

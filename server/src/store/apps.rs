@@ -306,3 +306,34 @@ pub async fn logo_of_app(conn: impl Into<Conn<'_>>, app_uuid: Uuid) -> Result<Op
         .fetch_optional(c)
         .await)
 }
+
+/// What an app's readiness is decided from beyond its own row: whether it has an uploaded
+/// logo, a sealed secret key and a month-to-month default group, and how many of its enabled
+/// webhook endpoints never answered an event with 2xx.
+#[derive(Debug, Clone, Copy, sqlx::FromRow)]
+pub struct ReadinessCounts {
+    pub logos: i64,
+    pub secret_keys: i64,
+    pub month_to_month_defaults: i64,
+    pub unverified_endpoints: i64,
+}
+
+pub async fn readiness_counts(
+    conn: impl Into<Conn<'_>>,
+    app_uuid: Uuid,
+) -> Result<ReadinessCounts> {
+    let sql = "SELECT \
+        (SELECT COUNT(*) FROM app_logos WHERE app_uuid = $1) AS logos, \
+        (SELECT COUNT(*) FROM apps WHERE uuid = $1 AND payment_secret_key_sealed IS NOT NULL) \
+            AS secret_keys, \
+        (SELECT COUNT(*) FROM plan_groups WHERE app_uuid = $1 AND is_month_to_month_default \
+            AND plan_type = 'month_to_month') AS month_to_month_defaults, \
+        (SELECT COUNT(*) FROM webhook_endpoints e WHERE e.app_uuid = $1 \
+            AND e.deleted_at IS NULL AND NOT e.disabled AND NOT EXISTS (SELECT 1 \
+            FROM webhook_deliveries d WHERE d.endpoint_uuid = e.uuid AND d.status = 'succeeded')) \
+            AS unverified_endpoints";
+    on_conn!(conn.into(), c => sqlx::query_as::<_, ReadinessCounts>(sql)
+        .bind(app_uuid)
+        .fetch_one(c)
+        .await)
+}

@@ -161,3 +161,32 @@ pub async fn attachment_of_email(
         .fetch_optional(c)
         .await)
 }
+
+/// The kinds of the documents of `contract` that no e-mail carries yet, in storing order.
+pub async fn unsent_documents_of_contract(
+    conn: impl Into<Conn<'_>>,
+    contract_uuid: Uuid,
+) -> Result<Vec<DocumentKind>> {
+    let sql = "SELECT kind FROM stored_documents WHERE contract_uuid = $1 AND email_uuid IS NULL \
+        ORDER BY created_at, uuid";
+    on_conn!(conn.into(), c => sqlx::query_scalar::<_, DocumentKind>(sql)
+        .bind(contract_uuid)
+        .fetch_all(c)
+        .await)
+}
+
+/// Attaches the documents of `contract` that no e-mail carries yet to the e-mail `email_uuid`.
+pub async fn attach_contract_documents(
+    tx: &mut Tx,
+    contract_uuid: Uuid,
+    email_uuid: Uuid,
+) -> Result<u64> {
+    let sql = "UPDATE stored_documents SET email_uuid = $1 \
+        WHERE contract_uuid = $2 AND email_uuid IS NULL";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(email_uuid)
+        .bind(contract_uuid)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))
+}

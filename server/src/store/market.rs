@@ -15,6 +15,8 @@ pub struct TduRow {
     pub phone: String,
     pub outage_phone: Option<String>,
     pub website: String,
+    /// `HH:MM` market time; see `domain::market::same_day_move_in`.
+    pub same_day_cutoff: Option<String>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -62,15 +64,15 @@ pub struct ServiceAddressRow {
 }
 
 pub async fn tdus(db: &Db) -> Result<Vec<TduRow>> {
-    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website \
-        FROM tdus ORDER BY name";
+    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website, \
+        same_day_cutoff FROM tdus ORDER BY name";
     on_db!(db, c => sqlx::query_as::<_, TduRow>(sql).fetch_all(c).await)
 }
 
 /// The utility named `name`, read in the caller's transaction (or from the pool).
 pub async fn tdu(conn: impl Into<Conn<'_>>, name: &str) -> Result<Option<TduRow>> {
-    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website \
-        FROM tdus WHERE name = $1";
+    let sql = "SELECT name, display_name, esi_id_length, load_zone, phone, outage_phone, website, \
+        same_day_cutoff FROM tdus WHERE name = $1";
     on_conn!(conn.into(), c => sqlx::query_as::<_, TduRow>(sql).bind(name).fetch_optional(c).await)
 }
 

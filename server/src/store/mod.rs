@@ -139,6 +139,7 @@ impl Db {
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
+                .before_acquire(|conn, _| Box::pin(async move { Ok(outside_transaction(conn)) }))
                 .connect(url)
                 .await?;
             return Ok(Db::Postgres(pool));
@@ -160,6 +161,7 @@ impl Db {
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(30))
+            .before_acquire(|conn, _| Box::pin(async move { Ok(outside_transaction(conn)) }))
             .connect_with(options.clone())
             .await?;
         let reader = SqlitePoolOptions::new()
@@ -218,6 +220,20 @@ impl Db {
     }
 }
 
+/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
+/// A task cancelled between its `BEGIN` and the moment the transaction existed on our side (a
+/// request whose client went away, a job aborted at shutdown) leaves no handle that could roll
+/// it back; handed out again, the connection would refuse every `BEGIN IMMEDIATE` after it and
+/// hold the write lock meanwhile. The pool closes such a connection instead (closing rolls the
+/// transaction back) and opens a fresh one.
+fn outside_transaction<C: sqlx::Connection>(conn: &mut C) -> bool {
+    if conn.is_in_transaction() {
+        tracing::warn!("a pooled connection was left inside a transaction; replacing it");
+        return false;
+    }
+    true
+}
+
 impl Tx {
     pub async fn commit(self) -> Result<()> {
         match self {
@@ -231,4 +247,29 @@ impl Tx {
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     err.as_database_error()
         .is_some_and(|e| e.is_unique_violation())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Connection;
+
+    #[tokio::test]
+    async fn a_connection_left_inside_a_transaction_is_not_handed_out_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("t.db").display());
+        let db = Db::connect(&url, 2).await.unwrap();
+        let Db::Sqlite(s) = &db else { unreachable!() };
+        {
+            // The state a cancelled task leaves: BEGIN ran, nothing on our side will end it.
+            let mut conn = s.writer.acquire().await.unwrap();
+            let tx = conn.begin_with("BEGIN IMMEDIATE").await.unwrap();
+            std::mem::forget(tx);
+        }
+        let tx = db
+            .begin()
+            .await
+            .expect("a fresh transaction on a fresh connection");
+        tx.commit().await.unwrap();
+    }
 }

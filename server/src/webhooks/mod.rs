@@ -54,7 +54,7 @@ impl Sender {
                 .user_agent("Switchboard-Webhooks/1")
                 .pool_max_idle_per_host(256)
         };
-        let allow_private = config.webhooks.allow_private_targets;
+        let allow_private = config.webhooks_allow_private_targets();
         Ok(Sender {
             sandbox: builder()
                 .dns_resolver(Arc::new(Guarded { allow_private }))

@@ -15,7 +15,7 @@ fn five_failures(c: &mut server::config::Config) {
 }
 
 fn no_private_targets(c: &mut server::config::Config) {
-    c.webhooks.allow_private_targets = false;
+    c.webhooks.allow_private_targets = Some(false);
 }
 
 both_engines! {
@@ -153,7 +153,7 @@ both_engines! {
         // With the setting on, the same receiver is reached.
         let mut app = app;
         app.workers.take().unwrap().kill();
-        let allowed = app.sibling(|c| c.webhooks.allow_private_targets = true).await;
+        let allowed = app.sibling(|c| c.webhooks.allow_private_targets = Some(true)).await;
         crate::webhooks::create_endpoint(&allowed, &receiver.url, &[]).await;
         emit(&allowed, None, "invoice.paid").await;
         allowed.eventually("a delivery", || async { receiver.count() >= 1 }).await;

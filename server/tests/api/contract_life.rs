@@ -484,8 +484,12 @@ both_engines! {
 
     async fn plan_documents_are_pdfs_holding_what_the_api_reports_and_never_change(app) {
         with_meters(&app).await;
+        // A group that still names a fee: its plans state none, as the Terms of Service promise.
+        app.execute_sql("UPDATE plan_groups SET early_termination_fee_cents = 15000 WHERE plan_type = 'fixed'").await;
         let (_, token) = customer(&app, "life-docs@example.com").await;
         let plan = crate::enrollment::first_plan(&app, &token, HOUSE).await;
+        assert_eq!(plan["plan_type"], "fixed");
+        assert_eq!(plan["rates"]["early_termination_fee_cents"], 0, "{}", plan["rates"]);
         // The plan's own links answer PDFs holding its figures.
         let (kind, efl) = pdf(&app, plan["documents"]["efl"].as_str().unwrap()).await;
         assert_eq!(kind, "application/pdf");
@@ -510,9 +514,12 @@ both_engines! {
             let printed = server::domain::pricing::efl_printed_cents(exact);
             assert!(efl.contains(&format!("{usage} kWh a month {printed}\u{a2} per kWh")), "{key}: {efl}");
         }
+        assert!(efl.contains("None ($0.00)"), "{efl}");
+        assert!(!efl.contains("$150.00"), "{efl}");
         let (kind, tos) = pdf(&app, plan["documents"]["tos"].as_str().unwrap()).await;
         assert_eq!(kind, "application/pdf");
         assert!(tos.contains("Terms of Service, version"));
+        assert!(tos.contains("No early termination fee is charged"), "{tos}");
         let (kind, yrac) = pdf(&app, plan["documents"]["yrac"].as_str().unwrap()).await;
         assert_eq!(kind, "application/pdf");
         assert!(yrac.contains("Your Rights as a Customer"));

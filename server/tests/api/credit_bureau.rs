@@ -27,7 +27,7 @@ async fn live(app: &mut TestApp, fake: &FakeBureau, secret: &str, attempts: u32)
         w.kill();
     }
     // Made before the second server opens the database, so that one writer makes it.
-    let (app_uuid, app_token) = app.live_app().await;
+    let (app_uuid, app_token) = app.ready_live_app().await;
     let base = fake.base.clone();
     let server = app
         .sibling(|c| {

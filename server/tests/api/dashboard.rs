@@ -581,12 +581,20 @@ both_engines! {
             browser.get(&endpoint).await.text.contains("webhook.test")
         })
         .await;
+        // The log shows what was sent.
+        let log = browser.get(&endpoint).await.text;
+        assert!(log.contains("data-testid=\"delivery-payload\""), "{log}");
+        assert!(log.contains("endpoint_uuid") && log.contains(&endpoint[endpoint.len() - 36..]), "{log}");
 
         let r = browser.submit(&endpoint, &format!("{endpoint}/rotate"), &[]).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
         let rotated = r.shown_token();
         assert!(rotated.starts_with("whsec_") && rotated != secret, "a new secret, shown once");
         assert!(!browser.get(&endpoint).await.text.contains(&rotated));
+        // A member asks to see it again: the current one, and the look is audited.
+        let r = browser.submit(&endpoint, &format!("{endpoint}/reveal"), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.shown_token(), rotated);
 
         let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
@@ -596,7 +604,7 @@ both_engines! {
         let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
         let audit = operator.get("/dashboard/audit").await;
         assert_eq!(audit.status, StatusCode::OK);
-        for action in ["webhook_endpoint.created", "webhook_endpoint.secret_rotated", "webhook_endpoint.disabled"] {
+        for action in ["webhook_endpoint.created", "webhook_endpoint.secret_rotated", "webhook_endpoint.secret_revealed", "webhook_endpoint.disabled"] {
             assert!(audit.text.contains(action), "{action} is audited");
         }
         assert!(audit.text.contains("member@example.com"));
@@ -604,12 +612,53 @@ both_engines! {
 
         let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
         assert_eq!(stranger.get(&endpoint).await.status, StatusCode::NOT_FOUND);
-        for form in ["test", "rotate", "enabled"] {
+        for form in ["test", "rotate", "enabled", "reveal"] {
             let r = stranger.submit("/dashboard", &format!("{endpoint}/{form}"), &[]).await;
             assert_eq!(r.status, StatusCode::NOT_FOUND, "{form}");
         }
         let r = stranger.submit("/dashboard", &format!("{page}/webhooks"), &[("url", "https://evil.example/hook")]).await;
         assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    async fn a_visit_to_a_forms_target_gets_a_page(app) {
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        for path in [format!("/dashboard/apps/{uuid}/tokens"), "/dashboard/sign-out".to_owned()] {
+            let r = browser.client.get(app.url(&path)).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED, "{path}");
+            assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"), "{path}");
+            let text = r.text().await.unwrap();
+            assert!(text.contains("takes a form"), "{path}: {text}");
+        }
+        // The API still answers JSON.
+        let r = app.client.get(app.url("/v1/account/enroll/finalize")).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    }
+
+    async fn an_endpoints_event_types_are_ticked_from_the_list(app) {
+        let browser = signed_in(&app, "member@example.com", Role::Partner, Some("Acme")).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        let form = browser.get(&page).await.text;
+        for kind in server::domain::events::EVENT_TYPES.iter().filter(|k| **k != "webhook.test") {
+            assert!(form.contains(&format!("name=\"event_types\" value=\"{kind}\"")), "{kind} offered: {form}");
+        }
+        let r = browser
+            .submit(&page, &format!("{page}/webhooks"), &[("url", "https://hooks.example.com/in"), ("event_types", "account.created"), ("event_types", "invoice.paid")])
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let listed = browser.get(&page).await;
+        let at = listed.text.find(&format!("{page}/webhooks/")).unwrap() + page.len() + "/webhooks/".len();
+        let endpoint = browser.get(&format!("{page}/webhooks/{}", &listed.text[at..at + 36])).await;
+        assert!(endpoint.text.contains("account.created, invoice.paid"), "{}", endpoint.text);
+        // A type that does not exist (a hand-made form) is refused, naming the valid ones.
+        let r = browser
+            .submit(&page, &format!("{page}/webhooks"), &[("url", "https://hooks.example.com/two"), ("event_types", "invoice.payed")])
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(r.text.contains("unknown event type invoice.payed; the event types are: account.created"), "{}", r.text);
+        assert!(!browser.get(&page).await.text.contains("hooks.example.com/two"), "nothing made");
     }
 
     async fn accounts_are_found_within_the_members_apps_only(app) {

@@ -135,6 +135,19 @@ both_engines! {
         let text = received["text"].as_str().unwrap();
         assert!(text.contains("We received your enrollment with Sunny Homes for 100 ELM ST, DALLAS, TX 75201."), "{text}");
         assert!(text.contains(&format!("start on {}", long(&start))), "{text}");
+        // The copies of what was agreed ride along, as the stored PDFs.
+        assert!(text.contains("Attached are the documents of your contract, to keep: Electricity Facts Label, Terms of Service and Your Rights as a Customer."), "{text}");
+        let files: Vec<String> = received["attachments"].as_array().unwrap().iter()
+            .map(|a| a["filename"].as_str().unwrap().split('-').next().unwrap().to_owned())
+            .collect();
+        let mut files = files;
+        files.sort();
+        assert_eq!(files, ["efl", "tos", "yrac"], "{received}");
+        for a in received["attachments"].as_array().unwrap() {
+            let r = app.client.get(app.url(a["url"].as_str().unwrap())).bearer_auth(&app.app_token).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            assert!(r.bytes().await.unwrap().starts_with(b"%PDF"));
+        }
 
         let approved = one(&app, &uuid, "credit_approved").await;
         assert_branded(&approved);
@@ -181,6 +194,42 @@ both_engines! {
         ] {
             assert!(text.contains(&fact), "{fact} in {text}");
         }
+
+        // Auto-pay charges the card on the due date, and the payment is acknowledged.
+        for _ in 0..40 {
+            if !mails(&app, &uuid, "payment_receipt").await.is_empty() {
+                break;
+            }
+            advance(&app, &token, 1).await;
+        }
+        let receipt = one(&app, &uuid, "payment_receipt").await;
+        assert_branded(&receipt);
+        let amount = app::format::dollars(invoice["total_cents"].as_i64().unwrap());
+        assert_eq!(receipt["subject"], format!("Receipt for your payment of {amount}"));
+        let text = receipt["text"].as_str().unwrap();
+        for fact in [
+            format!("We received your payment of {amount} on {due} from your Visa ending 4242."),
+            format!("It paid invoice {}.", invoice["number"].as_str().unwrap()),
+            "That bill is paid in full.".to_owned(),
+            "Payment reference: ".to_owned(),
+        ] {
+            assert!(text.contains(&fact), "{fact} in {text}");
+        }
+    }
+
+    async fn a_card_that_replaces_another_is_told_to_the_customer(app) {
+        with_meters(&app).await;
+        brand(&app).await;
+        let (uuid, token) = customer(&app, "mail@example.com").await;
+        add_card_number(&app, &token, "4242424242424242").await;
+        assert!(mails(&app, &uuid, "card_changed").await.is_empty(), "a first card is no change");
+        add_card_number(&app, &token, "5555555555554444").await;
+        let notice = one(&app, &uuid, "card_changed").await;
+        assert_branded(&notice);
+        assert_eq!(notice["subject"], "The card on your account changed");
+        let text = notice["text"].as_str().unwrap();
+        assert!(text.contains("changed from your Visa ending 4242 to your Mastercard ending 4444"), "{text}");
+        assert!(text.contains("If you did not make this change, write to help@sunny.example at once."), "{text}");
     }
 
     async fn a_declined_auto_pay_and_a_past_due_bill_e_mail_what_happens_next_and_how_to_pay(app) {

@@ -433,7 +433,14 @@ both_engines! {
     async fn a_price_that_expires_after_finalize_holds(app) {
         with_meters(&app).await;
         let (_, token) = customer(&app, "in-time@example.com").await;
-        ready_to_finalize(&app, &token, HOUSE).await;
+        // A start far enough out to outlive the price (the earliest switch date would pass
+        // before it expires, which finalize refuses on its own grounds).
+        app.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let r = accept(&app, &token, &plan, HOUSE, plan["latest_start_date"].as_str().unwrap()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
         let me = app.get("/v1/account", &token).await;
         let plan_uuid = me.body["locations"][0]["plan_uuid"].as_str().unwrap().parse().unwrap();
         let expires = server::store::market::plan_by_uuid(&app.state.db, plan_uuid).await.unwrap().unwrap().expires_at;
@@ -1004,5 +1011,83 @@ both_engines! {
         settles_at(&app, &token, pair("cancelled", "cancelled_post_start")).await;
         let r = app.post("/v1/account/sandbox/seed-demo-data", &token, &Value::Null).await;
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
+    }
+}
+
+/// The account's market date, as the API writes dates.
+async fn account_today(app: &TestApp, uuid: &str) -> chrono::NaiveDate {
+    app.state
+        .clock
+        .for_account(&app.state.db, uuid.parse().unwrap())
+        .await
+        .unwrap()
+        .today()
+}
+
+both_engines! {
+    at [business_afternoon];
+    with relaxed;
+    async fn a_move_in_starts_the_same_day_until_the_utilitys_cut_off(app) {
+        with_meters(&app).await;
+        // Accepted and finalized before the cut-off: the move-in starts today.
+        let (uuid, token) = customer(&app, "same-day@example.com").await;
+        let today = account_today(&app, &uuid).await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        assert_eq!(plan["earliest_start_date"], today.to_string(), "{plan}");
+        let r = accept(&app, &token, &plan, HOUSE, &today.to_string()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["contract"]["start_date"], today.to_string());
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 4).await;
+        settles_at(&app, &token, pair("active", "active")).await;
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["locations"][0]["service_start_date"], today.to_string(), "{}", me.text);
+
+        // Accepted before the cut-off, finalized after it: finalize says which days remain and
+        // changes nothing; a new acceptance replaces the old one.
+        let (uuid, token) = customer(&app, "late-same-day@example.com").await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        let r = accept(&app, &token, &plan, HOUSE, &today.to_string()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        app.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
+        add_card(&app, &token).await;
+        on_to_hour(&app, (&uuid, &token), 17).await;
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "start_date_passed"), "{}", r.text);
+        let tomorrow = (today + chrono::Duration::days(1)).to_string();
+        assert_eq!(r.body["error"]["earliest_start_date"], tomorrow.as_str(), "{}", r.text);
+        assert!(!event_types(&app, &uuid).await.contains(&"enrollment.finalized".to_owned()));
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["enrollment"]["is_enrollment_finalized"], false, "{}", me.text);
+        // After the cut-off, today is no longer offered nor accepted.
+        let plan = first_plan(&app, &token, HOUSE).await;
+        assert_eq!(plan["earliest_start_date"], tomorrow.as_str(), "{plan}");
+        let r = accept(&app, &token, &plan, HOUSE, &today.to_string()).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "start_date_out_of_range"), "{}", r.text);
+        let r = accept(&app, &token, &plan, HOUSE, &tomorrow).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let me = app.get("/v1/account", &token).await;
+        assert_eq!(me.body["locations"].as_array().unwrap().len(), 1, "{}", me.text);
+        let r = app.post("/v1/account/enroll/finalize", &token, &Value::Null).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+}
+
+both_engines! {
+    at [business_evening];
+    async fn after_the_cut_off_a_move_in_starts_tomorrow_at_the_earliest(app) {
+        with_meters(&app).await;
+        let (uuid, token) = customer(&app, "evening@example.com").await;
+        let today = account_today(&app, &uuid).await;
+        let plan = first_plan(&app, &token, HOUSE).await;
+        assert_eq!(plan["earliest_start_date"], (today + chrono::Duration::days(1)).to_string(), "{plan}");
+        let r = accept(&app, &token, &plan, HOUSE, &today.to_string()).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "start_date_out_of_range"), "{}", r.text);
+        let r = app.post("/v1/app/accounts/enroll/plans/request", &app.app_token, &json!({"esi_id": HOUSE, "service_start_date": today.to_string()})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "start_date_out_of_range"), "{}", r.text);
+        assert_eq!(r.body["error"]["earliest_start_date"], (today + chrono::Duration::days(1)).to_string());
     }
 }

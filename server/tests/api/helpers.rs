@@ -145,6 +145,27 @@ pub mod instant {
         at(next_nth_weekday(11, Weekday::Sun, 1), 0, 30)
     }
 
+    /// The next Tuesday from tomorrow that no fixed-date federal holiday takes (the others fall
+    /// on Mondays and Thursdays): a business day in the market.
+    fn next_business_tuesday() -> NaiveDate {
+        let fixed = [(1, 1), (6, 19), (7, 4), (11, 11), (12, 25)];
+        let mut d = tomorrow();
+        while d.weekday() != Weekday::Tue || fixed.contains(&(d.month(), d.day())) {
+            d += Duration::days(1);
+        }
+        d
+    }
+
+    /// 16:30 on a business day: half an hour before the utilities' same-day cut-off.
+    pub fn business_afternoon() -> DateTime<Utc> {
+        at(next_business_tuesday(), 16, 30)
+    }
+
+    /// 17:30 on a business day: after the utilities' same-day cut-off.
+    pub fn business_evening() -> DateTime<Utc> {
+        at(next_business_tuesday(), 17, 30)
+    }
+
     /// 23:30 the evening before the clocks spring forward (the second Sunday of March): the
     /// next day is 23 hours long.
     pub fn spring_forward_eve() -> DateTime<Utc> {
@@ -306,7 +327,7 @@ impl TestApp {
         // directory for every test would slow the suite down.
         config.market.default_directory_size = 0;
         // Test receivers listen on loopback.
-        config.webhooks.allow_private_targets = true;
+        config.webhooks.allow_private_targets = Some(true);
         config.clock_start = Some(start);
         tweak(&mut config);
         let clock = config
@@ -414,6 +435,59 @@ impl TestApp {
         .await
         .unwrap();
         (created.uuid, created.token)
+    }
+
+    /// A live app on the same server that has passed its readiness checklist (brand, support
+    /// contacts, payment keys, an allowed origin; its default groups give the month-to-month
+    /// default), so that enrollment flows open and credit checks are taken.
+    pub async fn ready_live_app(&self) -> (Uuid, String) {
+        let (uuid, token) = self.live_app().await;
+        admin::set_payment_keys(
+            &self.state.db,
+            &self.state.pii,
+            uuid,
+            "pk_live_readyPUBLIC0123",
+            "sk_live_readySECRET0123",
+        )
+        .await
+        .unwrap();
+        self.make_live_ready(uuid).await;
+        (uuid, token)
+    }
+
+    /// Everything of a live app's readiness checklist but its payment keys.
+    pub async fn make_live_ready(&self, uuid: Uuid) {
+        let db = &self.state.db;
+        admin::set_branding(
+            db,
+            uuid,
+            &server::services::apps::BrandingChange {
+                display_name: None,
+                primary_color: Some("#1b4d3e"),
+                logo_url: Some("https://partner.example/logo.png"),
+            },
+        )
+        .await
+        .unwrap();
+        admin::set_support(
+            db,
+            uuid,
+            &server::services::apps::SupportInput {
+                name: "",
+                phone: "512 555 0100",
+                email: "help@partner.example",
+                hours: "",
+                url: "",
+            },
+        )
+        .await
+        .unwrap();
+        let origin = server::domain::apps::Origin::parse("https://partner.example").unwrap();
+        admin::set_allowed_origins(db, uuid, vec![origin])
+            .await
+            .unwrap();
+        let readiness = admin::readiness(db, uuid).await.unwrap();
+        assert!(readiness.is_open(), "{readiness:?}");
     }
 
     pub fn engine(&self) -> Engine {
@@ -582,6 +656,27 @@ impl TestApp {
                 let rows = sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap();
                 conn.close().await.ok();
                 rows
+            }
+        }
+    }
+
+    /// Runs `sql` (no parameters) on this app's database: to set up what no endpoint sets.
+    pub async fn execute_sql(&self, sql: &str) {
+        use sqlx::Connection;
+        match self.engine {
+            Engine::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+                conn.close().await.ok();
+            }
+            Engine::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.database.url)
+                    .await
+                    .unwrap();
+                sqlx::query(sql).execute(&mut conn).await.unwrap();
+                conn.close().await.ok();
             }
         }
     }

@@ -70,6 +70,7 @@ pub(crate) async fn live(app: &TestApp) -> (FakeProcessor, TestApp, Uuid, String
     )
     .await
     .unwrap();
+    app.make_live_ready(live_uuid).await;
     (fake, server, live_uuid, live_token)
 }
 

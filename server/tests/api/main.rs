@@ -46,6 +46,7 @@ mod plan_groups;
 mod portal;
 mod processor_webhooks;
 mod rate_limits;
+mod readiness;
 mod receiver;
 mod recovery;
 mod renewal;

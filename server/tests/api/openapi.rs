@@ -92,3 +92,51 @@ async fn every_v1_answer_names_its_version() {
         .await;
     assert_eq!(r.header("api-version"), "", "only the API");
 }
+
+#[test]
+fn every_event_type_has_its_schema_and_its_readme_row() {
+    let doc: serde_json::Value = serde_json::from_str(&server::http::openapi::document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let any = schemas["WebhookEvent"]["oneOf"].as_array().unwrap();
+    assert_eq!(any.len(), server::domain::events::EVENT_DOCS.len());
+    for event in server::domain::events::EVENT_DOCS {
+        let schema = &schemas[format!("Event.{}", event.kind)];
+        let typed = &schema["allOf"][1];
+        assert_eq!(
+            typed["properties"]["type"]["enum"],
+            serde_json::json!([event.kind])
+        );
+        let data = &typed["properties"]["data"];
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` |", event.kind)))
+            .unwrap_or_else(|| panic!("README has no row for {}", event.kind));
+        for field in event.fields {
+            assert!(
+                !data["properties"][field.name].is_null(),
+                "{}.{}",
+                event.kind,
+                field.name
+            );
+            assert!(
+                row.contains(&format!("`{}`", field.name)),
+                "README: {}.{}",
+                event.kind,
+                field.name
+            );
+        }
+        assert_eq!(
+            data["required"].as_array().unwrap().len(),
+            event.fields.len(),
+            "{}",
+            event.kind
+        );
+    }
+    assert!(
+        schemas["Event.account.created"]["allOf"][1]["properties"]["data"]["properties"]
+            ["account_number"]
+            .is_object()
+    );
+}

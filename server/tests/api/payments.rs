@@ -80,7 +80,7 @@ both_engines! {
         let history = server::store::accounts::status_history(&app.state.db, account_uuid).await.unwrap();
         assert_eq!(history.iter().map(|h| h.status_reason.as_str()).collect::<Vec<_>>(), ["unresolved", "missing_address"]);
         let events = server::store::events::events_of_account(&app.state.db, account_uuid).await.unwrap();
-        assert_eq!(event_kinds(&events), ["account.payment_method_added", "account.status_updated"], "attaching twice announces once");
+        assert_eq!(event_kinds(&events), ["account.created", "account.payment_method_added", "account.status_updated"], "attaching twice announces once");
 
         // Replacing the card uses the same calls.
         let (pk, secret) = session(&app, &token).await;

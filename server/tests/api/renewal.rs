@@ -159,7 +159,8 @@ both_engines! {
         assert_eq!(plans.status, StatusCode::OK, "{}", plans.text);
         let plan = plans.body["plans"].as_array().unwrap().iter().find(|p| p["plan_type"] == "fixed").unwrap().clone();
         let start = days_after(&end, 1);
-        let ok = json!({"plan_uuid": plan["plan_uuid"], "service_start_date": start, "terms_accepted": true});
+        // The start date may be left out: a renewal has one allowed day.
+        let ok = json!({"plan_uuid": plan["plan_uuid"], "terms_accepted": true});
 
         for (body, status, code, param) in [
             (json!({"plan_uuid": plan["plan_uuid"], "service_start_date": start, "terms_accepted": false}), StatusCode::UNPROCESSABLE_ENTITY, "terms_not_accepted", "terms_accepted"),
@@ -192,6 +193,22 @@ both_engines! {
         let r = accept(&app, &token, &location, &ok).await;
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "plan_already_accepted"), "{}", r.text);
         assert_eq!(contracts(&app, &uuid).await.len(), 2);
+
+        // One confirmation, carrying the new contract's documents.
+        let sent = app.get(&format!("/v1/app/sandbox/emails?account_uuid={uuid}&limit=100"), &app.app_token).await;
+        let confirmed: Vec<&Value> = sent.body["data"].as_array().unwrap().iter().filter(|e| e["template"] == "renewal_confirmed").collect();
+        assert_eq!(confirmed.len(), 1, "{}", sent.text);
+        assert_eq!(confirmed[0]["subject"], "Your renewal is confirmed");
+        let text = confirmed[0]["text"].as_str().unwrap();
+        let starts = app::format::long_date(chrono::NaiveDate::parse_from_str(&start, "%Y-%m-%d").unwrap());
+        assert!(text.contains(plan["name"].as_str().unwrap()) && text.contains(&format!("starting on {starts}")), "{text}");
+        assert!(text.contains("Attached are the documents of your new contract"), "{text}");
+        let kinds: Vec<&str> = confirmed[0]["attachments"].as_array().unwrap().iter()
+            .map(|a| a["filename"].as_str().unwrap().split('-').next().unwrap())
+            .collect();
+        let mut kinds = kinds;
+        kinds.sort_unstable();
+        assert_eq!(kinds, ["efl", "tos", "yrac"], "{}", confirmed[0]);
 
         // The renewal's documents are queued; the current contract's stay active.
         let docs = app.get(&format!("/v1/account/locations/{location}/all-documents"), &token).await;

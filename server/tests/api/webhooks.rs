@@ -121,6 +121,9 @@ both_engines! {
         assert_eq!(bad.status, StatusCode::BAD_REQUEST);
         assert_eq!(bad.code(), "parameter_invalid");
         assert_eq!(bad.body["error"]["param"], json!("event_types[1]"));
+        // The refusal names the valid types.
+        let message = bad.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("unknown event type nope") && message.contains("account.created, enrollment.plan_requested"), "{message}");
         let bad = app
             .post("/v1/app/webhook-endpoints", &app.app_token, &json!({"url": "ftp://x.example/"}))
             .await;
@@ -215,12 +218,13 @@ both_engines! {
 
     async fn events_are_delivered_signed_and_listed(app) {
         let receiver = Receiver::start().await;
+        // Made before the endpoints, so that its `account.created` goes to none of them.
+        let account = app.create_simple_account("ana@example.com").await;
+        let account_uuid: Uuid = account["uuid"].as_str().unwrap().parse().unwrap();
         let endpoint = create_endpoint(&app, &receiver.url, &[]).await;
         let endpoint_uuid = endpoint["uuid"].as_str().unwrap();
         let secret = endpoint["secret"].as_str().unwrap();
         let filtered = create_endpoint(&app, &receiver.url, &["invoice.paid"]).await;
-        let account = app.create_simple_account("ana@example.com").await;
-        let account_uuid: Uuid = account["uuid"].as_str().unwrap().parse().unwrap();
 
         let event_uuid = emit(&app, Some(account_uuid), "location.service_active").await;
         app.eventually("one delivery", || async { receiver.count() >= 1 }).await;
@@ -258,14 +262,15 @@ both_engines! {
         assert_eq!(all.status, StatusCode::OK);
         let types: Vec<_> = all.body["data"].as_array().unwrap().iter()
             .map(|e| e["type"].as_str().unwrap().to_owned()).collect();
-        assert_eq!(types, vec!["invoice.created", "location.service_active"]);
+        assert_eq!(types, vec!["invoice.created", "location.service_active", "account.created"]);
         let by_type = app.get("/v1/app/events?type=location.service_active", &app.app_token).await;
         assert_eq!(by_type.body["data"].as_array().unwrap().len(), 1);
         let by_account = app
             .get(&format!("/v1/app/events?account_uuid={account_uuid}&limit=1"), &app.app_token)
             .await;
         assert_eq!(by_account.body["data"][0]["uuid"], json!(event_uuid.to_string()));
-        assert_eq!(by_account.body["has_more"], json!(false));
+        // (and the account's `account.created` before it)
+        assert_eq!(by_account.body["has_more"], json!(true));
         let paged = app.get("/v1/app/events?limit=1", &app.app_token).await;
         assert_eq!(paged.body["next_page_url"], json!("/v1/app/events?limit=1&offset=1"));
         let one = app.get(&format!("/v1/app/events/{event_uuid}"), &app.app_token).await;
@@ -482,5 +487,58 @@ both_engines! {
         let log = deliveries(&app, endpoint_uuid).await;
         assert_eq!(log.len(), 4);
         assert!(log.iter().all(|d| d["status"] == json!("succeeded")));
+    }
+}
+
+fn development(c: &mut server::config::Config) {
+    // As a partner runs it on a laptop: nothing set, the service on localhost.
+    c.webhooks.allow_private_targets = None;
+}
+
+both_engines! {
+    async fn a_new_account_is_announced_as_account_created(app) {
+        let receiver = Receiver::start().await;
+        let endpoint = create_endpoint(&app, &receiver.url, &["account.created"]).await;
+        let account = app.create_simple_account("created@example.com").await;
+        let listed = wait_deliveries(&app, endpoint["uuid"].as_str().unwrap(), 1).await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        app.eventually("the event arrives", || async { receiver.count() > 0 }).await;
+        let hit = &receiver.hits()[0];
+        let body: Value = serde_json::from_slice(&hit.body).unwrap();
+        assert_eq!(body["type"], "account.created");
+        assert_eq!(body["data"]["account_uuid"], account["uuid"]);
+        assert_eq!(body["data"]["account_number"], account["account_number"]);
+        assert_eq!(body["data"].as_object().unwrap().len(), 2, "{body}");
+        // Listed with the app's events too.
+        let events = app.get("/v1/app/events?type=account.created&limit=10", &app.app_token).await;
+        assert_eq!(events.status, StatusCode::OK, "{}", events.text);
+        assert_eq!(events.body["data"].as_array().unwrap().len(), 1, "{}", events.text);
+    }
+}
+
+both_engines! {
+    with development;
+    async fn a_sandbox_app_may_target_localhost_in_development_and_is_told_how_otherwise(app) {
+        let r = app
+            .post("/v1/app/webhook-endpoints", &app.app_token, &json!({"url": "http://localhost:9/hook"}))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "the service runs on localhost: {}", r.text);
+        // Where the operator says no (as a deployed service's default is: see the config's unit
+        // test), the same URL is refused, and the error says how to allow it.
+        let deployed = app
+            .sibling(|c| c.webhooks.allow_private_targets = Some(false))
+            .await;
+        let r = deployed
+            .post("/v1/app/webhook-endpoints", &app.app_token, &json!({"url": "http://localhost:9/hook"}))
+            .await;
+        assert_eq!((r.status, r.code()), (StatusCode::UNPROCESSABLE_ENTITY, "url_not_allowed"), "{}", r.text);
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("webhooks.allow_private_targets = true") && message.contains("SWITCHBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS"), "{message}");
+        // A live app never may.
+        let (_, live) = app.live_app().await;
+        let r = app
+            .post("/v1/app/webhook-endpoints", &live, &json!({"url": "http://localhost:9/hook"}))
+            .await;
+        assert_eq!(r.code(), "url_not_allowed", "{}", r.text);
     }
 }

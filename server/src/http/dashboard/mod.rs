@@ -626,6 +626,7 @@ async fn render_app(
         state.config.public_url(),
         app.uuid
     );
+    let readiness = services::apps::readiness(&state.db, app).await?;
     Ok(views::app(
         &dash.nav(),
         &views::AppPage {
@@ -637,6 +638,7 @@ async fn render_app(
             webhook_secret_set,
             processor_webhook_url: &processor_webhook_url,
             operator: dash.member().is_operator(),
+            readiness: &readiness,
             notice,
             error,
         },

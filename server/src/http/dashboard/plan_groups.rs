@@ -194,7 +194,7 @@ impl GroupForm {
             energy_margin_cents_per_kwh: "4.2000".into(),
             partner_commission_cents_per_month: "500".into(),
             solar_buyback_cents_per_kwh: "0.0000".into(),
-            early_termination_fee_cents: "15000".into(),
+            early_termination_fee_cents: "0".into(),
             renewable_percent: "31".into(),
             tos_version: "2026.1".into(),
             ..GroupForm::default()
@@ -661,7 +661,7 @@ fn form_view(
                 {field("energy_margin_cents_per_kwh", "Energy margin over wholesale (cents per kWh)", &form.energy_margin_cents_per_kwh, errors, None)}
                 {field("partner_commission_cents_per_month", "Partner commission (cents a month)", &form.partner_commission_cents_per_month, errors, None)}
                 {field("solar_buyback_cents_per_kwh", "Solar buyback (cents per kWh)", &form.solar_buyback_cents_per_kwh, errors, None)}
-                {field("early_termination_fee_cents", "Early termination fee (cents)", &form.early_termination_fee_cents, errors, Some("0 for month-to-month"))}
+                {field("early_termination_fee_cents", "Early termination fee (cents)", &form.early_termination_fee_cents, errors, Some("Not stated on plans or charged: the Terms of Service promise no early termination fee"))}
                 {field("renewable_percent", "Renewable (%)", &form.renewable_percent, errors, None)}
                 {field("tos_version", "Terms of Service version", &form.tos_version, errors, None)}
                 {field("position", "Position (order among the app's groups; blank: last)", &form.position, errors, None)}

@@ -258,8 +258,67 @@ pub struct AppPage<'a> {
     /// Where the processor sends the app's payment events.
     pub processor_webhook_url: &'a str,
     pub operator: bool,
+    /// A live app's checklist before customers may start.
+    pub readiness: &'a crate::services::apps::Readiness,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
+}
+
+/// One checkbox per event type an endpoint may subscribe to.
+fn event_type_choices() -> impl IntoView {
+    crate::domain::events::EVENT_DOCS
+        .iter()
+        .filter(|d| d.kind != crate::domain::events::TEST_EVENT_TYPE)
+        .enumerate()
+        .map(|(i, d)| {
+            let id = format!("webhook_event_{i}");
+            let label_for = id.clone();
+            view! {
+                <label class="check" for=label_for>
+                    <input type="checkbox" id=id name="event_types" value=d.kind/>
+                    <code>{d.kind}</code> " · " {d.about}
+                </label>
+            }
+        })
+        .collect_view()
+}
+
+/// A live app's checklist: each item done or missing, and what being ready opens.
+fn readiness(app: &AppRow, r: &crate::services::apps::Readiness) -> impl IntoView {
+    use crate::domain::apps::ReadinessItem;
+    let live = r.live;
+    let summary = if r.is_open() {
+        format!(
+            "Ready for customers: the sign-up page /go/{} is public, enrollment flows open and credit checks are taken.",
+            app.slug
+        )
+    } else {
+        format!(
+            "Not open to customers yet: the sign-up page /go/{} stays unpublished, and no enrollment flow opens or credit check is taken, until every item below is done.",
+            app.slug
+        )
+    };
+    let items = ReadinessItem::ALL
+        .into_iter()
+        .map(|item| {
+            let done = !r.missing.contains(&item);
+            let state = if done { "Done" } else { "Missing" };
+            view! {
+                <li data-item=item.code() data-done=done.to_string()>
+                    <strong>{state}</strong> " · " {item.label()}
+                </li>
+            }
+        })
+        .collect_view();
+    live.then(|| {
+        view! {
+            <section class="card" data-testid="readiness">
+                <h2>"Going live"</h2>
+                <p>{summary}</p>
+                <ul>{items}</ul>
+            </section>
+        }
+    })
 }
 
 pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
@@ -380,6 +439,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
         <h1>{title}</h1>
         <p class="muted">{meta}</p>
         {messages(page.notice, page.error)}
+        {readiness(a, page.readiness)}
         <section class="card">
             <h2>"API keys"</h2>
             <div class="table-wrap">
@@ -479,8 +539,10 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 {csrf_field(&nav.csrf)}
                 <label for="webhook_url">"Endpoint URL"</label>
                 <input id="webhook_url" name="url" type="url" required/>
-                <label for="webhook_events">"Event types (comma-separated; blank: every event)"</label>
-                <input id="webhook_events" name="event_types" type="text"/>
+                <fieldset class="event-types">
+                    <legend>"Event types (none ticked: every event)"</legend>
+                    {event_type_choices()}
+                </fieldset>
                 <label for="webhook_description">"Description"</label>
                 <input id="webhook_description" name="description" type="text"/>
                 <button type="submit">"Add endpoint"</button>

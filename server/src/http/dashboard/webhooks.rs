@@ -49,6 +49,10 @@ pub fn routes() -> Router<AppState> {
             post(rotate_secret),
         )
         .route(
+            "/dashboard/apps/{app}/webhooks/{endpoint}/reveal",
+            post(reveal_secret),
+        )
+        .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/redeliver",
             post(redeliver),
         )
@@ -87,35 +91,49 @@ fn page_error(e: services::Error<WebhookRefused>) -> PageError {
     PageError::from(ApiError::from(e))
 }
 
-#[derive(Deserialize)]
+/// The new endpoint form: its fields, and one `event_types` per ticked event type (none:
+/// every event).
+#[derive(Default)]
 struct EndpointForm {
-    #[serde(default)]
     csrf: String,
-    #[serde(default)]
     url: String,
-    /// Event types separated by commas or spaces (blank: every event).
-    #[serde(default)]
-    event_types: String,
-    #[serde(default)]
+    event_types: Vec<String>,
     description: String,
+}
+
+impl EndpointForm {
+    fn from_pairs(pairs: Vec<(String, String)>) -> EndpointForm {
+        let mut form = EndpointForm::default();
+        for (name, value) in pairs {
+            match name.as_str() {
+                "csrf" => form.csrf = value,
+                "url" => form.url = value,
+                "description" => form.description = value,
+                "event_types" => form.event_types.extend(
+                    value
+                        .split(|c: char| c == ',' || c.is_whitespace())
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                ),
+                _ => {}
+            }
+        }
+        form
+    }
 }
 
 async fn create_endpoint(
     State(state): State<AppState>,
     dash: Dash,
     Path(app): Path<Uuid>,
-    Form(form): Form<EndpointForm>,
+    Form(pairs): Form<Vec<(String, String)>>,
 ) -> PageResult {
+    let form = EndpointForm::from_pairs(pairs);
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
     let input = CreateWebhookEndpointIn {
         url: form.url.trim().to_owned(),
-        event_types: form
-            .event_types
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        event_types: form.event_types,
         description: Some(form.description.trim().to_owned()).filter(|d| !d.is_empty()),
         disabled: false,
     };
@@ -145,13 +163,29 @@ fn secret_shown(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow) -> Strin
 }
 
 fn secret_page(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow, heading: &str) -> String {
+    secret_page_saying(
+        nav,
+        app,
+        endpoint,
+        heading,
+        "Copy it and keep it secret. A member of the app can show it again from the endpoint's page (each look is in the audit log).",
+    )
+}
+
+fn secret_page_saying(
+    nav: &views::Nav,
+    app: &AppRow,
+    endpoint: &EndpointRow,
+    heading: &str,
+    note: &'static str,
+) -> String {
     let href = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
     let secret = endpoint.secret.clone();
     let url = endpoint.url.clone();
     let body = view! {
         <section class="card">
             <h1>{heading.to_owned()}</h1>
-            <p>"Deliveries to " <code>{url}</code> " are signed with this secret. It is shown only now: copy it and keep it secret."</p>
+            <p>"Deliveries to " <code>{url}</code> " are signed with this secret. " {note}</p>
             <label for="token">"Signing secret"</label>
             <input id="token" class="secret" type="text" readonly value=secret/>
             {views::copy_button("token")}
@@ -222,9 +256,12 @@ async fn render_endpoint(
     let mut deliveries =
         store::webhooks::deliveries_of_endpoint(&state.db, endpoint.uuid, 100, 0).await?;
     deliveries.truncate(100);
+    let payloads =
+        services::webhooks::delivery_payloads(state, app.uuid, app.environment_kind(), &deliveries)
+            .await?;
     Ok(html(
         status,
-        endpoint_view(dash, app, endpoint, &deliveries, notice, error),
+        endpoint_view(dash, app, endpoint, &deliveries, &payloads, notice, error),
     ))
 }
 
@@ -233,6 +270,7 @@ fn endpoint_view(
     app: &AppRow,
     endpoint: &EndpointRow,
     deliveries: &[DeliveryRow],
+    payloads: &std::collections::HashMap<Uuid, String>,
     notice: Option<&str>,
     error: Option<&str>,
 ) -> String {
@@ -267,10 +305,19 @@ fn endpoint_view(
             let excerpt = d.response_excerpt.clone().unwrap_or_default();
             let event = d.event_uuid.to_string();
             let attempt = d.attempt.to_string();
+            // What was sent: the event's body as delivered.
+            let payload = payloads.get(&d.event_uuid).cloned().map(|body| {
+                view! {
+                    <details class="payload" data-testid="delivery-payload">
+                        <summary>"Payload"</summary>
+                        <pre><code>{body}</code></pre>
+                    </details>
+                }
+            });
             view! {
                 <tr>
                     <td>{when}</td>
-                    <td>{kind}</td>
+                    <td>{kind} {payload}</td>
                     <td>{attempt}</td>
                     <td>{status}</td>
                     <td>{code}</td>
@@ -314,6 +361,11 @@ fn endpoint_view(
             <form method="post" action=format!("{base}/rotate") class="inline">
                 {views::csrf_field(&nav.csrf)}
                 <button type="submit">"Rotate the signing secret"</button>
+            </form>
+            " "
+            <form method="post" action=format!("{base}/reveal") class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <button type="submit">"Show the signing secret"</button>
             </form>
         </section>
         <section class="card">
@@ -447,6 +499,31 @@ async fn rotate_secret(
     Ok(html(
         StatusCode::CREATED,
         secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
+    ))
+}
+
+/// Shows the endpoint's signing secret again to a member of the app (audited).
+async fn reveal_secret(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let shown = services::webhooks::reveal_secret(&state, app.uuid, endpoint.uuid, &dash.actor())
+        .await
+        .map_err(page_error)?;
+    Ok(html(
+        StatusCode::OK,
+        secret_page_saying(
+            &dash.nav(),
+            &app,
+            &shown,
+            "Signing secret",
+            "Keep it secret: this look is in the app's audit log.",
+        ),
     ))
 }
 

@@ -787,16 +787,26 @@ async fn session_uuid(session: &Session, key: &str) -> ApiResult<Option<Uuid>> {
 // Hosted sign-up.
 
 async fn app_or_404(state: &AppState, slug: &str) -> ApiResult<Result<AppRow, Response>> {
-    Ok(match hosted_service::app_of_slug(state, slug).await? {
-        Some(app) => Ok(app),
-        None => Err(page(
-            StatusCode::NOT_FOUND,
-            &Brand::neutral(),
-            "Page not found",
-            "not-found",
-            &paragraph("There is no sign-up page at this address."),
-        )),
-    })
+    Ok(hosted_service::app_of_slug(state, slug)
+        .await?
+        .ok_or_else(no_sign_up_page))
+}
+
+/// The app of a sign-up page: a live app's stays unpublished until it is ready.
+async fn sign_up_app_or_404(state: &AppState, slug: &str) -> ApiResult<Result<AppRow, Response>> {
+    Ok(hosted_service::sign_up_app_of_slug(state, slug)
+        .await?
+        .ok_or_else(no_sign_up_page))
+}
+
+fn no_sign_up_page() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        &Brand::neutral(),
+        "Page not found",
+        "not-found",
+        &paragraph("There is no sign-up page at this address."),
+    )
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -870,7 +880,7 @@ pub async fn landing(
     session: Session,
     Path(slug): Path<String>,
 ) -> ApiResult<Response> {
-    let app = match app_or_404(&state, &slug).await? {
+    let app = match sign_up_app_or_404(&state, &slug).await? {
         Ok(app) => app,
         Err(r) => return Ok(r),
     };
@@ -893,7 +903,7 @@ pub async fn start_sign_up(
     Form(f): Form<SignUpForm>,
 ) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
-    let app = match app_or_404(&state, &slug).await? {
+    let app = match sign_up_app_or_404(&state, &slug).await? {
         Ok(app) => app,
         Err(r) => return Ok(r),
     };
@@ -978,7 +988,7 @@ pub async fn confirm_page(
     session: Session,
     Path(slug): Path<String>,
 ) -> ApiResult<Response> {
-    let app = match app_or_404(&state, &slug).await? {
+    let app = match sign_up_app_or_404(&state, &slug).await? {
         Ok(app) => app,
         Err(r) => return Ok(r),
     };
@@ -1004,7 +1014,7 @@ pub async fn confirm_sign_up(
     Form(f): Form<CodeForm>,
 ) -> ApiResult<Response> {
     websession::check_csrf(&session, f.csrf.as_deref()).await?;
-    let app = match app_or_404(&state, &slug).await? {
+    let app = match sign_up_app_or_404(&state, &slug).await? {
         Ok(app) => app,
         Err(r) => return Ok(r),
     };

@@ -1,0 +1,6 @@
+-- The product charges no early termination fee (its Terms of Service say so), so no priced
+-- plan or contract states one: plans priced before carried their group's fee.
+UPDATE plans SET early_termination_fee_cents = 0 WHERE early_termination_fee_cents <> 0;
+UPDATE contracts
+SET rates = jsonb_set(rates::jsonb, '{early_termination_fee_cents}', '0')::text
+WHERE (rates::jsonb ->> 'early_termination_fee_cents')::bigint <> 0;
