@@ -92,6 +92,20 @@ pub struct Payment {
     pub attempted_at: Timestamp,
     /// The processor's decline code when failed.
     pub failure_code: Option<String>,
+    /// How much of this payment went back to the card in all (0 when none did).
+    pub refunded_cents: i64,
+    /// Each refund of this payment, oldest first.
+    pub refunds: Vec<PaymentRefund>,
+    /// When the cardholder disputed this payment with their bank; null when not disputed.
+    pub disputed_at: Option<Timestamp>,
+}
+
+/// Money of a succeeded payment sent back to the card, by the provider or at the processor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct PaymentRefund {
+    pub amount_cents: i64,
+    pub refunded_at: Timestamp,
 }
 
 /// `GET /v1/account/billing/invoices/{invoice_number}`.

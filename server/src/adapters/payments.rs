@@ -63,8 +63,18 @@ pub struct ChargeRequest {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChargeOutcome {
-    Succeeded { payment_id: String },
-    Declined { decline_code: String },
+    Succeeded {
+        payment_id: String,
+    },
+    Declined {
+        decline_code: String,
+    },
+    /// The card's bank wants the customer to confirm this payment (strong customer
+    /// authentication): it waits at the processor until they do it in its component, and its
+    /// webhook then says how it ended.
+    NeedsAuthentication {
+        payment_id: String,
+    },
 }
 
 /// A refund of (part of) a succeeded charge.
@@ -141,6 +151,13 @@ pub trait PaymentProcessor: Send + Sync {
         &self,
         request: &RefundRequest,
     ) -> impl Future<Output = ProcessorResult<RefundOutcome>> + Send;
+
+    /// The client secret the processor's component confirms a payment waiting for the
+    /// customer's authentication with; `None` once it no longer waits (done, failed, cancelled).
+    fn authentication_secret(
+        &self,
+        payment_id: &str,
+    ) -> impl Future<Output = ProcessorResult<Option<String>>> + Send;
 }
 
 /// The processor of one app.
@@ -227,6 +244,13 @@ impl PaymentProcessor for Processor {
         match self {
             Processor::BuiltIn(p) => p.refund(request).await,
             Processor::Remote(p) => p.refund(request).await,
+        }
+    }
+
+    async fn authentication_secret(&self, payment_id: &str) -> ProcessorResult<Option<String>> {
+        match self {
+            Processor::BuiltIn(p) => p.authentication_secret(payment_id).await,
+            Processor::Remote(p) => p.authentication_secret(payment_id).await,
         }
     }
 }
@@ -325,6 +349,10 @@ impl PaymentProcessor for BuiltInProcessor {
             refund_id: format!("re_{}", &format!("{digest:x}")[..24]),
         })
     }
+    async fn authentication_secret(&self, _payment_id: &str) -> ProcessorResult<Option<String>> {
+        // Its test cards never ask for the customer's authentication.
+        Ok(None)
+    }
 }
 
 /// The real processor's REST API with one app's keys.
@@ -408,6 +436,8 @@ struct RemotePaymentMethod {
 struct PaymentIntentOut {
     id: String,
     status: String,
+    #[serde(default)]
+    client_secret: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -423,6 +453,9 @@ struct RemoteError {
     decline_code: Option<String>,
     #[serde(default)]
     message: Option<String>,
+    /// The payment a refused charge made, when the processor made one.
+    #[serde(default)]
+    payment_intent: Option<IdOut>,
 }
 
 fn request_failed(e: reqwest::Error) -> ProcessorError {
@@ -629,6 +662,15 @@ impl PaymentProcessor for RemoteProcessor {
             // 402 is the processor's "the card did not pay": a decline, whichever type of
             // error it files it under.
             let body: ErrorOut = resp.json().await.map_err(|_| unexpected(status))?;
+            // An off-session charge the bank wants confirmed: the processor keeps the payment
+            // for the customer to authenticate.
+            if body.error.code.as_deref() == Some("authentication_required") {
+                if let Some(intent) = body.error.payment_intent.filter(|i| plausible_id(&i.id)) {
+                    return Ok(ChargeOutcome::NeedsAuthentication {
+                        payment_id: intent.id,
+                    });
+                }
+            }
             let decline_code = body
                 .error
                 .decline_code
@@ -645,7 +687,11 @@ impl PaymentProcessor for RemoteProcessor {
             "succeeded" => Ok(ChargeOutcome::Succeeded {
                 payment_id: intent.id,
             }),
-            // Off-session charges that would need the customer are declines for auto-pay.
+            "requires_action" if plausible_id(&intent.id) => {
+                Ok(ChargeOutcome::NeedsAuthentication {
+                    payment_id: intent.id,
+                })
+            }
             "requires_action" | "requires_payment_method" => Ok(ChargeOutcome::Declined {
                 decline_code: "authentication_required".to_owned(),
             }),
@@ -696,5 +742,23 @@ impl PaymentProcessor for RemoteProcessor {
         Ok(RefundOutcome::Refunded {
             refund_id: refund.id,
         })
+    }
+    async fn authentication_secret(&self, payment_id: &str) -> ProcessorResult<Option<String>> {
+        if !plausible_id(payment_id) {
+            return Err(ProcessorError::NotFound);
+        }
+        let resp = client()
+            .get(format!("{}/v1/payment_intents/{payment_id}", self.base))
+            .bearer_auth(self.secret_key.expose())
+            .send()
+            .await
+            .map_err(request_failed)?;
+        if resp.status() == reqwest::StatusCode::NOT_FOUND {
+            return Err(ProcessorError::NotFound);
+        }
+        let intent: PaymentIntentOut = Self::json(resp).await?;
+        Ok(intent
+            .client_secret
+            .filter(|_| intent.status == "requires_action"))
     }
 }

@@ -45,6 +45,26 @@ pub fn check_payment_keys(publishable: &str, secret: &str) -> Result<(), &'stati
     Ok(())
 }
 
+/// The signing secret of the card processor's webhooks, as the processor shows it:
+/// `whsec_` and a body of at least 16 letters, digits, `+`, `/`, `=` or `_`. The message never
+/// repeats the secret.
+pub fn check_webhook_secret(secret: &str) -> Result<(), &'static str> {
+    let body = secret
+        .strip_prefix("whsec_")
+        .ok_or("the webhook signing secret must look like whsec_...")?;
+    if body.len() < 16
+        || body.len() > 200
+        || !body
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_'))
+    {
+        return Err(
+            "the webhook signing secret must look like whsec_... as the processor shows it",
+        );
+    }
+    Ok(())
+}
+
 /// A brand colour as pages and e-mails may use it: a plain `#rgb` or `#rrggbb` hex colour,
 /// never anything that could escape a style attribute.
 pub fn brand_color(c: &str) -> Option<&str> {
@@ -292,6 +312,27 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn webhook_signing_secrets_look_like_the_processors() {
+        assert_eq!(
+            check_webhook_secret("whsec_standInSigningSecret0123"),
+            Ok(())
+        );
+        assert_eq!(check_webhook_secret("whsec_Ab3+/x=_0123456789abcd"), Ok(()));
+        for bad in [
+            "",
+            "whsec_",
+            "whsec_short",
+            "sk_live_abcdefghijklmnopqrst",
+            "whsec_has space in it here",
+            "whsec_<script>alert(1)</script>",
+        ] {
+            // Refused, without repeating what was typed.
+            let why = check_webhook_secret(bad).unwrap_err();
+            assert!(bad.len() <= "whsec_".len() || !why.contains(bad), "{why}");
+        }
+    }
 
     #[test]
     fn slugs_are_lowercase_words_joined_by_dashes() {

@@ -623,6 +623,15 @@ impl UtilityRecord {
         }
     }
 
+    /// Whether a submission in `status` still waits for the operator to record something: the
+    /// utility's answer (pending, or held), or the start of service (accepted).
+    pub fn awaits_operator(status: SubmissionStatus) -> bool {
+        matches!(
+            status,
+            SubmissionStatus::Pending | SubmissionStatus::SwitchHold | SubmissionStatus::Accepted
+        )
+    }
+
     /// Where a submission in `current` moves with this record. The utility answers a pending
     /// submission, or one it held once the hold is lifted; service starts only once accepted.
     pub fn next_status(&self, current: SubmissionStatus) -> Result<SubmissionStatus, String> {
@@ -716,6 +725,25 @@ impl EnrollmentSimulation {
 #[cfg(test)]
 mod enrollment_rules {
     use super::*;
+
+    #[test]
+    fn the_worklist_keeps_what_waits_for_the_operator() {
+        use SubmissionStatus as S;
+        for (status, open) in [
+            (S::Pending, true),
+            (S::SwitchHold, true),
+            (S::Accepted, true),
+            (S::Deactivated, false),
+            (S::Rejected, false),
+            (S::Active, false),
+        ] {
+            assert_eq!(
+                super::UtilityRecord::awaits_operator(status),
+                open,
+                "{status:?}"
+            );
+        }
+    }
 
     fn day(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()

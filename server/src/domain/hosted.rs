@@ -38,6 +38,9 @@ super::text_enum! {
         CreditFrozen = "credit_frozen",
         /// The operator's decision on a credit review: the enrollment flow, where it stands.
         CreditReview = "credit_review",
+        /// A live charge the card's bank wants the customer to confirm: the page where they
+        /// do it in the card processor's own component.
+        AuthenticatePayment = "authenticate_payment",
     }
 }
 
@@ -50,6 +53,7 @@ impl LinkPurpose {
             LinkPurpose::Invoice => Some(FlowScope::Billing),
             LinkPurpose::CreditFrozen => None,
             LinkPurpose::CreditReview => Some(FlowScope::Enrollment),
+            LinkPurpose::AuthenticatePayment => None,
         }
     }
 
@@ -61,6 +65,7 @@ impl LinkPurpose {
             LinkPurpose::Invoice => "See your bill",
             LinkPurpose::CreditFrozen => "Lift the freeze and try again",
             LinkPurpose::CreditReview => "See your enrollment",
+            LinkPurpose::AuthenticatePayment => "Confirm the payment",
         }
     }
 }
@@ -296,11 +301,13 @@ mod tests {
         );
         assert_eq!(LinkPurpose::Invoice.scope(), Some(FlowScope::Billing));
         assert_eq!(LinkPurpose::CreditFrozen.scope(), None);
+        assert_eq!(LinkPurpose::AuthenticatePayment.scope(), None);
         for p in [
             LinkPurpose::Renewal,
             LinkPurpose::UpdateCard,
             LinkPurpose::Invoice,
             LinkPurpose::CreditFrozen,
+            LinkPurpose::AuthenticatePayment,
         ] {
             assert_eq!(LinkPurpose::parse(p.as_str()), Some(p));
         }

@@ -9,7 +9,8 @@ use std::str::FromStr;
 
 use app::api::{
     billing::{
-        ChargesGroup, Invoice, InvoiceCharge, InvoiceDetail, InvoiceUsage, InvoiceUsageDay, Payment,
+        ChargesGroup, Invoice, InvoiceCharge, InvoiceDetail, InvoiceUsage, InvoiceUsageDay,
+        Payment, PaymentRefund,
     },
     EnsurePaymentMethodIn, ErrorEnvelope, List, PaymentMethod, PaymentSession, Timestamp,
 };
@@ -35,7 +36,7 @@ use crate::{
     },
     store::{
         self,
-        billing::{InvoiceRow, PaymentRow},
+        billing::{InvoiceRow, PaymentRow, RefundRow},
         payments::CardRow,
     },
 };
@@ -163,7 +164,7 @@ fn render_invoice(state: &AppState, row: &InvoiceRow) -> Invoice {
     }
 }
 
-fn render_payment(row: &PaymentRow, invoice_number: &str) -> Payment {
+fn render_payment(row: &PaymentRow, invoice_number: &str, refunds: &[RefundRow]) -> Payment {
     Payment {
         uuid: row.uuid,
         invoice_number: invoice_number.to_owned(),
@@ -171,6 +172,16 @@ fn render_payment(row: &PaymentRow, invoice_number: &str) -> Payment {
         status: row.status.to_string(),
         attempted_at: Timestamp(row.attempted_at),
         failure_code: row.failure_code.clone(),
+        refunded_cents: row.refunded_cents,
+        refunds: refunds
+            .iter()
+            .filter(|r| r.payment_uuid == row.uuid)
+            .map(|r| PaymentRefund {
+                amount_cents: r.amount_cents,
+                refunded_at: Timestamp(r.created_at),
+            })
+            .collect(),
+        disputed_at: row.disputed_at.map(Timestamp),
     }
 }
 
@@ -281,7 +292,7 @@ pub async fn get_invoice(
         payments: detail
             .payments
             .iter()
-            .map(|p| render_payment(p, &row.number))
+            .map(|p| render_payment(p, &row.number, &detail.refunds))
             .collect(),
     }))
 }
@@ -324,7 +335,7 @@ pub async fn signed_invoice_pdf(
     params(("invoice_number" = String, Path)),
     responses(
         (status = 200, description = "The payment, succeeded", body = Payment),
-        (status = 402, description = "The card was declined (`card_declined`, with `decline_code`)", body = ErrorEnvelope),
+        (status = 402, description = "The card was declined (`card_declined`, with `decline_code`). `decline_code` `authentication_required` (live apps): the card's bank wants the customer to confirm this payment; they are e-mailed a link to a page where they do it, and the invoice is paid once the bank confirms it", body = ErrorEnvelope),
         (status = 404, description = "No such invoice on this account", body = ErrorEnvelope),
         (status = 409, description = "Already paid or voided (`invoice_not_payable`), or no card on file (`payment_method_missing`)", body = ErrorEnvelope),
         (status = 503, description = "The processor cannot be reached now (`service_unavailable`)", body = ErrorEnvelope),
@@ -340,7 +351,7 @@ pub async fn pay_invoice(
         invoices::pay_invoice(&state, &principal.app, principal.account_uuid, &number).await?;
     state.account_changed(principal.account_uuid);
     match &payment.failure_code {
-        None => Ok(axum::Json(render_payment(&payment, &invoice.number))),
+        None => Ok(axum::Json(render_payment(&payment, &invoice.number, &[]))),
         Some(code) => Err(
             ApiError::new(ErrorCode::CardDeclined, "The card was declined")
                 .with_detail("decline_code", code.clone())

@@ -78,6 +78,8 @@ pub enum Template {
     BillReady(BillReady),
     /// An automatic payment was declined: what happens next and how to change the card.
     PaymentFailed(PaymentFailed),
+    /// The card's bank wants the customer to confirm a payment: the link to do it.
+    AuthenticatePayment(AuthenticatePayment),
     /// A bill still unpaid the day after its due date: how to pay it.
     PastDue(PastDueNotice),
     /// Disconnection for non-payment and payment plans.
@@ -176,6 +178,17 @@ pub struct PaymentFailed {
     pub retry_on: Option<chrono::NaiveDate>,
     /// The single-use link to change the card on a hosted page.
     pub link: Option<String>,
+}
+
+/// What the e-mail about a payment waiting for the customer's authentication states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatePayment {
+    pub first_name: String,
+    pub invoice_number: String,
+    pub total_cents: i64,
+    pub due_date: chrono::NaiveDate,
+    /// The single-use link to the hosted page where the customer confirms it.
+    pub link: String,
 }
 
 /// What a past-due e-mail states.
@@ -539,6 +552,7 @@ impl Template {
             Template::LetterOfAuthorization(_) => "letter_of_authorization",
             Template::BillReady(_) => "bill_ready",
             Template::PaymentFailed(_) => "payment_failed",
+            Template::AuthenticatePayment(_) => "authenticate_payment",
             Template::PastDue(_) => "past_due",
             Template::Collections(m) => m.name(),
             Template::EnrollmentReceived(_) => "enrollment_received",
@@ -739,6 +753,27 @@ impl Template {
                 )
             }
             Template::Collections(m) => m.render(brand),
+            Template::AuthenticatePayment(p) => layout(
+                brand,
+                "Please confirm your payment",
+                &p.first_name,
+                &[
+                    format!(
+                        "Your bank asks you to confirm the payment of your {} electricity bill                          of {} (invoice {}) before it goes through.",
+                        brand.display_name,
+                        app::format::dollars(p.total_cents),
+                        p.invoice_number
+                    ),
+                    format!(
+                        "Follow the link and confirm it with your bank; it takes a minute.                          Until then the bill is not paid. It is due by {}.",
+                        long_date(p.due_date)
+                    ),
+                ],
+                Some(&Action {
+                    label: "Confirm the payment".to_owned(),
+                    url: p.link.clone(),
+                }),
+            ),
             Template::PastDue(p) => layout(
                 brand,
                 "Your electricity bill is past due",

@@ -18,8 +18,8 @@ use crate::{
     domain::{
         account::{parse_email, parse_renewals_url, parse_us_phone},
         apps::{
-            allowed_origins, brand_color, check_payment_keys, logo_dimensions, missing_for_live,
-            slug, Origin, ReadinessFacts, ReadinessItem,
+            allowed_origins, brand_color, check_payment_keys, check_webhook_secret,
+            logo_dimensions, missing_for_live, slug, Origin, ReadinessFacts, ReadinessItem,
         },
         pricing, tokens, FieldError,
     },
@@ -43,6 +43,8 @@ pub enum AppRefused {
     PaymentKeys(&'static str),
     #[error("sandbox apps use the built-in test processor; keys are for live apps")]
     KeysForSandbox,
+    #[error("{0}")]
+    WebhookSecret(&'static str),
     #[error("{0}")]
     Origins(String),
 }
@@ -288,6 +290,35 @@ pub async fn set_payment_keys(
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Sets the signing secret of the card processor's webhooks to a live app (stored sealed),
+/// audited: until it is set, the processor's events about the app's payments are refused.
+pub async fn set_payment_webhook_secret(
+    db: &Db,
+    clock: &Clock,
+    pii: &PiiKey,
+    actor: &Actor,
+    app_uuid: Uuid,
+    secret: &str,
+) -> Result<(), Error<AppRefused>> {
+    let secret = secret.trim();
+    if let Err(why) = check_webhook_secret(secret) {
+        return refused(AppRefused::WebhookSecret(why));
+    }
+    let app = existing_app(db, app_uuid).await?;
+    if app.environment != Environment::Live.as_str() {
+        return refused(AppRefused::KeysForSandbox);
+    }
+    super::live_payments::set_webhook_secret(db, clock, pii, actor, &app, secret).await?;
+    Ok(())
+}
+
+/// Whether a live app has the signing secret of the processor's webhooks.
+pub async fn has_payment_webhook_secret(db: &Db, app_uuid: Uuid) -> store::Result<bool> {
+    Ok(store::payments::app_webhook_secret_sealed(db, app_uuid)
+        .await?
+        .is_some())
 }
 
 /// What may be set of an app's brand; `None` leaves a field as it is.

@@ -99,6 +99,13 @@ pub async fn pay_deposit(
         Ok(ChargeOutcome::Declined { decline_code }) => {
             return Err(Error::Refused(DepositRefused::Declined(decline_code)))
         }
+        // Paid from the flow, on the customer's own session: a card that wants the bank's
+        // check there is refused like a decline, and another card can be tried.
+        Ok(ChargeOutcome::NeedsAuthentication { .. }) => {
+            return Err(Error::Refused(DepositRefused::Declined(
+                "authentication_required".to_owned(),
+            )))
+        }
         Err(ProcessorError::NotFound) => return Err(Error::Refused(DepositRefused::NoCard)),
         Err(e) => return Err(Error::Refused(DepositRefused::Processor(e))),
     };

@@ -216,6 +216,55 @@ pub async fn activate_locations(
     Ok(())
 }
 
+/// Why the operator's record of the utility's answer was refused; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum UtilityAnswerRefused {
+    #[error("no such submission")]
+    NotFound,
+    /// The answer does not apply to the submission as it stands (already answered, the
+    /// enrollment cancelled, service started before the utility accepted).
+    #[error("{0}")]
+    DoesNotApply(String),
+}
+
+/// The operator records the utility's answer to a live submission from the dashboard's
+/// worklist: the enrollment moves on as with `record_utility_answer`, and the audit log says
+/// who recorded what, in the same transaction.
+pub async fn record_utility_answer_as(
+    db: &store::Db,
+    clock: &crate::clock::Clock,
+    actor: &super::audit::Actor,
+    submission_uuid: Uuid,
+    record: &UtilityRecord,
+) -> Result<store::utility::SubmissionRow, Error<UtilityAnswerRefused>> {
+    let Some(submission) = store::utility::submission(db, submission_uuid).await? else {
+        return Err(Refused(UtilityAnswerRefused::NotFound));
+    };
+    let clock = clock.for_account(db, submission.account_uuid).await?;
+    let mut tx = db.begin().await?;
+    let recorded = record_utility_answer(&mut tx, &clock, submission_uuid, record)
+        .await
+        .map_err(Failed)?
+        .map_err(|why| Refused(UtilityAnswerRefused::DoesNotApply(why)))?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        "utility.answer_recorded",
+        &format!("account:{}", recorded.account_uuid),
+        serde_json::json!({
+            "submission_uuid": recorded.uuid,
+            "esi_id": recorded.esi_id,
+            "status": recorded.status.as_str(),
+            "start_date": recorded.start_date,
+            "reason": recorded.reason,
+        }),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(recorded)
+}
+
 /// Records what the utility answered to a live submission (the operator's worklist), in `tx`,
 /// moving the enrollment as the simulator's answers move a sandbox one. `Err` says why the
 /// answer does not apply; nothing is written then.

@@ -130,6 +130,11 @@ pub enum OpenedLink {
         account_uuid: Uuid,
         unfreeze_url: Option<String>,
     },
+    /// The page where the customer confirms a payment of theirs with their bank.
+    AuthenticatePayment {
+        account_uuid: Uuid,
+        payment_uuid: Uuid,
+    },
     /// Spent or expired: a fresh one can be asked for with the same token. With the app the
     /// link was for, whose brand the page wears.
     Stale { app: Option<Box<AppRow>> },
@@ -203,8 +208,17 @@ pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
                 .map(Box::new),
         });
     }
-    let opened = match purpose.scope() {
-        Some(scope) => {
+    let opened = match (purpose, purpose.scope()) {
+        (LinkPurpose::AuthenticatePayment, _) => {
+            let Some(payment_uuid) = link.target.as_deref().and_then(|t| t.parse().ok()) else {
+                return Ok(OpenedLink::Unknown);
+            };
+            OpenedLink::AuthenticatePayment {
+                account_uuid: link.account_uuid,
+                payment_uuid,
+            }
+        }
+        (_, Some(scope)) => {
             let location = open_flow_session(
                 &mut tx,
                 core,
@@ -216,7 +230,7 @@ pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
             .await?;
             OpenedLink::Flow { location }
         }
-        None => OpenedLink::CreditFrozen {
+        (_, None) => OpenedLink::CreditFrozen {
             app_uuid: link.app_uuid,
             account_uuid: link.account_uuid,
             unfreeze_url: link.target.clone(),

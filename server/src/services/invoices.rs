@@ -28,7 +28,7 @@ use crate::{
     },
     mail::{
         self,
-        templates::{PastDueNotice, PaymentFailed, PaymentReceipt, Template},
+        templates::{AuthenticatePayment, PastDueNotice, PaymentFailed, PaymentReceipt, Template},
     },
     outbox::JobKind,
     state::Core,
@@ -36,7 +36,7 @@ use crate::{
         self,
         accounts::AccountRow,
         apps::AppRow,
-        billing::{InvoiceRow, PaymentRow, UsageDayRow},
+        billing::{InvoiceRow, PaymentRow, RefundRow, UsageDayRow},
         events::NewEvent,
         Tx,
     },
@@ -67,6 +67,8 @@ pub struct InvoiceDetail {
     pub groups: Vec<ChargeGroup>,
     pub days: Vec<UsageDayRow>,
     pub payments: Vec<PaymentRow>,
+    /// The refunds of those payments, oldest first.
+    pub refunds: Vec<RefundRow>,
 }
 
 /// An invoice as a PDF.
@@ -103,11 +105,13 @@ async fn detail_of(
     )
     .await?;
     let payments = store::billing::payments_of_invoice(&core.db, invoice.uuid).await?;
+    let refunds = store::billing::refunds_of_invoice(&core.db, invoice.uuid).await?;
     Ok(InvoiceDetail {
         invoice,
         groups,
         days,
         payments,
+        refunds,
     })
 }
 
@@ -271,9 +275,21 @@ pub async fn pay_invoice(
 
 /// How a charge of an invoice ended.
 pub enum Charged {
-    Succeeded { processor_payment_id: String },
-    Failed { failure_code: String },
+    Succeeded {
+        processor_payment_id: String,
+    },
+    Failed {
+        failure_code: String,
+    },
+    /// The card's bank wants the customer to confirm it: recorded as failed
+    /// (`authentication_required`) until the processor's webhook says they did.
+    NeedsAuthentication {
+        processor_payment_id: String,
+    },
 }
+
+/// The failure code of a payment waiting for the customer's authentication.
+pub const AUTHENTICATION_REQUIRED: &str = "authentication_required";
 
 /// Charges an invoice's total to the card `payment_method_id`: how it ended, or why the
 /// processor could not say. The same `idempotency_key` never charges twice.
@@ -295,6 +311,9 @@ pub async fn charge_invoice(
         }),
         Ok(ChargeOutcome::Declined { decline_code }) => Ok(Charged::Failed {
             failure_code: decline_code,
+        }),
+        Ok(ChargeOutcome::NeedsAuthentication { payment_id }) => Ok(Charged::NeedsAuthentication {
+            processor_payment_id: payment_id,
         }),
         Err(ProcessorError::NotFound) => Ok(Charged::Failed {
             failure_code: "payment_method_missing".to_owned(),
@@ -323,6 +342,13 @@ pub async fn record_payment(
             processor_payment_id,
         } => (PaymentStatus::Succeeded, None, Some(processor_payment_id)),
         Charged::Failed { failure_code } => (PaymentStatus::Failed, Some(failure_code), None),
+        Charged::NeedsAuthentication {
+            processor_payment_id,
+        } => (
+            PaymentStatus::Failed,
+            Some(AUTHENTICATION_REQUIRED.to_owned()),
+            Some(processor_payment_id),
+        ),
     };
     let payment = PaymentRow {
         uuid: Uuid::new_v4(),
@@ -386,6 +412,35 @@ pub async fn record_payment(
         )
         .await?;
         super::disconnection::after_payment(tx, clock, app, account, invoice).await?;
+    } else if payment.failure_code.as_deref() == Some(AUTHENTICATION_REQUIRED)
+        && payment.processor_payment_id.is_some()
+    {
+        store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
+        // The payment waits at the processor: the customer confirms it on a hosted page.
+        let link = super::hosted::email_link(
+            tx,
+            core,
+            clock,
+            app.uuid,
+            account.uuid,
+            LinkPurpose::AuthenticatePayment,
+            Some(&payment.uuid.to_string()),
+        )
+        .await?;
+        mail::queue_to_account(
+            tx,
+            clock,
+            app,
+            account,
+            &Template::AuthenticatePayment(AuthenticatePayment {
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                due_date: invoice.payment_due_date,
+                link,
+            }),
+        )
+        .await?;
     } else {
         store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
         // When auto-pay next charges the card (`auto_pay`, on the same rule): on the due date
@@ -492,13 +547,15 @@ pub async fn auto_pay(
         return Ok(AutoPaid::Done(tx));
     };
     let failed = matches!(charged, Charged::Failed { .. });
+    // Waiting for the customer at the processor: charging again would only ask again.
+    let waits_for_customer = matches!(charged, Charged::NeedsAuthentication { .. });
     // Paid meanwhile by the customer: a decline no longer matters, while a success is still
     // recorded so that no money goes unaccounted.
     let still_payable = store::billing::invoice(&mut tx, invoice.uuid)
         .await?
         .map(|i| i.status)
         .is_some_and(InvoiceStatus::is_payable);
-    if failed && !still_payable {
+    if (failed || waits_for_customer) && !still_payable {
         return Ok(AutoPaid::Done(tx));
     }
     record_payment(

@@ -11,6 +11,7 @@ use super::{audit::Actor, Error};
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, RefundOutcome, RefundRequest},
     clock::{AccountClock, Clock},
+    config::CardProcessorOrigins,
     crypto::PiiKey,
     domain::{
         billing::{InvoiceStatus, PaymentStatus},
@@ -33,6 +34,72 @@ use crate::{
         Db, Tx,
     },
 };
+
+/// A payment the card's bank wants its customer to confirm, as the page for it shows it.
+pub enum Authentication {
+    /// Waiting: what the processor's component confirms it with.
+    Waiting {
+        app: Box<AppRow>,
+        invoice_number: String,
+        amount_cents: i64,
+        publishable_key: String,
+        client_secret: String,
+        processor: CardProcessorOrigins,
+    },
+    /// Nothing is left to confirm: it went through, or it no longer waits at the processor.
+    Settled { app: Box<AppRow>, paid: bool },
+    /// No such payment of the account waiting for it, or the processor cannot be asked now.
+    Unavailable { app: Option<Box<AppRow>> },
+}
+
+/// The payment `payment_uuid` of the account, for the page where the customer confirms it
+/// with their bank: the processor's client secret of a payment still waiting for it (asked of
+/// the processor each time, never stored).
+pub async fn payment_to_authenticate(
+    core: &Core,
+    account_uuid: Uuid,
+    payment_uuid: Uuid,
+) -> store::Result<Authentication> {
+    let Some(account) = store::accounts::account_by_uuid(&core.db, account_uuid).await? else {
+        return Ok(Authentication::Unavailable { app: None });
+    };
+    let Some(app) = store::apps::app_by_uuid(&core.db, account.app_uuid).await? else {
+        return Ok(Authentication::Unavailable { app: None });
+    };
+    let app = Box::new(app);
+    let payment = store::billing::payment_of_account(&core.db, account.uuid, payment_uuid).await?;
+    let invoice = match &payment {
+        Some(p) => store::billing::invoice(&core.db, p.invoice_uuid).await?,
+        None => None,
+    };
+    let (Some(payment), Some(invoice)) = (payment, invoice) else {
+        return Ok(Authentication::Unavailable { app: Some(app) });
+    };
+    if payment.status == PaymentStatus::Succeeded || invoice.status == InvoiceStatus::Paid {
+        return Ok(Authentication::Settled { app, paid: true });
+    }
+    let waiting = payment.failure_code.as_deref() == Some(super::invoices::AUTHENTICATION_REQUIRED);
+    let (Some(payment_id), true) = (payment.processor_payment_id.as_deref(), waiting) else {
+        return Ok(Authentication::Unavailable { app: Some(app) });
+    };
+    let (Ok(processor), Some(origins)) =
+        (core.processor_for(&app).await, core.config.card_processor())
+    else {
+        return Ok(Authentication::Unavailable { app: Some(app) });
+    };
+    Ok(match processor.authentication_secret(payment_id).await {
+        Ok(Some(client_secret)) => Authentication::Waiting {
+            invoice_number: invoice.number,
+            amount_cents: payment.amount_cents,
+            publishable_key: app.payment_publishable_key.clone(),
+            client_secret,
+            processor: origins,
+            app,
+        },
+        Ok(None) => Authentication::Settled { app, paid: false },
+        Err(_) => Authentication::Unavailable { app: Some(app) },
+    })
+}
 
 /// Why a delivery of the processor's webhook was refused; nothing was written.
 #[derive(Debug)]

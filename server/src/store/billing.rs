@@ -579,6 +579,18 @@ pub async fn refunds_of_account(db: &Db, account_uuid: Uuid) -> Result<Vec<Refun
         .await)
 }
 
+/// The refunds of an invoice's payments, oldest first.
+pub async fn refunds_of_invoice(db: &Db, invoice_uuid: Uuid) -> Result<Vec<RefundRow>> {
+    let sql = "SELECT r.uuid, r.payment_uuid, r.account_uuid, r.amount_cents, \
+        r.processor_refund_id, r.source, r.reason, r.created_at FROM payment_refunds r \
+        JOIN invoice_payments p ON p.uuid = r.payment_uuid WHERE p.invoice_uuid = $1 \
+        ORDER BY r.created_at, r.uuid";
+    on_db!(db, c => sqlx::query_as::<_, RefundRow>(sql)
+        .bind(invoice_uuid)
+        .fetch_all(c)
+        .await)
+}
+
 /// The billing jobs of an account (meter reads, auto-pay, past-due checks).
 pub const BILLING_JOB_KINDS: [&str; 3] =
     ["billing.meter_read", "billing.auto_pay", "billing.past_due"];

@@ -238,6 +238,14 @@ both_engines! {
         assert_eq!(again.body, json!({"received": true, "duplicate": true}), "{}", again.text);
         let types = event_types(&app, account).await;
         assert_eq!(count(&types, "account.payment_refunded"), 2, "{types:?}");
+        // The customer's app sees both refunds on the invoice's payment.
+        let shown = server.get(&format!("/v1/account/billing/invoices/{}", invoice.number), &token).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        let paid = &shown.body["payments"][0];
+        assert_eq!(paid["refunded_cents"], 10_000, "{paid}");
+        let amounts: Vec<i64> = paid["refunds"].as_array().unwrap().iter().map(|r| r["amount_cents"].as_i64().unwrap()).collect();
+        assert_eq!(amounts, [2550, 7450], "{paid}");
+        assert!(paid["disputed_at"].is_null(), "{paid}");
         // Nothing is left to refund.
         let r = operator.submit(&page, &refund_path, &[("amount", "")]).await;
         assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
@@ -248,6 +256,8 @@ both_engines! {
             assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         }
         assert_eq!(count(&event_types(&app, account).await, "account.payment_disputed"), 1);
+        let shown = server.get(&format!("/v1/account/billing/invoices/{}", invoice.number), &token).await;
+        assert!(shown.body["payments"][0]["disputed_at"].is_string(), "{}", shown.text);
 
         // A payment the processor fails after all: the invoice is owed again and the customer
         // hears of it.
@@ -268,5 +278,162 @@ both_engines! {
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(server::store::billing::invoice(&app.state.db, invoice.uuid).await.unwrap().unwrap().status, InvoiceStatus::Paid);
         assert_eq!(count(&event_types(&app, account).await, "account.payment_successful"), 2);
+    }
+}
+
+both_engines! {
+    async fn the_operator_sets_the_processors_webhook_signing_secret_in_the_dashboard(app) {
+        let (live_uuid, _) = app.live_app().await;
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = format!("/dashboard/apps/{live_uuid}");
+        let action = format!("{page}/payment-webhook-secret");
+        let body = json!({"id": "evt_dash", "type": "payment_intent.succeeded", "data": {"object": {"id": "pi_none"}}}).to_string();
+        let signed = || sign(chrono::Utc::now().timestamp(), &body, WEBHOOK_SECRET);
+
+        // Missing: the page says so and where the processor's events go; they are refused.
+        let shown = operator.get(&page).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        assert!(shown.text.contains("Signing secret: not set"), "{}", shown.text);
+        assert!(shown.text.contains(&format!("/processor/webhooks/{live_uuid}")), "{}", shown.text);
+        assert_eq!(deliver(&app, live_uuid, &body, &signed()).await.status, StatusCode::NOT_FOUND);
+
+        // Not a signing secret: refused, and nothing is set.
+        for bad in ["", "sk_live_0123456789abcdefghij", "whsec_short", "whsec_with spaces in the middle"] {
+            let r = operator.submit(&page, &action, &[("webhook_secret", bad)]).await;
+            assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {}", r.text);
+            assert!(bad.is_empty() || !r.text.contains(bad), "the page repeats the secret");
+        }
+        assert_eq!(deliver(&app, live_uuid, &body, &signed()).await.status, StatusCode::NOT_FOUND);
+
+        // A partner member may not set it.
+        let partner = signed_in(&app, "pat@partner.example", Role::Partner, Some("Partner Co")).await;
+        let r = partner.submit("/dashboard", &action, &[("webhook_secret", WEBHOOK_SECRET)]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+        assert_eq!(deliver(&app, live_uuid, &body, &signed()).await.status, StatusCode::NOT_FOUND);
+
+        // Set: shown as set (never its value), audited, and the processor's events are trusted.
+        let r = operator.submit(&page, &action, &[("webhook_secret", WEBHOOK_SECRET)]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        let shown = operator.get(&page).await;
+        assert!(shown.text.contains("Signing secret: set"), "{}", shown.text);
+        assert!(!shown.text.contains(WEBHOOK_SECRET), "the page shows the secret");
+        let audit = server::store::audit::latest_entries(&app.state.db, 50).await.unwrap();
+        let entry = audit.iter().find(|e| e.action == "app.payment_webhook_secret_set").unwrap();
+        assert_eq!(entry.actor, "ops@example.com");
+        assert!(!entry.detail.contains(WEBHOOK_SECRET));
+        let r = deliver(&app, live_uuid, &body, &signed()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+
+        // A sandbox app has no such secret to set.
+        let sandbox = format!("/dashboard/apps/{}/payment-webhook-secret", app.app_uuid);
+        let r = operator.submit(&format!("/dashboard/apps/{}", app.app_uuid), &sandbox, &[("webhook_secret", WEBHOOK_SECRET)]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    }
+}
+
+/// What the stand-in's script does when the customer completes their bank's check of the
+/// payment `pi` (its `confirmCardPayment`, after its own confirmation dialog).
+async fn bank_confirms(base: &str, publishable: &str, pi: &str, client_secret: &str) -> Value {
+    reqwest::Client::new()
+        .post(format!(
+            "{base}/v1/payment_intents/{pi}/_authenticate?success=true"
+        ))
+        .body(json!({"key": publishable, "client_secret": client_secret}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+both_engines! {
+    async fn a_payment_the_bank_wants_confirmed_is_e_mailed_confirmed_on_its_page_and_settled_by_the_webhook(app) {
+        with_meters(&app).await;
+        let (base, server, live_uuid, live_token, publishable) = live_on_stand_in(&app).await;
+        server::admin::set_payment_webhook_secret(&app.state.db, &app.state.pii, live_uuid, WEBHOOK_SECRET).await.unwrap();
+        let hook = reqwest::Client::new()
+            .post(format!("{base}/_config/webhooks/{}", Uuid::new_v4().simple()))
+            .form(&[("url", server.url(&format!("/processor/webhooks/{live_uuid}"))), ("secret", WEBHOOK_SECRET.to_owned())])
+            .send()
+            .await
+            .unwrap();
+        assert!(hook.status().is_success(), "{}", hook.status());
+
+        // A card whose bank checks each payment (the processor's test card ending 3155), saved
+        // after the customer's check of the card itself.
+        let (account, token) = account_of(&server, &live_token, "sca@example.com").await;
+        let confirmed = server.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE})).await;
+        assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.text);
+        let plan = first_plan(&server, &token, HOUSE).await;
+        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+        let accepted = accept(&server, &token, &plan, HOUSE, &start).await;
+        assert_eq!(accepted.status, StatusCode::OK, "{}", accepted.text);
+        let (pk, secret) = session(&server, &token).await;
+        assert_eq!(pk, publishable);
+        let first = confirm_in_browser(&base, &pk, &secret, "4000002500003155").await;
+        assert_eq!(first["status"], "requires_action", "{first}");
+        let seti = secret.split("_secret_").next().unwrap();
+        let checked: Value = reqwest::Client::new()
+            .post(format!("{base}/v1/setup_intents/{seti}/confirm"))
+            .body(json!({"key": pk, "use_stripe_sdk": true, "client_secret": secret}).to_string())
+            .send().await.unwrap().json().await.unwrap();
+        assert_eq!(checked["status"], "succeeded", "{checked}");
+        let pm = first["payment_method"].as_str().unwrap().to_owned();
+        let added = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
+        assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+        let location: Uuid = server.get("/v1/account", &token).await.body["locations"][0]["uuid"].as_str().unwrap().parse().unwrap();
+        let invoice = open_invoice(&app, live_uuid, account, location, 8_000).await;
+
+        // Charged off-session, the bank asks for the customer: not paid, said so, and e-mailed.
+        let paid = server.post(&format!("/v1/account/billing/invoices/{}/pay", invoice.number), &token, &Value::Null).await;
+        assert_eq!((paid.status, paid.code()), (StatusCode::PAYMENT_REQUIRED, "card_declined"), "{}", paid.text);
+        assert_eq!(paid.body["error"]["decline_code"], "authentication_required", "{}", paid.text);
+        let payments = server::store::billing::payments_of_invoice(&app.state.db, invoice.uuid).await.unwrap();
+        assert_eq!(payments.len(), 1);
+        let pi = payments[0].processor_payment_id.clone().expect("the waiting payment's id is kept");
+        assert_eq!(server::store::billing::invoice(&app.state.db, invoice.uuid).await.unwrap().unwrap().status, InvoiceStatus::Open);
+        let types = event_types(&app, account).await;
+        assert_eq!(count(&types, "account.payment_failed"), 1, "{types:?}");
+        let mails = server::store::emails::emails_of_app(&app.state.db, live_uuid, Some(account), 50, 0).await.unwrap();
+        let mail = mails.iter().find(|m| m.template == "authenticate_payment").expect("the e-mail asking to confirm");
+        assert!(!mails.iter().any(|m| m.template == "payment_failed"), "not the change-your-card e-mail");
+        assert!(mail.text_body.contains("$80.00") && mail.text_body.contains(&invoice.number), "{}", mail.text_body);
+        let link = mail.text_body.split_whitespace().find(|w| w.contains("/hosted/link?token=")).unwrap().to_owned();
+
+        // The link opens the page (once, with a click), which loads the processor's script and
+        // hands its component the payment's client secret, and nothing else runs there.
+        let mut browser = crate::hosted::Browser::new(&server);
+        let shown = browser.get(&link).await;
+        assert!(shown.text.contains("Confirm the payment"), "{}", shown.text);
+        let token_param = link.split("token=").nth(1).unwrap();
+        let opened = browser.post("/hosted/link", &[("csrf", &shown.csrf()), ("token", token_param)]).await;
+        assert_eq!(opened.status, StatusCode::SEE_OTHER, "{}", opened.text);
+        assert_eq!(opened.location(), "/hosted/authenticate");
+        let page = browser.get("/hosted/authenticate").await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert!(page.testid("authenticate-button"), "{}", page.text);
+        let client_secret = page.text.split("data-client-secret=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+        assert!(client_secret.starts_with(&format!("{pi}_secret_")), "{client_secret}");
+        assert!(page.text.contains(&format!("<script src=\"{base}/js.stripe.com/v3/\">")), "{}", page.text);
+        let csp = page.headers.get("content-security-policy").unwrap().to_str().unwrap().to_owned();
+        assert!(csp.contains(&format!("script-src 'self' {base}")) && csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        let script = browser.get("/portal/assets/authenticate.js").await;
+        assert!(script.text.contains("confirmCardPayment"), "{}", script.text);
+
+        // The customer completes the bank's check; the processor's webhook settles the bill.
+        let done = bank_confirms(&base, &pk, &pi, &client_secret).await;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        app.eventually("the processor's webhook settles the bill", || async {
+            server::store::billing::invoice(&app.state.db, invoice.uuid).await.unwrap().unwrap().status == InvoiceStatus::Paid
+        }).await;
+        let row = server::store::billing::payment_of_account(&app.state.db, account, payments[0].uuid).await.unwrap().unwrap();
+        assert_eq!(row.status.to_string(), "succeeded");
+        let types = event_types(&app, account).await;
+        assert_eq!((count(&types, "account.payment_successful"), count(&types, "invoice.paid")), (1, 1), "{types:?}");
+        // Nothing is left to confirm on the page.
+        let after = browser.get("/hosted/authenticate").await;
+        assert!(after.testid("authenticate-settled") && after.text.contains("went through"), "{}", after.text);
     }
 }

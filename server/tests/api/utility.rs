@@ -4,8 +4,11 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use server::domain::users::Role;
+
 use crate::{
     cli::{operator, succeeds},
+    dashboard::signed_in,
     enrollment::{event_types, pair, relaxed, settles_at, status, with_meters, SWITCH_HOLD},
     helpers::TestApp,
     live_payments::live,
@@ -21,59 +24,136 @@ fn worklist(app: &TestApp, pending_only: bool) -> Vec<Value> {
     serde_json::from_str(&succeeds(&operator(app, &args))).unwrap()
 }
 
+/// A live customer whose enrollment waits on the operator's worklist: the server, the
+/// customer's token, the account's id and the start date they asked for.
+pub(crate) async fn live_submission(app: &TestApp) -> (TestApp, String, String, String) {
+    with_meters(app).await;
+    let (fake, server, live_uuid, live_token) = live(app).await;
+    let created = server
+        .post(
+            "/v1/app/accounts",
+            &live_token,
+            &json!({
+                "email": "live@example.com", "first_name": "Ana", "last_name": "Díaz",
+                "phone": "5125550123", "date_of_birth": "1980-04-02"
+            }),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let account = created.body["uuid"].as_str().unwrap().to_owned();
+    let token = server
+        .post(
+            &format!("/v1/app/accounts/{account}/token"),
+            &live_token,
+            &Value::Null,
+        )
+        .await;
+    let token = token.body["token"].as_str().unwrap().to_owned();
+
+    // An ESI ID whose ending holds the switch in sandbox.
+    let confirmed = server
+        .post(
+            "/v1/account/enroll/confirm-address",
+            &token,
+            &json!({"esi_id": SWITCH_HOLD}),
+        )
+        .await;
+    assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.text);
+    let plans = server
+        .post(
+            "/v1/account/enroll/plans/request",
+            &token,
+            &json!({"esi_id": SWITCH_HOLD}),
+        )
+        .await;
+    assert_eq!(plans.status, StatusCode::OK, "{}", plans.text);
+    let plan = plans.body["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["plan_type"] == "fixed")
+        .unwrap()
+        .clone();
+    let start = plan["earliest_switch_start_date"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let accepted = server.post("/v1/account/enroll/plans/accept", &token, &json!({
+        "plan_uuid": plan["plan_uuid"], "esi_id": SWITCH_HOLD, "service_start_date": start, "terms_accepted": true
+    })).await;
+    assert_eq!(accepted.status, StatusCode::OK, "{}", accepted.text);
+    let credit = server
+        .post(
+            "/v1/account/enroll/credit-check",
+            &token,
+            &json!({"ssn": "123-45-6789", "consent": true}),
+        )
+        .await;
+    assert_eq!(credit.status, StatusCode::ACCEPTED, "{}", credit.text);
+    let (_, secret) = session(&server, &token).await;
+    let pm = fake.confirm_card(&secret, "4242424242424242");
+    let added = server
+        .post(
+            "/v1/account/billing/ensure-payment-method-added",
+            &token,
+            &json!({"payment_method_id": pm}),
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+    let finalized = server
+        .post("/v1/account/enroll/finalize", &token, &json!({}))
+        .await;
+    assert_eq!(finalized.status, StatusCode::OK, "{}", finalized.text);
+
+    // Verification runs a minute after finalize. Live apps have no bureau connection yet:
+    // stand in for its answer, as the credit job records one, once verification passed.
+    app.clock.advance(chrono::Duration::minutes(2));
+    app.eventually("verification passes", || async {
+        server.get("/v1/account", &token).await.body["enrollment"]["is_identity_verified"] == true
+    })
+    .await;
+    let account_uuid: uuid::Uuid = account.parse().unwrap();
+    let mut tx = app.state.db.begin().await.unwrap();
+    server::store::accounts::account_of_app_for_update(&mut tx, live_uuid, account_uuid)
+        .await
+        .unwrap();
+    let check = server::store::credit::latest_credit_check(&mut tx, account_uuid)
+        .await
+        .unwrap()
+        .unwrap();
+    server::store::credit::set_credit_check_job(
+        &mut tx,
+        check.uuid,
+        uuid::Uuid::new_v4(),
+        "passed",
+    )
+    .await
+    .unwrap();
+    server::store::credit::set_credit_check_answer(&mut tx, check.uuid, "passed", app.clock.now())
+        .await
+        .unwrap();
+    let clock = app
+        .clock
+        .for_account(&app.state.db, account_uuid)
+        .await
+        .unwrap();
+    server::services::enrollment::credit_passed(&mut tx, live_uuid, account_uuid, &clock)
+        .await
+        .unwrap();
+    server::store::status::update_status(&mut tx, live_uuid, account_uuid, app.clock.now())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    settles_at(&server, &token, pair("reviewing", "utility_submitted")).await;
+    (server, token, account, start)
+}
+
 both_engines! {
     with relaxed;
     async fn a_live_enrollment_waits_for_the_utility_on_the_operators_worklist(app) {
-        with_meters(&app).await;
-        let (fake, server, live_uuid, live_token) = live(&app).await;
-        let created = server.post("/v1/app/accounts", &live_token, &json!({
-            "email": "live@example.com", "first_name": "Ana", "last_name": "Díaz",
-            "phone": "5125550123", "date_of_birth": "1980-04-02"
-        })).await;
-        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
-        let account = created.body["uuid"].as_str().unwrap().to_owned();
-        let token = server.post(&format!("/v1/app/accounts/{account}/token"), &live_token, &Value::Null).await;
-        let token = token.body["token"].as_str().unwrap().to_owned();
-
-        // An ESI ID whose ending holds the switch in sandbox.
-        let confirmed = server.post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": SWITCH_HOLD})).await;
-        assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.text);
-        let plans = server.post("/v1/account/enroll/plans/request", &token, &json!({"esi_id": SWITCH_HOLD})).await;
-        assert_eq!(plans.status, StatusCode::OK, "{}", plans.text);
-        let plan = plans.body["plans"].as_array().unwrap().iter().find(|p| p["plan_type"] == "fixed").unwrap().clone();
-        let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
-        let accepted = server.post("/v1/account/enroll/plans/accept", &token, &json!({
-            "plan_uuid": plan["plan_uuid"], "esi_id": SWITCH_HOLD, "service_start_date": start, "terms_accepted": true
-        })).await;
-        assert_eq!(accepted.status, StatusCode::OK, "{}", accepted.text);
-        let credit = server.post("/v1/account/enroll/credit-check", &token, &json!({"ssn": "123-45-6789", "consent": true})).await;
-        assert_eq!(credit.status, StatusCode::ACCEPTED, "{}", credit.text);
-        let (_, secret) = session(&server, &token).await;
-        let pm = fake.confirm_card(&secret, "4242424242424242");
-        let added = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": pm})).await;
-        assert_eq!(added.status, StatusCode::OK, "{}", added.text);
-        let finalized = server.post("/v1/account/enroll/finalize", &token, &json!({})).await;
-        assert_eq!(finalized.status, StatusCode::OK, "{}", finalized.text);
-
-        // Verification runs a minute after finalize. Live apps have no bureau connection yet:
-        // stand in for its answer, as the credit job records one, once verification passed.
-        app.clock.advance(chrono::Duration::minutes(2));
-        app.eventually("verification passes", || async {
-            server.get("/v1/account", &token).await.body["enrollment"]["is_identity_verified"] == true
-        })
-        .await;
+        let (server, token, account, start) = live_submission(&app).await;
         let account_uuid: uuid::Uuid = account.parse().unwrap();
-        let mut tx = app.state.db.begin().await.unwrap();
-        server::store::accounts::account_of_app_for_update(&mut tx, live_uuid, account_uuid).await.unwrap();
-        let check = server::store::credit::latest_credit_check(&mut tx, account_uuid).await.unwrap().unwrap();
-        server::store::credit::set_credit_check_job(&mut tx, check.uuid, uuid::Uuid::new_v4(), "passed").await.unwrap();
-        server::store::credit::set_credit_check_answer(&mut tx, check.uuid, "passed", app.clock.now()).await.unwrap();
-        let clock = app.clock.for_account(&app.state.db, account_uuid).await.unwrap();
-        server::services::enrollment::credit_passed(&mut tx, live_uuid, account_uuid, &clock).await.unwrap();
-        server::store::status::update_status(&mut tx, live_uuid, account_uuid, app.clock.now()).await.unwrap();
-        tx.commit().await.unwrap();
-
-        settles_at(&server, &token, pair("reviewing", "utility_submitted")).await;
         let pending = worklist(&app, true);
         assert_eq!(pending.len(), 1, "{pending:?}");
         let submission = pending[0]["uuid"].as_str().unwrap().to_owned();
@@ -137,5 +217,53 @@ both_engines! {
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains("no submission"), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(worklist(&app, false).is_empty(), "sandbox enrollments never reach the worklist");
+    }
+}
+
+both_engines! {
+    with relaxed;
+    async fn the_operator_records_the_utilitys_answers_on_the_dashboards_worklist(app) {
+        let (server, token, account, start) = live_submission(&app).await;
+        let submission = worklist(&app, true)[0]["uuid"].as_str().unwrap().to_owned();
+        let operator = signed_in(&server, "ops@example.com", Role::Operator, None).await;
+        let page = "/dashboard/utility";
+        let shown = operator.get(page).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        assert!(shown.text.contains(SWITCH_HOLD) && shown.text.contains(&account), "{}", shown.text);
+        let action = format!("{page}/{submission}");
+
+        // A partner member sees no worklist and records nothing.
+        let partner = signed_in(&server, "pat@partner.example", Role::Partner, Some("Partner Co")).await;
+        assert_eq!(partner.get(page).await.status, StatusCode::NOT_FOUND);
+        let r = partner.submit("/dashboard", &action, &[("answer", "accepted"), ("start_date", &start)]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+        // Nonsense is refused and changes nothing; service cannot start before the utility accepts.
+        for bad in [&[("answer", "accepted"), ("start_date", "2026-02-30")][..], &[("answer", "rejected"), ("reason", " ")][..], &[("answer", "active")][..], &[("answer", "maybe")][..]] {
+            let r = operator.submit(page, &action, bad).await;
+            assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad:?}: {}", r.text);
+        }
+        assert_eq!(worklist(&app, true)[0]["status"], "pending");
+
+        // Accepted with the utility's start date: the enrollment moves on, audited.
+        let r = operator.submit(page, &action, &[("answer", "accepted"), ("start_date", &start)]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        settles_at(&server, &token, pair("ready", "service_pending")).await;
+        let me = server.get("/v1/account", &token).await.body;
+        assert_eq!(me["locations"][0]["service_start_date"], start.as_str());
+        let audit = server::store::audit::latest_entries(&app.state.db, 50).await.unwrap();
+        let entry = audit.iter().find(|e| e.action == "utility.answer_recorded").unwrap();
+        assert_eq!(entry.actor, "ops@example.com");
+        assert!(entry.detail.contains("accepted"), "{}", entry.detail);
+        // Then service starts.
+        let shown = operator.get(page).await;
+        assert!(shown.text.contains("Service started"), "{}", shown.text);
+        let r = operator.submit(page, &action, &[("answer", "active")]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        settles_at(&server, &token, pair("active", "active")).await;
+        assert!(worklist(&app, true).is_empty());
+        // An unknown submission is no page.
+        let r = operator.submit(page, &format!("{page}/{}", uuid::Uuid::new_v4()), &[("answer", "active")]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
     }
 }

@@ -13,6 +13,7 @@ mod refunds;
 mod requests;
 mod reset;
 mod sandbox;
+mod utility;
 mod views;
 mod weather;
 mod webhooks;
@@ -83,6 +84,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/dashboard/apps/{app}/landing", post(set_landing))
         .route("/dashboard/apps/{app}/late-fee", post(set_late_fee))
         .route("/dashboard/apps/{app}/payment-keys", post(set_payment_keys))
+        .route(
+            "/dashboard/apps/{app}/payment-webhook-secret",
+            post(set_payment_webhook_secret),
+        )
         .route("/dashboard/apps/{app}/tokens", post(create_token))
         .route("/dashboard/apps/{app}/tokens/revoke", post(revoke_token))
         .route("/dashboard/audit", get(audit_page))
@@ -95,6 +100,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(requests::routes())
         .merge(credit_review::routes())
         .merge(weather::routes())
+        .merge(utility::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))
@@ -467,6 +473,7 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
         "landing" => "The landing text was saved.",
         "late_fee" => "The late fee was saved.",
         "keys" => "The payment keys were saved.",
+        "webhook_secret" => "The webhook signing secret was saved.",
         "revoked" => "The key was revoked.",
         _ => return None,
     })
@@ -614,6 +621,13 @@ async fn render_app(
         app.uuid
     );
     let late_fee = services::collections::late_fee_setting(&state.db, app.uuid).await?;
+    let webhook_secret_set =
+        services::apps::has_payment_webhook_secret(&state.db, app.uuid).await?;
+    let processor_webhook_url = format!(
+        "{}/processor/webhooks/{}",
+        state.config.public_url(),
+        app.uuid
+    );
     let readiness = services::apps::readiness(&state.db, app).await?;
     Ok(views::app(
         &dash.nav(),
@@ -623,6 +637,8 @@ async fn render_app(
             tokens: &tokens,
             endpoints: &endpoints,
             flow_url: &flow_url,
+            webhook_secret_set,
+            processor_webhook_url: &processor_webhook_url,
             operator: dash.member().is_operator(),
             readiness: &readiness,
             notice,
@@ -872,6 +888,35 @@ async fn set_payment_keys(
     )
     .await;
     after_change(&state, &dash, &app, result, "keys").await
+}
+
+#[derive(Deserialize)]
+struct WebhookSecretForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    webhook_secret: String,
+}
+
+async fn set_payment_webhook_secret(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(app): Path<Uuid>,
+    Form(form): Form<WebhookSecretForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    let app = member_app(&state, &dash, app).await?;
+    dash.operator_only("sets a live app's webhook signing secret")?;
+    let result = services::apps::set_payment_webhook_secret(
+        &state.db,
+        &state.clock,
+        &state.pii,
+        &dash.actor(),
+        app.uuid,
+        &form.webhook_secret,
+    )
+    .await;
+    after_change(&state, &dash, &app, result, "webhook_secret").await
 }
 
 async fn create_token(

@@ -31,6 +31,9 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
         let audit = nav
             .operator
             .then(|| view! { <li><a href="/dashboard/audit">"Audit log"</a></li> });
+        let utility = nav
+            .operator
+            .then(|| view! { <li><a href="/dashboard/utility">"Utility worklist"</a></li> });
         view! {
             <header class="top">
                 <a class="brand" href="/dashboard">"Switchboard"</a>
@@ -41,6 +44,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                         <li><a href="/dashboard/live-app-requests">"Live app requests"</a></li>
                         <li><a href="/dashboard/credit-reviews">"Credit reviews"</a></li>
                         <li><a href="/dashboard/weather-emergencies">"Weather emergencies"</a></li>
+                        {utility}
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
                     </ul>
@@ -250,6 +254,10 @@ pub struct AppPage<'a> {
     pub tokens: &'a [AppTokenRow],
     pub endpoints: &'a [EndpointRow],
     pub flow_url: &'a str,
+    /// Whether the app has the signing secret of the processor's webhooks.
+    pub webhook_secret_set: bool,
+    /// Where the processor sends the app's payment events.
+    pub processor_webhook_url: &'a str,
     pub operator: bool,
     /// A live app's checklist before customers may start.
     pub readiness: &'a crate::services::apps::Readiness,
@@ -379,6 +387,13 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     let keys_form = (page.operator && a.environment == "live").then(|| {
         let action = format!("{base}/payment-keys");
         let current = a.payment_publishable_key.clone();
+        let webhook_action = format!("{base}/payment-webhook-secret");
+        let webhook_url = page.processor_webhook_url.to_owned();
+        let webhook_state = if page.webhook_secret_set {
+            "Signing secret: set (stored sealed, never shown again)."
+        } else {
+            "Signing secret: not set. The processor's events about this app's payments are refused until it is."
+        };
         view! {
             <section class="card">
                 <h2>"Payment keys"</h2>
@@ -390,6 +405,18 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                     <label for="secret_key">"Secret key"</label>
                     <input id="secret_key" name="secret_key" type="password" autocomplete="off" required/>
                     <button type="submit">"Save keys"</button>
+                </form>
+                <h3>"Processor webhooks"</h3>
+                <p>
+                    "Register this endpoint at the card processor for the events payment_intent.succeeded, payment_intent.payment_failed, charge.refunded and charge.dispute.created: "
+                    <code data-testid="processor-webhook-url">{webhook_url}</code>
+                </p>
+                <p data-testid="webhook-secret-state">{webhook_state}</p>
+                <form method="post" action=webhook_action>
+                    {csrf_field(&nav.csrf)}
+                    <label for="webhook_secret">"Signing secret (whsec_...)"</label>
+                    <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off" required/>
+                    <button type="submit">"Save signing secret"</button>
                 </form>
             </section>
         }

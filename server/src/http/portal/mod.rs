@@ -55,6 +55,7 @@ use super::{
     AppState,
 };
 use crate::{
+    config::CardProcessorOrigins,
     domain::{
         apps::{brand_color, text_on},
         flows::FlowScope,
@@ -65,6 +66,7 @@ use crate::{
         hosted::{
             self as hosted_service, HostedRefused, LinkView, OpenedLink, PendingSignUp, SignedUp,
         },
+        live_payments::{self, Authentication},
     },
     store::apps::AppRow,
 };
@@ -80,6 +82,9 @@ const PORTAL_EMAIL: &str = "portal_email";
 const PORTAL_APP: &str = "portal_app";
 const CREDIT_ACCOUNT: &str = "credit_account";
 const CREDIT_UNFREEZE: &str = "credit_unfreeze";
+/// The account and the payment an authentication link opened.
+const AUTH_ACCOUNT: &str = "authenticate_account";
+const AUTH_PAYMENT: &str = "authenticate_payment";
 /// The accounts of the address signed in with, when it has several to choose from.
 const CHOICES: &str = "portal_choices";
 
@@ -88,6 +93,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/hosted/link", get(link_page).post(open_link))
         .route("/hosted/link/resend", post(resend_link))
         .route("/hosted/credit", get(credit_page).post(retry_credit))
+        .route("/hosted/authenticate", get(authenticate_page))
         .route("/hosted/done", get(done_page))
         .route("/go/{app_slug}", get(landing).post(start_sign_up))
         .route(
@@ -121,6 +127,19 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .layer(websession::layer(state, SessionKind::Customer))
         .layer(middleware::from_fn(security_headers))
         .route("/portal/assets/portal.css", get(stylesheet))
+        .route("/portal/assets/authenticate.js", get(authenticate_script))
+}
+
+/// The authentication page's own script (`authenticate_page`).
+async fn authenticate_script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("authenticate.js"),
+    )
+        .into_response()
 }
 
 /// The hosted pages' own styles, beside the flows' stylesheet they share (kept out of that
@@ -232,6 +251,25 @@ fn page_with(
     above: &str,
     body: &str,
 ) -> Response {
+    page_with_scripts(status, brand, title, testid, above, body, None)
+}
+
+/// A page that runs scripts: the processor's (from its origin) and our own file beside the
+/// page's stylesheet, never inline ones; it may call and frame the processor's origins only.
+struct Scripts<'a> {
+    processor: &'a CardProcessorOrigins,
+    own: &'a str,
+}
+
+fn page_with_scripts(
+    status: StatusCode,
+    brand: &Brand,
+    title: &str,
+    testid: &str,
+    above: &str,
+    body: &str,
+    scripts: Option<Scripts<'_>>,
+) -> Response {
     let style = brand
         .color
         .as_ref()
@@ -266,16 +304,29 @@ fn page_with(
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title}{title_suffix}</title><link rel=\"stylesheet\" href=\"/pkg/switchboard.css\">\
          <link rel=\"stylesheet\" href=\"/portal/assets/portal.css\">\
-         <link rel=\"icon\" href=\"{icon}\"><style>{style}</style></head><body>\
+         <link rel=\"icon\" href=\"{icon}\"><style>{style}</style>{script_tags}</head><body>\
          <main class=\"page\" data-testid=\"{testid}\"><header class=\"flow-header\">{logo}\
          {name}</header>{above}<h1>{title}</h1>{body}{contacts}</main></body></html>",
         title = html_escape(title),
         // The app's logo is its icon too; the service's own only when it has none.
         icon = html_escape(brand.logo.as_deref().unwrap_or("/favicon.svg")),
+        script_tags = scripts.as_ref().map_or_else(String::new, |s| format!(
+            "<script src=\"{}\"></script><script src=\"{}\" defer></script>",
+            html_escape(&s.processor.script_url),
+            html_escape(s.own)
+        )),
     );
     let digest = STANDARD.encode(Sha256::digest(style.as_bytes()));
+    let sources = scripts.as_ref().map_or_else(String::new, |s| {
+        let p = s.processor;
+        format!(
+            "script-src 'self' {script}; frame-src {script}; connect-src {api} {script}; ",
+            script = p.script_origin,
+            api = p.api_origin
+        )
+    });
     let policy = format!(
-        "default-src 'none'; style-src 'self' 'sha256-{digest}'; img-src 'self' https: data:; \
+        "default-src 'none'; {sources}style-src 'self' 'sha256-{digest}'; img-src 'self' https: data:; \
          form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
     let mut response = (status, axum::response::Html(html)).into_response();
@@ -424,9 +475,98 @@ pub async fn open_link(
                 .map_err(ApiError::internal)?;
             see_other("/hosted/credit")
         }
+        OpenedLink::AuthenticatePayment {
+            account_uuid,
+            payment_uuid,
+        } => {
+            websession::signed_in(&session).await?;
+            for (key, value) in [(AUTH_ACCOUNT, account_uuid), (AUTH_PAYMENT, payment_uuid)] {
+                session
+                    .insert(key, value)
+                    .await
+                    .map_err(ApiError::internal)?;
+            }
+            see_other("/hosted/authenticate")
+        }
         OpenedLink::Stale { app } => stale_link_page(&session, app.as_deref(), &token).await?,
         OpenedLink::Unknown => unknown_link_page(),
     })
+}
+
+/// The page an authentication link opened: the customer confirms the payment with their bank
+/// in the card processor's own component (its script, from its origin, and ours); the
+/// processor's webhook then settles the payment and its bill.
+pub async fn authenticate_page(
+    State(state): State<AppState>,
+    session: Session,
+) -> ApiResult<Response> {
+    let (Some(account), Some(payment)) = (
+        session_uuid(&session, AUTH_ACCOUNT).await?,
+        session_uuid(&session, AUTH_PAYMENT).await?,
+    ) else {
+        return Ok(signed_out_page());
+    };
+    Ok(
+        match live_payments::payment_to_authenticate(&state, account, payment).await? {
+            Authentication::Waiting {
+                app,
+                invoice_number,
+                amount_cents,
+                publishable_key,
+                client_secret,
+                processor,
+            } => page_with_scripts(
+                StatusCode::OK,
+                &Brand::of(&app),
+                "Confirm your payment",
+                "authenticate",
+                "",
+                &format!(
+                    "{}<div class=\"stack\" id=\"authenticate\" data-publishable-key=\"{}\" \
+                     data-client-secret=\"{}\" data-state=\"waiting\">\
+                     <button type=\"button\" class=\"primary\" id=\"authenticate-button\" \
+                     data-testid=\"authenticate-button\">Confirm with your bank</button>\
+                     <p role=\"status\" id=\"authenticate-status\" \
+                     data-testid=\"authenticate-status\"></p></div>",
+                    paragraph(&format!(
+                        "Your bank asks you to confirm the payment of {} for your bill {}. \
+                         Press the button and follow your bank's steps.",
+                        app::format::dollars(amount_cents),
+                        invoice_number
+                    )),
+                    html_escape(&publishable_key),
+                    html_escape(&client_secret),
+                ),
+                Some(Scripts {
+                    processor: &processor,
+                    own: "/portal/assets/authenticate.js",
+                }),
+            ),
+            Authentication::Settled { app, paid } => page(
+                StatusCode::OK,
+                &Brand::of(&app),
+                if paid {
+                    "Your payment went through"
+                } else {
+                    "Nothing to confirm"
+                },
+                "authenticate-settled",
+                &paragraph(if paid {
+                    "This payment is done: there is nothing more to confirm. Thank you."
+                } else {
+                    "This payment no longer waits for your confirmation. If your bill is still \
+                     unpaid, you can pay it or change your card from the app."
+                }),
+            ),
+            Authentication::Unavailable { app } => page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Brand::of_option(app.as_deref()),
+                "This payment cannot be confirmed here right now",
+                "authenticate-unavailable",
+                &paragraph("Please try again later, or pay the bill from the app with your card."),
+            ),
+        },
+    )
 }
 
 fn token_field(token: &str) -> String {
