@@ -79,10 +79,14 @@ export function setOrigins(appUuid, origins) {
 
 /// Gives a live app what its readiness checklist asks for (brand, support contacts, payment
 /// keys, the origins given), so that its enrollment flows open (`apps readiness` passes).
-export function makeLiveReady(appUuid, origins) {
+/// `keys: false` keeps the payment keys the app has (a test with keys of its own at the
+/// processor's stand-in).
+export function makeLiveReady(appUuid, origins, { keys = true } = {}) {
   switchboard(["apps", "set-branding", "--app", appUuid, "--primary-color", "#1b4d3e", "--logo-url", "https://partner.example/logo.png"]);
   switchboard(["apps", "set-support", "--app", appUuid, "--email", "help@partner.example", "--phone", "512 555 0100"]);
-  switchboard(["apps", "set-payment-keys", "--app", appUuid, "--publishable-key", "pk_test_readyPUBLIC0123", "--secret-key", "sk_test_readySECRET0123"]);
+  if (keys) {
+    switchboard(["apps", "set-payment-keys", "--app", appUuid, "--publishable-key", "pk_test_readyPUBLIC0123", "--secret-key", "sk_test_readySECRET0123"]);
+  }
   setOrigins(appUuid, origins);
   switchboard(["apps", "readiness", "--app", appUuid]);
 }

@@ -16,6 +16,7 @@ import {
   collectSetCookies,
   createApp,
   launchBrowser,
+  makeLiveReady,
   root,
   serverBin,
   setOrigins,
@@ -41,6 +42,8 @@ before(async () => {
     cwd: root,
     env: { ...process.env, SWITCHBOARD_PAYMENT_SECRET_KEY: `sk_test_${suffix}` },
   });
+  // Ready for customers (its readiness checklist), with an origin until the host page's own.
+  makeLiveReady(app.app_uuid, ["https://partner.example"], { keys: false });
   browser = await launchBrowser();
 });
 

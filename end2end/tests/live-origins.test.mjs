@@ -63,7 +63,14 @@ test("a live app's registered origin frames its flow and hears it close", async 
   assert.equal(refused.status, 409);
   assert.equal((await refused.json()).error.code, "app_not_ready");
   makeLiveReady(app.app_uuid, [origin]);
-  const me = await api("GET", "/v1/app", app.token);
+  // The server keeps an app it has just read for up to a second (`cache_ttl_ms`): changes the
+  // command line makes show after that.
+  let me;
+  for (let tries = 0; tries < 30; tries++) {
+    me = await api("GET", "/v1/app", app.token);
+    if (me.allowed_origins.length > 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   assert.equal(me.environment, "live");
   assert.deepEqual(me.allowed_origins, [origin]);
 
