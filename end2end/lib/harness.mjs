@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -89,6 +89,16 @@ export function makeLiveReady(appUuid, origins, { keys = true } = {}) {
   }
   setOrigins(appUuid, origins);
   switchboard(["apps", "readiness", "--app", appUuid]);
+}
+
+/// Answers for the partner's own site in `context`, where `makeLiveReady` points the app's
+/// logo (https://partner.example/logo.png), so that its flows load the logo as a partner's
+/// would.
+export async function servePartnerSite(context) {
+  const logo = readFileSync(path.join(root, "server/tests/api/fixtures/logo.png"));
+  await context.route("https://partner.example/**", (route) =>
+    route.fulfill({ status: 200, contentType: "image/png", body: logo }),
+  );
 }
 
 /// Serves `html` at http://localhost:<port>/ : another site than the server's 127.0.0.1.

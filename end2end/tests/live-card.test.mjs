@@ -17,6 +17,7 @@ import {
   createApp,
   launchBrowser,
   makeLiveReady,
+  servePartnerSite,
   root,
   serverBin,
   setOrigins,
@@ -96,6 +97,7 @@ test("a live customer adds a card in the embedded enrollment flow through the pr
   setOrigins(app.app_uuid, [new URL(host.url).origin]);
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await servePartnerSite(context);
   const setCookies = collectSetCookies(context);
   // Everything the page sends to the service, to show that no card number is among it.
   const sentToUs = [];

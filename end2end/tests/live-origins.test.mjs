@@ -14,6 +14,7 @@ import {
   createApp,
   launchBrowser,
   makeLiveReady,
+  servePartnerSite,
   serveHostPage,
   waitForServer,
 } from "../lib/harness.mjs";
@@ -82,6 +83,7 @@ test("a live app's registered origin frames its flow and hears it close", async 
   const link = await api("POST", `/v1/app/accounts/${account.uuid}/flow-login`, app.token, { scope: "enrollment" });
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await servePartnerSite(context);
   const setCookies = collectSetCookies(context);
   const page = await context.newPage();
   await page.bringToFront();
