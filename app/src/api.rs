@@ -389,6 +389,38 @@ pub struct Account {
     pub enrollment: Enrollment,
     pub locations: Vec<Location>,
     pub app: AccountApp,
+    /// The security deposit a credit review asked of the account, as `GET /v1/account/deposit`
+    /// shows it; `null` when none was asked.
+    #[serde(default)]
+    pub deposit: Option<Deposit>,
+}
+
+/// A security deposit asked of the account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct Deposit {
+    pub uuid: Uuid,
+    pub amount_cents: i64,
+    /// `required` (not paid yet), `paid` (held; in instalments, from the first half),
+    /// `refunded` (credited on the bills after 12 bills in a row paid on time), `applied` (to
+    /// the final bill) or `waived` (by the operator, `waiver` says why).
+    pub status: String,
+    /// What the customer paid toward it (instalments count once billed).
+    pub paid_cents: i64,
+    /// Interest earned so far: simple interest at the deployment's yearly rate, to today while
+    /// it is held.
+    pub interest_cents: i64,
+    /// What comes back in all, deposit and interest, once it is `refunded` or `applied`.
+    pub refunded_cents: i64,
+    /// Instalments not yet on a bill.
+    #[serde(default)]
+    pub instalments_due_cents: i64,
+    /// `senior`, `family_violence` or `good_credit_letter` when the operator waived it.
+    #[serde(default)]
+    pub waiver: Option<String>,
+    pub created_at: Timestamp,
+    pub paid_at: Option<Timestamp>,
+    pub refunded_at: Option<Timestamp>,
 }
 
 /// `POST /v1/app/accounts`.

@@ -383,6 +383,14 @@ impl ApiClient {
         Ok(out.contract)
     }
 
+    /// `POST /v1/account/deposit/pay`: pays the deposit a credit review asked for with the
+    /// saved card.
+    #[cfg(any(feature = "ssr", feature = "enrollment"))]
+    pub async fn pay_deposit(&self) -> Result<IgnoredAny, ClientError> {
+        self.call(Method::POST, "/v1/account/deposit/pay", Some(&Empty {}))
+            .await
+    }
+
     /// `POST /v1/account/enroll/finalize`.
     pub async fn finalize(&self) -> Result<Account, ClientError> {
         let path = "/v1/account/enroll/finalize";

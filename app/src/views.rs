@@ -27,6 +27,18 @@ pub struct Account {
     pub enrollment: Enrollment,
     pub locations: Vec<Location>,
     pub app: AccountApp,
+    /// The enrollment's last screen offers to pay a deposit still due.
+    #[cfg(any(feature = "ssr", feature = "enrollment"))]
+    #[serde(default)]
+    pub deposit: Option<Deposit>,
+}
+
+/// Of `api::Deposit`.
+#[cfg(any(feature = "ssr", feature = "enrollment"))]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Deposit {
+    pub amount_cents: i64,
+    pub status: String,
 }
 
 /// Of `api::AccountApp`.

@@ -239,6 +239,32 @@ pub struct Config {
     /// e.g. `2026-12-02T23:30:00-06:00`) when the process starts and runs on from there, so
     /// that a run sees the same dates whatever the hour. Unset, the clock is the system's.
     pub clock_start: Option<chrono::DateTime<chrono::Utc>>,
+    /// The yearly rate of simple interest that customers' deposits earn, in percent (`2.5`;
+    /// the Commission sets it each year): one rate for every app of the deployment. Interest
+    /// accrues at the rate in force on each bill, so a change counts from then on.
+    #[serde(deserialize_with = "percent")]
+    pub deposit_interest_percent: rust_decimal::Decimal,
+}
+
+/// A percent given as a number (`2.5`, from TOML or an environment variable) or as text.
+fn percent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<rust_decimal::Decimal, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Text(String),
+        Int(i64),
+        Float(f64),
+    }
+    let text = match Given::deserialize(d)? {
+        Given::Text(t) => t,
+        Given::Int(i) => i.to_string(),
+        Given::Float(f) => f.to_string(),
+    };
+    text.trim()
+        .parse::<rust_decimal::Decimal>()
+        .ok()
+        .filter(|p| *p >= rust_decimal::Decimal::ZERO && *p <= rust_decimal::Decimal::ONE_HUNDRED)
+        .ok_or_else(|| serde::de::Error::custom("a percent from 0 to 100, such as 2.5"))
 }
 
 /// The service-address directory of a fresh install.
@@ -287,6 +313,7 @@ impl Default for Config {
             sessions: Sessions::default(),
             provider: crate::domain::documents::Provider::default(),
             clock_start: None,
+            deposit_interest_percent: rust_decimal::Decimal::ZERO,
         }
     }
 }

@@ -248,6 +248,11 @@ fn Done(flow: Flow) -> impl IntoView {
         .as_ref()
         .map(|a| (a.status.clone(), a.status_reason.clone()))
         .unwrap_or_default();
+    let deposit_due = account
+        .as_ref()
+        .and_then(|a| a.deposit.as_ref())
+        .filter(|d| d.status == "required")
+        .map(|d| dollars(d.amount_cents));
     let location = account.as_ref().and_then(|a| a.locations.first().cloned());
     let start = location
         .as_ref()
@@ -266,7 +271,14 @@ fn Done(flow: Flow) -> impl IntoView {
         .map(|l| format!("{}, {}", l.address_1, l.city))
         .unwrap_or_default();
     let mail = format!("We e-mail {email} as soon as it has answered, and again when your service is scheduled and when it starts.");
-    let (lead, status_line, next, outcome) = if active {
+    let (lead, status_line, next, outcome) = if let Some(amount) = deposit_due.clone() {
+        (
+            format!("One more step, {name}: a security deposit of {amount}."),
+            "We reviewed your credit check: your enrollment goes on once the deposit is paid. It earns interest and comes back after twelve bills in a row paid on time, or is applied to your final bill.".to_owned(),
+            format!("Pay it here with the card you saved, or with the link we e-mailed {email}."),
+            "deposit",
+        )
+    } else if active {
         (
             format!("Your electricity service is active, {name}."),
             format!("{plan} has supplied {home} since {start}."),
@@ -313,11 +325,29 @@ fn Done(flow: Flow) -> impl IntoView {
             ),
         }
     };
+    let task = Task::new();
+    let paid = RwSignal::new(false);
+    let run = move || flow.call(task, async |c| c.pay_deposit().await, move |_| paid.set(true));
+    let pay = deposit_due.map(|amount| {
+        view! {
+            <Show
+                when=move || !paid.get()
+                fallback=|| view! { <p role="status" data-testid="deposit-paid">"Your deposit is paid: your enrollment goes on."</p> }
+            >
+                <button type="button" class="primary" data-testid="pay-deposit" disabled=move || task.pending.get()
+                    on:click=move |_| run()>
+                    {format!("Pay the deposit ({amount})")}
+                </button>
+                <ErrorNotice task retry=move |_| run()/>
+            </Show>
+        }
+    });
     view! {
         <div class="done" data-testid="done" data-active=active.to_string() data-outcome=outcome>
             <p class="lead">{lead}</p>
             <p>{status_line}</p>
             <p>{next}</p>
+            {pay}
             <button type="button" class="primary" data-testid="done-close" on:click=move |_| flow.close.run("completed")>
                 "Done"
             </button>

@@ -277,6 +277,7 @@ pub const SIMULATED_EVENTS: &[&str] = &[
     "service_disconnected",
     "service_reconnected",
     "payment_plan_missed",
+    "deposit_refund_due",
 ];
 
 /// How the sandbox answers a simulated event name.
@@ -285,6 +286,8 @@ pub enum Simulation {
     Credit(CreditSimulation),
     Enrollment(super::enrollment::EnrollmentSimulation),
     Billing(BillingSimulation),
+    /// `deposit_refund_due`: the held deposit is earned back now; the next bill credits it.
+    DepositRefundDue,
     Unknown,
 }
 
@@ -327,6 +330,7 @@ fn billing_or_unknown(event: &str) -> Simulation {
         "service_disconnected" => Simulation::Billing(BillingSimulation::ServiceDisconnected),
         "service_reconnected" => Simulation::Billing(BillingSimulation::ServiceReconnected),
         "payment_plan_missed" => Simulation::Billing(BillingSimulation::PaymentPlanMissed),
+        "deposit_refund_due" => Simulation::DepositRefundDue,
         _ => Simulation::Unknown,
     }
 }
@@ -498,7 +502,7 @@ mod tests {
             Simulation::Billing(BillingSimulation::PaymentFailed)
         );
         assert_eq!(parse_simulation("credit_frozen"), Simulation::Unknown);
-        assert_eq!(SIMULATED_EVENTS.len(), 21);
+        assert_eq!(SIMULATED_EVENTS.len(), 22);
         assert!(!CreditSimulation::Unfrozen.runs_check_now());
         assert!(CreditSimulation::Frozen.runs_check_now());
     }

@@ -104,12 +104,87 @@ pub struct WaiverFacts {
     pub good_credit_letter_months: Option<u32>,
 }
 
-/// Why no deposit may be asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waiver {
-    Senior,
-    FamilyViolence,
-    GoodCreditLetter,
+super::text_enum! {
+    /// Why no deposit may be asked.
+    pub enum Waiver {
+        /// 65 or older, with no past-due balance.
+        Senior = "senior",
+        /// A certificate from a family-violence centre or shelter.
+        FamilyViolence = "family_violence",
+        /// A letter of good credit from a previous provider covering the last 12 months.
+        GoodCreditLetter = "good_credit_letter",
+    }
+}
+
+impl Waiver {
+    /// What the customer is told, and the operator's pages show.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Waiver::Senior => "65 or older with no past-due balance",
+            Waiver::FamilyViolence => "a family-violence certificate",
+            Waiver::GoodCreditLetter => {
+                "a letter of good credit from a previous provider covering 12 months"
+            }
+        }
+    }
+}
+
+/// Why the facts the operator recorded waive nothing (the operator is told, nothing changes).
+pub fn why_not_waived(claimed: Waiver, facts: &WaiverFacts) -> &'static str {
+    match claimed {
+        Waiver::Senior if facts.has_past_due_balance => {
+            "the customer has a past-due balance, so their age does not waive the deposit"
+        }
+        Waiver::Senior if facts.date_of_birth.is_none() => {
+            "the account has no date of birth: record it first"
+        }
+        Waiver::Senior => "the customer is not 65 or older",
+        Waiver::FamilyViolence => "the family-violence certificate was not confirmed",
+        Waiver::GoodCreditLetter => "the letter must cover at least the last 12 months",
+    }
+}
+
+/// Bills after the first payment over which the rest of a deposit is spread, when the
+/// customer asks to pay it in instalments.
+pub const INSTALMENT_BILLS: usize = 2;
+
+/// A deposit paid in instalments: half now (the odd cent with it), and the rest in
+/// `INSTALMENT_BILLS` lines on the next bills (the first takes the odd cent).
+pub fn instalments(amount_cents: i64) -> (i64, [i64; INSTALMENT_BILLS]) {
+    let now = amount_cents - amount_cents / 2;
+    let rest = amount_cents - now;
+    let second = rest / 2;
+    (now, [rest - second, second])
+}
+
+/// Whether a bill counts as paid on time: `Some(true)` paid by its due date, `Some(false)`
+/// paid after it or still unpaid once it passed, `None` still unpaid and not yet due (it does
+/// not count either way yet).
+pub fn paid_on_time(due: NaiveDate, paid_on: Option<NaiveDate>, today: NaiveDate) -> Option<bool> {
+    match paid_on {
+        Some(paid) => Some(paid <= due),
+        None if today > due => Some(false),
+        None => None,
+    }
+}
+
+/// The interest a deposit holds on `today`: what was accrued until `accrued_through`, plus
+/// simple interest on `held_cents` since then.
+pub fn interest_to_date(
+    accrued_cents: i64,
+    held_cents: i64,
+    yearly_rate_percent: Decimal,
+    accrued_through: NaiveDate,
+    today: NaiveDate,
+) -> i64 {
+    accrued_cents + interest_cents(held_cents, yearly_rate_percent, accrued_through, today)
+}
+
+/// Of a refund still owed (`left_cents`), what a bill of `bill_cents` (before the refund)
+/// takes as its credit line: never more than the bill, so that no bill goes below zero; the
+/// rest waits for the next bill.
+pub fn refund_line_cents(left_cents: i64, bill_cents: i64) -> i64 {
+    left_cents.min(bill_cents.max(0)).max(0)
 }
 
 /// The waiver that applies on `today`, if any.
@@ -286,6 +361,63 @@ mod tests {
         let mut late_last = vec![true; 12];
         late_last.push(false);
         assert!(!refund_earned(&late_last));
+    }
+
+    #[test]
+    fn instalments_are_half_now_and_the_rest_over_two_bills() {
+        assert_eq!(instalments(20_000), (10_000, [5_000, 5_000]));
+        assert_eq!(instalments(20_001), (10_001, [5_000, 5_000]));
+        assert_eq!(instalments(20_003), (10_002, [5_001, 5_000]));
+        let (now, rest) = instalments(1);
+        assert_eq!(now + rest.iter().sum::<i64>(), 1);
+    }
+
+    #[test]
+    fn a_bill_is_on_time_when_paid_by_its_due_date() {
+        let due = d(2027, 3, 10);
+        assert_eq!(paid_on_time(due, Some(due), d(2027, 4, 1)), Some(true));
+        assert_eq!(
+            paid_on_time(due, Some(d(2027, 3, 11)), d(2027, 4, 1)),
+            Some(false)
+        );
+        assert_eq!(paid_on_time(due, None, d(2027, 3, 11)), Some(false));
+        assert_eq!(paid_on_time(due, None, due), None);
+    }
+
+    #[test]
+    fn interest_to_date_adds_to_what_was_accrued() {
+        assert_eq!(
+            interest_to_date(100, 20_000, Decimal::new(25, 1), d(2026, 1, 1), d(2027, 1, 1)),
+            600
+        );
+        assert_eq!(
+            interest_to_date(100, 20_000, Decimal::ZERO, d(2026, 1, 1), d(2027, 1, 1)),
+            100
+        );
+    }
+
+    #[test]
+    fn a_refund_line_never_takes_a_bill_below_zero() {
+        assert_eq!(refund_line_cents(30_000, 12_000), 12_000);
+        assert_eq!(refund_line_cents(5_000, 12_000), 5_000);
+        assert_eq!(refund_line_cents(5_000, -300), 0);
+        assert_eq!(refund_line_cents(0, 12_000), 0);
+    }
+
+    #[test]
+    fn a_claimed_waiver_that_does_not_apply_says_why() {
+        let young = WaiverFacts {
+            date_of_birth: Some(d(1990, 1, 1)),
+            ..WaiverFacts::default()
+        };
+        assert!(why_not_waived(Waiver::Senior, &young).contains("65"));
+        let owing = WaiverFacts {
+            date_of_birth: Some(d(1950, 1, 1)),
+            has_past_due_balance: true,
+            ..WaiverFacts::default()
+        };
+        assert!(why_not_waived(Waiver::Senior, &owing).contains("past-due"));
+        assert_eq!(Waiver::parse("family_violence"), Some(Waiver::FamilyViolence));
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.credit_reviewed",
     "account.deposit_required",
     "account.deposit_paid",
+    "account.deposit_refunded",
     "location.service_active",
     "location.service_canceled",
     "location.usage_history_available",
@@ -162,6 +163,18 @@ pub enum Event {
         account_uuid: Uuid,
         deposit_uuid: Uuid,
         amount_cents: i64,
+    },
+    /// The deposit comes back with its interest: as credits on the next bills after 12
+    /// on-time payments (`reason` `on_time_payments`), or applied to the final bill
+    /// (`final_bill`).
+    DepositRefunded {
+        account_uuid: Uuid,
+        deposit_uuid: Uuid,
+        amount_cents: i64,
+        interest_cents: i64,
+        refunded_cents: i64,
+        reason: String,
+        invoice_number: String,
     },
     ServiceActive {
         account_uuid: Uuid,
@@ -322,6 +335,7 @@ impl Event {
             Event::CreditReviewed { .. } => "account.credit_reviewed",
             Event::DepositRequired { .. } => "account.deposit_required",
             Event::DepositPaid { .. } => "account.deposit_paid",
+            Event::DepositRefunded { .. } => "account.deposit_refunded",
             Event::ServiceActive { .. } => "location.service_active",
             Event::ServiceCanceled { .. } => "location.service_canceled",
             Event::UsageHistoryAvailable { .. } => "location.usage_history_available",
@@ -360,6 +374,7 @@ impl Event {
             | Event::CreditReviewed { account_uuid, .. }
             | Event::DepositRequired { account_uuid, .. }
             | Event::DepositPaid { account_uuid, .. }
+            | Event::DepositRefunded { account_uuid, .. }
             | Event::ServiceActive { account_uuid, .. }
             | Event::ServiceCanceled { account_uuid, .. }
             | Event::UsageHistoryAvailable { account_uuid, .. }
@@ -676,6 +691,31 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("account_uuid", FieldType::Uuid, "The account."),
             field("deposit_uuid", FieldType::Uuid, "The deposit."),
             field("amount_cents", FieldType::Integer, "The amount paid."),
+        ],
+    },
+    EventDoc {
+        kind: "account.deposit_refunded",
+        about: "The deposit comes back with its interest: credited on the bills after 12 bills in a row paid on time, or applied to the final bill.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("deposit_uuid", FieldType::Uuid, "The deposit."),
+            field("amount_cents", FieldType::Integer, "The deposit held."),
+            field("interest_cents", FieldType::Integer, "The interest it earned."),
+            field(
+                "refunded_cents",
+                FieldType::Integer,
+                "What comes back in all, deposit and interest.",
+            ),
+            field(
+                "reason",
+                FieldType::Text,
+                "`on_time_payments` or `final_bill`.",
+            ),
+            field(
+                "invoice_number",
+                FieldType::Text,
+                "The bill carrying the first credit line.",
+            ),
         ],
     },
     EventDoc {
@@ -1012,6 +1052,15 @@ mod tests {
                 deposit_uuid: id,
                 amount_cents: 1,
             },
+            Event::DepositRefunded {
+                account_uuid: id,
+                deposit_uuid: id,
+                amount_cents: 1,
+                interest_cents: 1,
+                refunded_cents: 2,
+                reason: "final_bill".to_owned(),
+                invoice_number: "I".to_owned(),
+            },
             Event::ServiceActive {
                 account_uuid: id,
                 location_uuid: id,
@@ -1175,7 +1224,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 34);
+        assert_eq!(EVENT_TYPES.len(), 35);
     }
 
     #[test]

@@ -81,6 +81,8 @@ impl FlowScope {
                     || path == "/billing/payment-session"
                     || path == "/billing/ensure-payment-method-added"
                     || path == "/billing/address"
+                    || path == "/deposit"
+                    || path == "/deposit/pay"
                     || documents
             }
             FlowScope::UpdatePaymentMethod => {
@@ -267,6 +269,8 @@ mod tests {
             ),
             (Enrollment, "PUT", "/v1/account/billing/address", true),
             (Enrollment, "GET", docs, true),
+            (Enrollment, "POST", "/v1/account/deposit/pay", true),
+            (Billing, "POST", "/v1/account/deposit/pay", false),
             (Enrollment, "GET", "/v1/account/billing/invoices", false),
             (
                 Enrollment,

@@ -41,6 +41,9 @@ super::text_enum! {
         /// A live charge the card's bank wants the customer to confirm: the page where they
         /// do it in the card processor's own component.
         AuthenticatePayment = "authenticate_payment",
+        /// A deposit the credit review asked for: the page that shows it and pays it with
+        /// the saved card.
+        Deposit = "deposit",
     }
 }
 
@@ -54,6 +57,7 @@ impl LinkPurpose {
             LinkPurpose::CreditFrozen => None,
             LinkPurpose::CreditReview => Some(FlowScope::Enrollment),
             LinkPurpose::AuthenticatePayment => None,
+            LinkPurpose::Deposit => None,
         }
     }
 
@@ -66,6 +70,7 @@ impl LinkPurpose {
             LinkPurpose::CreditFrozen => "Lift the freeze and try again",
             LinkPurpose::CreditReview => "See your enrollment",
             LinkPurpose::AuthenticatePayment => "Confirm the payment",
+            LinkPurpose::Deposit => "Pay the deposit",
         }
     }
 }

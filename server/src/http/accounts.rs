@@ -46,15 +46,19 @@ pub fn account_router() -> ApiRouter {
     ApiRouter::new().routes(routes!(get_own_account))
 }
 
-/// Renders an account with its locations; `date_of_birth` only where one account is shown.
+/// Renders an account with its locations and deposit; `date_of_birth` only where one account
+/// is shown.
 pub(crate) async fn render(
-    db: &crate::store::Db,
+    core: &crate::state::Core,
     row: &AccountRow,
     app: &AppRow,
     include_date_of_birth: bool,
 ) -> ApiResult<Account> {
-    let locations = super::enrollment::locations_of(db, row.uuid).await?;
-    render_with(row, app, include_date_of_birth, locations)
+    let locations = super::enrollment::locations_of(&core.db, row.uuid).await?;
+    let deposit = crate::services::deposits::view(core, row.uuid)
+        .await?
+        .map(|d| super::deposits::render(&d));
+    render_with(row, app, include_date_of_birth, locations, deposit)
 }
 
 fn render_with(
@@ -62,6 +66,7 @@ fn render_with(
     app: &AppRow,
     include_date_of_birth: bool,
     locations: Vec<app::api::Location>,
+    deposit: Option<app::api::Deposit>,
 ) -> ApiResult<Account> {
     let profile = row.profile().map_err(ApiError::internal)?;
     let status = AccountStatus::parse(&row.status)
@@ -104,6 +109,7 @@ fn render_with(
             name: app.name.clone(),
             payment_public_key: app.payment_publishable_key.clone(),
         },
+        deposit,
     })
 }
 
@@ -127,7 +133,7 @@ pub async fn create_account(
         .await?;
     Ok((
         StatusCode::CREATED,
-        axum::Json(render(&state.db, &row, &principal.app, true).await?),
+        axum::Json(render(&state, &row, &principal.app, true).await?),
     ))
 }
 
@@ -182,7 +188,7 @@ pub async fn list_accounts(
     .await?;
     let mut accounts = Vec::with_capacity(rows.len());
     for row in &rows {
-        accounts.push(render(&state.db, row, &principal.app, false).await?);
+        accounts.push(render(&state, row, &principal.app, false).await?);
     }
     Ok(axum::Json(page.list(
         accounts,
@@ -220,7 +226,7 @@ async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<A
     let row = store::accounts::account_of_app(&state.db, app.uuid, uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    let json = serde_json::to_vec(&render(&state.db, &row, app, true).await?)
+    let json = serde_json::to_vec(&render(&state, &row, app, true).await?)
         .map_err(ApiError::internal)?;
     let view = Arc::new(AccountView {
         row,
@@ -286,7 +292,7 @@ pub async fn update_account(
     .await?;
     state.account_changed(row.uuid);
     Ok(axum::Json(
-        render(&state.db, &row, &principal.app, true).await?,
+        render(&state, &row, &principal.app, true).await?,
     ))
 }
 
@@ -319,7 +325,7 @@ pub async fn record_client_agent(
     .await?;
     state.account_changed(account_uuid);
     Ok(axum::Json(
-        render(&state.db, &row, &principal.app, true).await?,
+        render(&state, &row, &principal.app, true).await?,
     ))
 }
 

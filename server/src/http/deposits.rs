@@ -2,11 +2,10 @@
 //! (amount, status, paid, interest, refunded), and paying it with the saved card
 //! (`services::deposits`).
 
-use app::api::{ErrorEnvelope, Timestamp};
+use app::api::{Deposit, ErrorEnvelope, Timestamp};
 use axum::extract::State;
-use serde::Serialize;
+use serde::Deserialize;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use super::{
     auth::AccountPrincipal,
@@ -16,9 +15,8 @@ use super::{
 use crate::{
     services::{
         self,
-        deposits::{self, DepositRefused},
+        deposits::{self, DepositRefused, DepositView},
     },
-    store::credit_reviews::DepositRow,
 };
 
 pub fn router() -> ApiRouter {
@@ -27,34 +25,18 @@ pub fn router() -> ApiRouter {
         .routes(routes!(pay_deposit))
 }
 
-/// A security deposit asked of the account.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Deposit {
-    pub uuid: Uuid,
-    pub amount_cents: i64,
-    /// `required` (not paid yet), `paid`, `refunded`, `applied` (to the final bill) or
-    /// `waived`.
-    pub status: String,
-    pub paid_cents: i64,
-    /// Interest earned so far, at the operator's yearly rate.
-    pub interest_cents: i64,
-    pub refunded_cents: i64,
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: Timestamp,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub paid_at: Option<Timestamp>,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub refunded_at: Option<Timestamp>,
-}
-
-fn render(d: &DepositRow) -> Deposit {
+/// The deposit as the API shows it (`GET /v1/account/deposit` and the account's `deposit`).
+pub(crate) fn render(v: &DepositView) -> Deposit {
+    let d = &v.row;
     Deposit {
         uuid: d.uuid,
         amount_cents: d.amount_cents,
         status: d.status.clone(),
         paid_cents: d.paid_cents,
-        interest_cents: d.interest_cents,
+        interest_cents: v.interest_cents,
         refunded_cents: d.refunded_cents,
+        instalments_due_cents: v.instalments_due_cents,
+        waiver: d.waiver.clone(),
         created_at: Timestamp(d.created_at),
         paid_at: d.paid_at.map(Timestamp),
         refunded_at: d.refunded_at.map(Timestamp),
@@ -92,14 +74,24 @@ pub async fn get_deposit(
     State(state): State<AppState>,
     principal: AccountPrincipal,
 ) -> ApiResult<axum::Json<Deposit>> {
-    deposits::deposit_of(&state, principal.account_uuid)
+    deposits::view(&state, principal.account_uuid)
         .await?
         .map(|d| axum::Json(render(&d)))
         .ok_or_else(|| ApiError::not_found("deposit"))
 }
 
+/// `POST /v1/account/deposit/pay`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct PayDepositIn {
+    /// Pay half now and the rest in two lines on the next two bills (the deposit counts as
+    /// paid, and the enrollment goes on, from the first half).
+    #[serde(default)]
+    pub instalments: bool,
+}
+
 #[utoipa::path(
     post, path = "/v1/account/deposit/pay", tag = "billing",
+    request_body(content = Option<PayDepositIn>, description = "Optional: `{\"instalments\": true}` pays half now"),
     responses(
         (status = 200, description = "The deposit, paid (a paid one is answered as it is)", body = Deposit),
         (status = 402, description = "The card was declined (`card_declined`, with `decline_code`)", body = ErrorEnvelope),
@@ -112,10 +104,24 @@ pub async fn get_deposit(
 pub async fn pay_deposit(
     State(state): State<AppState>,
     principal: AccountPrincipal,
+    body: axum::body::Bytes,
 ) -> ApiResult<axum::Json<Deposit>> {
-    let paid = deposits::pay_deposit(&state, &principal.app, principal.account_uuid)
-        .await
-        .map_err(refused)?;
+    let input: PayDepositIn = if body.iter().all(u8::is_ascii_whitespace) {
+        PayDepositIn::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError::new(ErrorCode::ParameterInvalid, format!("invalid body: {e}"))
+                .with_param("instalments")
+        })?
+    };
+    let paid = deposits::pay_deposit(
+        &state,
+        &principal.app,
+        principal.account_uuid,
+        input.instalments,
+    )
+    .await
+    .map_err(refused)?;
     state.account_changed(principal.account_uuid);
     Ok(axum::Json(render(&paid)))
 }

@@ -650,6 +650,10 @@ impl From<SimulationRefused> for ApiError {
                 "No running payment plan has an instalment on an open bill (accept a plan, \
                  then simulate invoice_generated)",
             ),
+            R::NoDepositHeld => ApiError::new(
+                ErrorCode::NothingPending,
+                "No deposit is held (a paid deposit comes back; SSN 123-45-0005 asks for one)",
+            ),
         }
     }
 }

@@ -188,7 +188,7 @@ async fn aftermath(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     Ok((
-        accounts::render(&state.db, &row, &principal.app, true).await?,
+        accounts::render(&state, &row, &principal.app, true).await?,
         Timestamp(after),
         events,
     ))
@@ -210,8 +210,9 @@ async fn aftermath(
 /// disconnection notice); `service_disconnected` has the newest pending disconnection asked of
 /// the utility and carried out now, whatever its date; `service_reconnected` carries out a
 /// pending reconnection now; `payment_plan_missed` turns the bill with the running payment
-/// plan's newest instalment past due, which ends the plan. Answers the account and the events
-/// emitted.
+/// plan's newest instalment past due, which ends the plan. `deposit_refund_due` earns a held
+/// deposit back now, whatever the payments: the next bill credits it with its interest
+/// (`account.deposit_refunded`). Answers the account and the events emitted.
 #[utoipa::path(
     post, path = "/v1/account/sandbox/simulate", tag = "sandbox",
     request_body = SimulateIn,
@@ -219,7 +220,7 @@ async fn aftermath(
         (status = 200, description = "The account after the event and the events emitted", body = SimulateOut),
         (status = 400, description = "Not an event name (`parameter_invalid`)", body = ErrorEnvelope),
         (status = 403, description = "A live app (`sandbox_only`)", body = ErrorEnvelope),
-        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`); billing events: no active service (`service_not_active`), the meter already read through today (`nothing_to_bill`), no unpaid invoice (`invoice_not_payable`); collections events: no open invoice, or no plan instalment on an open bill (`invoice_not_payable`), nothing waiting for the utility (`nothing_pending`)", body = ErrorEnvelope),
+        (status = 409, description = "No credit check submitted, or (utility events) no finalized enrollment yet (`enrollment_incomplete`); billing events: no active service (`service_not_active`), the meter already read through today (`nothing_to_bill`), no unpaid invoice (`invoice_not_payable`); collections events: no open invoice, or no plan instalment on an open bill (`invoice_not_payable`), nothing waiting for the utility (`nothing_pending`); `deposit_refund_due`: no deposit held (`nothing_pending`)", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]

@@ -145,6 +145,8 @@ pub enum CreditReviewMail {
     Approved,
     DepositRequired { amount_cents: i64 },
     Declined { reason: String },
+    /// The operator recorded why no deposit may be asked (`Waiver::describe`).
+    DepositWaived { waiver: String },
 }
 
 /// What a bill-ready e-mail states.
@@ -549,6 +551,10 @@ impl Template {
                 decision: CreditReviewMail::Declined { .. },
                 ..
             } => "credit_review_declined",
+            Template::CreditReviewed {
+                decision: CreditReviewMail::DepositWaived { .. },
+                ..
+            } => "credit_deposit_waived",
             Template::LetterOfAuthorization(_) => "letter_of_authorization",
             Template::BillReady(_) => "bill_ready",
             Template::PaymentFailed(_) => "payment_failed",
@@ -1092,11 +1098,27 @@ impl Template {
                              last 12 months: {} to send it.",
                                 reach(brand)
                             ),
-                            "Your enrollment continues once the deposit is paid. Use the link \
-                             below to make sure the card it is charged to is right."
+                            "Your enrollment continues once the deposit is paid. The link below \
+                             shows the amount and pays it with the card you saved; you may also \
+                             pay half now and the rest with your next two bills."
                                 .to_owned(),
                         ],
-                        "Check your card for the deposit",
+                        "Pay the deposit",
+                    ),
+                    CreditReviewMail::DepositWaived { waiver } => (
+                        "No deposit is needed: your enrollment goes ahead",
+                        vec![
+                            format!(
+                                "We recorded that no deposit may be asked of you for your {} \
+                                 electricity enrollment: {waiver}.",
+                                brand.display_name
+                            ),
+                            "Next, we ask your utility to switch your service to us, and e-mail \
+                             you the start date once it confirms. You can follow your enrollment \
+                             with the link below."
+                                .to_owned(),
+                        ],
+                        "See your enrollment",
                     ),
                     CreditReviewMail::Declined { reason } => (
                         "About your enrollment",
@@ -1694,7 +1716,16 @@ mod tests {
         let r = deposit.render(&full_brand());
         assert!(r.text.contains("security deposit of $150.50"), "{}", r.text);
         assert!(r.text.contains("65 or older"), "{}", r.text);
+        assert!(r.text.contains("Pay the deposit"), "{}", r.text);
         assert_links_work(&r);
+        let waived = mail(CreditReviewMail::DepositWaived {
+            waiver: "a family-violence certificate".to_owned(),
+        });
+        assert_eq!(waived.name(), "credit_deposit_waived");
+        assert!(waived
+            .render(&brand())
+            .text
+            .contains("a family-violence certificate"));
         let declined = mail(CreditReviewMail::Declined {
             reason: "No proof of identity <yet>".to_owned(),
         });

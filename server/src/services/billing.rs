@@ -307,6 +307,24 @@ pub async fn bill_cycle(
         computed.total_cents += group.total_cents;
         computed.groups.push(group);
     }
+    // The deposit's lines: instalments, and once it is earned back or on the final bill, the
+    // deposit with its interest as a credit.
+    let is_final = location
+        .final_service_date
+        .is_some_and(|last| period_end >= last);
+    let deposit_billing = super::deposits::bill_lines(
+        tx,
+        core.config.deposit_interest_percent,
+        read_date,
+        account.uuid,
+        is_final,
+        computed.total_cents,
+    )
+    .await?;
+    if let Some(group) = deposit_billing.group.clone() {
+        computed.total_cents += group.total_cents;
+        computed.groups.push(group);
+    }
     let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut *tx).await?);
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
@@ -341,6 +359,7 @@ pub async fn bill_cycle(
     store::billing::insert_invoice(tx, &invoice).await?;
     super::disconnection::mark_billed(tx, &instalments_billed, invoice.uuid).await?;
     super::corrections::mark_applied(tx, &credits_applied, invoice.uuid).await?;
+    super::deposits::mark_billed(tx, app.uuid, &invoice, deposit_billing, clock.now()).await?;
     for (penalized, fee) in &fees {
         store::collections::insert_late_fee(
             tx,
@@ -657,8 +676,13 @@ pub async fn final_bill(
     final_date: NaiveDate,
     when: DateTime<Utc>,
 ) -> Result<Option<InvoiceRow>, Error<BillingError>> {
+    // The bill through the final service date is the final bill (the deposit is applied).
+    let location = LocationRow {
+        final_service_date: Some(final_date),
+        ..location.clone()
+    };
     match bill_cycle(
-        tx, core, clock, app, account, location, final_date, final_date, when,
+        tx, core, clock, app, account, &location, final_date, final_date, when,
     )
     .await?
     {

@@ -592,10 +592,10 @@ async fn apply_decision(
     super::status::refresh_status(tx, &core.clock, &core.db, app.uuid, account.uuid, now).await?;
     let (mail_decision, purpose) = match decision {
         ReviewDecision::Approve => (CreditReviewMail::Approved, LinkPurpose::CreditReview),
-        // The deposit is charged to the card on file: the link lets them check or change it.
+        // The link opens the deposit's page, which pays it with the card on file.
         ReviewDecision::RequireDeposit { amount_cents } => (
             CreditReviewMail::DepositRequired { amount_cents },
-            LinkPurpose::UpdateCard,
+            LinkPurpose::Deposit,
         ),
         ReviewDecision::Decline { reason } => (
             CreditReviewMail::Declined { reason },

@@ -130,6 +130,8 @@ pub enum OpenedLink {
         account_uuid: Uuid,
         unfreeze_url: Option<String>,
     },
+    /// The page of the deposit the credit review asked of this account.
+    Deposit { account_uuid: Uuid },
     /// The page where the customer confirms a payment of theirs with their bank.
     AuthenticatePayment {
         account_uuid: Uuid,
@@ -218,6 +220,9 @@ pub async fn open_link(core: &Core, token: &str) -> store::Result<OpenedLink> {
                 payment_uuid,
             }
         }
+        (LinkPurpose::Deposit, _) => OpenedLink::Deposit {
+            account_uuid: link.account_uuid,
+        },
         (_, Some(scope)) => {
             let location = open_flow_session(
                 &mut tx,

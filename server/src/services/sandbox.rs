@@ -341,6 +341,8 @@ pub enum SimulationRefused {
     NothingPending,
     /// No running payment plan with an instalment billed and unpaid.
     NoPlanInstalment,
+    /// `deposit_refund_due`: no deposit is held (none asked, not paid, or already back).
+    NoDepositHeld,
 }
 
 impl From<BillingRefused> for SimulationRefused {
@@ -394,6 +396,13 @@ pub async fn simulate(
                 .await?
                 .map(|_| ())
                 .map_err(SimulationRefused::from)
+        }
+        Simulation::DepositRefundDue => {
+            if super::deposits::simulate_refund_due(&mut tx, account_uuid).await? {
+                Ok(())
+            } else {
+                Err(SimulationRefused::NoDepositHeld)
+            }
         }
         Simulation::Billing(sim) => {
             super::disconnection::simulate(&mut tx, state, &clock, app, account_uuid, sim).await?

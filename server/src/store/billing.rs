@@ -599,6 +599,7 @@ pub const BILLING_JOB_KINDS: [&str; 3] =
 /// locations. Called before the locations themselves go.
 pub async fn delete_billing_of_account(tx: &mut Tx, account_uuid: Uuid) -> Result<()> {
     for sql in [
+        "DELETE FROM deposit_lines WHERE account_uuid = $1",
         "DELETE FROM late_fees WHERE account_uuid = $1",
         "DELETE FROM disconnections WHERE account_uuid = $1",
         "DELETE FROM account_credits WHERE account_uuid = $1",

@@ -201,10 +201,23 @@ pub struct DepositRow {
     pub created_at: DateTime<Utc>,
     pub paid_at: Option<DateTime<Utc>>,
     pub refunded_at: Option<DateTime<Utc>>,
+    /// Why the operator waived it (`domain::deposits::Waiver`'s names), by whom and when.
+    pub waiver: Option<String>,
+    pub waived_by: Option<String>,
+    pub waived_at: Option<DateTime<Utc>>,
+    /// The day through which `interest_cents` is accrued (none: nothing accrued yet).
+    pub interest_through: Option<chrono::NaiveDate>,
+    /// Of what comes back, what no bill has taken yet.
+    pub refund_left_cents: i64,
+    /// The sandbox's simulation: the refund is earned whatever the payments.
+    pub refund_due: bool,
+    /// `on_time_payments` or `final_bill`, once it comes back.
+    pub refund_reason: Option<String>,
 }
 
-const DEPOSIT_COLUMNS: &str = "uuid, app_uuid, account_uuid, review_uuid, amount_cents, status, \
-    paid_cents, interest_cents, refunded_cents, created_at, paid_at, refunded_at";
+pub(crate) const DEPOSIT_COLUMNS: &str = "uuid, app_uuid, account_uuid, review_uuid, amount_cents, \
+    status, paid_cents, interest_cents, refunded_cents, created_at, paid_at, refunded_at, waiver, \
+    waived_by, waived_at, interest_through, refund_left_cents, refund_due, refund_reason";
 
 /// A deposit asked of the account (`required`, nothing paid yet).
 pub async fn insert_deposit(

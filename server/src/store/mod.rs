@@ -16,6 +16,7 @@ pub mod corrections;
 pub mod counters;
 pub mod credit;
 pub mod credit_reviews;
+pub mod deposits;
 pub mod disconnections;
 pub mod documents;
 pub mod emails;

@@ -23,6 +23,7 @@ mod credit;
 mod credit_bureau;
 mod credit_review;
 mod dashboard;
+mod deposits;
 mod data_at_rest;
 mod disconnection;
 mod emails;

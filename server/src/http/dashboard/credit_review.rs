@@ -18,13 +18,17 @@ use uuid::Uuid;
 
 use super::{html, see_other, views, Dash, Done, PageResult};
 use crate::{
-    domain::credit::{ReviewCause, ReviewStatus},
+    domain::{
+        credit::{ReviewCause, ReviewStatus},
+        deposits::Waiver,
+    },
     http::{error::ApiError, AppState},
     services::{
         self,
         credit::{DecisionInput, ReviewRefused},
+        deposits::{WaiveRefused, WaiverInput},
     },
-    store::credit_reviews::CreditReviewRow,
+    store::credit_reviews::{CreditReviewRow, DepositRow},
 };
 
 const LIST: &str = "/dashboard/credit-reviews";
@@ -34,6 +38,7 @@ pub fn routes() -> Router<AppState> {
         .route(LIST, get(list_page))
         .route("/dashboard/credit-reviews/{review}", get(review_page))
         .route("/dashboard/credit-reviews/{review}/decide", post(decide))
+        .route("/dashboard/credit-reviews/{review}/waive", post(waive))
 }
 
 fn done_message(done: Option<&str>) -> Option<&'static str> {
@@ -43,6 +48,10 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
             "A deposit was asked for; the customer was e-mailed the amount and what comes next."
         }
         "declined" => "Declined: the customer was e-mailed your reason.",
+        "waived" => {
+            "The deposit is waived: the credit check counts as passed, the enrollment goes on, \
+             and the customer was e-mailed."
+        }
         _ => return None,
     })
 }
@@ -90,16 +99,89 @@ async fn review_page(
     Query(done): Query<Done>,
 ) -> PageResult {
     let review = visible_review(&state, &dash, review).await?;
+    let deposit = deposit_asked(&state, &review).await?;
     Ok(html(
         StatusCode::OK,
         review_view(
             &dash,
             &review,
+            deposit.as_ref(),
             done_message(done.done.as_deref()),
             None,
             &DecideForm::default(),
         ),
     ))
+}
+
+/// The deposit the review asked for, if any.
+async fn deposit_asked(
+    state: &AppState,
+    review: &CreditReviewRow,
+) -> Result<Option<DepositRow>, ApiError> {
+    Ok(services::deposits::deposit_of(state, review.account_uuid)
+        .await?
+        .filter(|d| d.review_uuid == Some(review.uuid)))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WaiveForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    waiver: String,
+    #[serde(default)]
+    certificate: String,
+    #[serde(default)]
+    letter_months: String,
+}
+
+/// Records the operator's waiver of the deposit the review asked for.
+async fn waive(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(review): Path<Uuid>,
+    Form(form): Form<WaiveForm>,
+) -> PageResult {
+    dash.check(&form.csrf).await?;
+    if !dash.member().is_operator() {
+        return Err(ApiError::not_found("credit review").into());
+    }
+    let review = visible_review(&state, &dash, review).await?;
+    let input = WaiverInput {
+        waiver: &form.waiver,
+        certificate: !form.certificate.is_empty(),
+        letter_months: &form.letter_months,
+    };
+    match services::deposits::waive_deposit(
+        &state,
+        &dash.actor(),
+        &dash.member(),
+        review.uuid,
+        &input,
+    )
+    .await
+    {
+        Ok(_) => Ok(see_other(&format!("{LIST}/{}?done=waived", review.uuid))),
+        Err(services::Error::Refused(WaiveRefused::NotFound)) => {
+            Err(ApiError::not_found("credit review").into())
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e).into()),
+        Err(services::Error::Refused(why)) => {
+            let review = visible_review(&state, &dash, review.uuid).await?;
+            let deposit = deposit_asked(&state, &review).await?;
+            Ok(html(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                review_view(
+                    &dash,
+                    &review,
+                    deposit.as_ref(),
+                    None,
+                    Some(&why.to_string()),
+                    &DecideForm::default(),
+                ),
+            ))
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,9 +226,10 @@ async fn decide(
             let why = refusal(e)?.to_string();
             // Read again: a decision made meanwhile shows as it is now.
             let review = visible_review(&state, &dash, review.uuid).await?;
+            let deposit = deposit_asked(&state, &review).await?;
             Ok(html(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                review_view(&dash, &review, None, Some(&why), &form),
+                review_view(&dash, &review, deposit.as_ref(), None, Some(&why), &form),
             ))
         }
     }
@@ -236,6 +319,7 @@ fn list_view(dash: &Dash, reviews: &[CreditReviewRow], notice: Option<&str>) -> 
 fn review_view(
     dash: &Dash,
     r: &CreditReviewRow,
+    deposit: Option<&DepositRow>,
     notice: Option<&str>,
     error: Option<&str>,
     form: &DecideForm,
@@ -289,6 +373,54 @@ fn review_view(
             </section>
         }
     });
+    let waiver_form = deposit
+        .filter(|d| nav.operator && d.status == "required")
+        .map(|_| {
+            let csrf = nav.csrf.clone();
+            let action = format!("{LIST}/{}/waive", r.uuid);
+            let choices = Waiver::ALL
+                .iter()
+                .map(|w| {
+                    let value = w.as_str();
+                    let id = format!("waiver-{value}");
+                    let label = w.describe();
+                    view! {
+                        <p>
+                            <input type="radio" name="waiver" id=id.clone() value=value required/>
+                            <label for=id>{label}</label>
+                        </p>
+                    }
+                })
+                .collect_view();
+            view! {
+                <section class="card" data-testid="waiver">
+                    <h2>"Record a waiver"</h2>
+                    <p>"No deposit may be asked of a customer 65 or older with no past-due balance (from the account's date of birth), of one who gives a family-violence certificate, or of one who brings a letter of good credit from a previous provider covering the last 12 months. The credit check then counts as passed and the enrollment goes on."</p>
+                    <form method="post" action=action>
+                        {views::csrf_field(&csrf)}
+                        <fieldset>
+                            <legend>"Why no deposit may be asked"</legend>
+                            {choices}
+                        </fieldset>
+                        <p>
+                            <input type="checkbox" name="certificate" id="certificate" value="yes"/>
+                            <label for="certificate">"The family-violence certificate was received"</label>
+                        </p>
+                        <label for="letter_months">"Months of on-time payments the previous provider's letter covers"</label>
+                        <input id="letter_months" name="letter_months" type="text" inputmode="numeric"/>
+                        <button type="submit">"Waive the deposit"</button>
+                    </form>
+                </section>
+            }
+        });
+    let deposit_status = deposit.map(|d| match &d.waiver {
+        Some(w) => format!(
+            "waived ({}) by {}",
+            Waiver::parse(w).map(Waiver::describe).unwrap_or(w.as_str()),
+            d.waived_by.clone().unwrap_or_default()
+        ),
+        None => d.status.clone(),
+    });
     let account_href = format!("/dashboard/accounts/{}", r.account_uuid);
     let title = format!("Credit review: {} {}", r.first_name, r.last_name);
     let facts = vec![
@@ -303,6 +435,7 @@ fn review_view(
         ("Status", status_text(r)),
     ]
     .into_iter()
+    .chain(deposit_status.map(|s| ("Deposit", s)))
     .map(|(label, value)| view! { <tr><th scope="row">{label}</th><td>{value}</td></tr> })
     .collect_view();
     let body = view! {
@@ -317,6 +450,7 @@ fn review_view(
             <p><a href=account_href>"Open the account"</a></p>
         </section>
         {forms}
+        {waiver_form}
     }
     .into_any();
     views::document(&title, Some(&nav), body)

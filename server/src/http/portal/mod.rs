@@ -85,6 +85,8 @@ const CREDIT_UNFREEZE: &str = "credit_unfreeze";
 /// The account and the payment an authentication link opened.
 const AUTH_ACCOUNT: &str = "authenticate_account";
 const AUTH_PAYMENT: &str = "authenticate_payment";
+/// The account whose deposit a deposit link opened.
+const DEPOSIT_ACCOUNT: &str = "deposit_account";
 /// The accounts of the address signed in with, when it has several to choose from.
 const CHOICES: &str = "portal_choices";
 
@@ -94,6 +96,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/hosted/link/resend", post(resend_link))
         .route("/hosted/credit", get(credit_page).post(retry_credit))
         .route("/hosted/authenticate", get(authenticate_page))
+        .route("/hosted/deposit", get(deposit_page).post(pay_deposit))
         .route("/hosted/done", get(done_page))
         .route("/go/{app_slug}", get(landing).post(start_sign_up))
         .route(
@@ -475,6 +478,14 @@ pub async fn open_link(
                 .map_err(ApiError::internal)?;
             see_other("/hosted/credit")
         }
+        OpenedLink::Deposit { account_uuid } => {
+            websession::signed_in(&session).await?;
+            session
+                .insert(DEPOSIT_ACCOUNT, account_uuid)
+                .await
+                .map_err(ApiError::internal)?;
+            see_other("/hosted/deposit")
+        }
         OpenedLink::AuthenticatePayment {
             account_uuid,
             payment_uuid,
@@ -567,6 +578,160 @@ pub async fn authenticate_page(
             ),
         },
     )
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PayDepositForm {
+    csrf: Option<String>,
+    /// `instalments`: half now and the rest on the next two bills; anything else: all now.
+    how: Option<String>,
+}
+
+/// The deposit a credit review asked for, opened from its e-mail's link: the amount, the card
+/// it is charged to, and one button to pay it all now (or half now, the rest with the next two
+/// bills); once paid, where it stands.
+pub async fn deposit_page(State(state): State<AppState>, session: Session) -> ApiResult<Response> {
+    let Some(account) = session_uuid(&session, DEPOSIT_ACCOUNT).await? else {
+        return Ok(signed_out_page());
+    };
+    let (Some(home), Some(deposit)) = (
+        hosted_service::portal_home(&state, account).await?,
+        services::deposits::view(&state, account).await?,
+    ) else {
+        return Ok(signed_out_page());
+    };
+    deposit_view(&state, &session, &home.app, account, &deposit, None).await
+}
+
+async fn deposit_view(
+    state: &AppState,
+    session: &Session,
+    app: &AppRow,
+    account: Uuid,
+    deposit: &services::deposits::DepositView,
+    error: Option<&str>,
+) -> ApiResult<Response> {
+    let brand = Brand::of(app);
+    let d = &deposit.row;
+    let amount = dollars(d.amount_cents);
+    Ok(match d.status.as_str() {
+        "required" => {
+            let csrf = websession::csrf_token(session).await?;
+            let card = crate::store::payments::current_payment_method(&state.db, account).await?;
+            let (charged, status) = match &card {
+                Some(c) => (
+                    format!(
+                        "It is charged to your {}.",
+                        html_escape(&crate::domain::billing::card_name(&c.brand, &c.last4))
+                    ),
+                    if error.is_some() {
+                        StatusCode::PAYMENT_REQUIRED
+                    } else {
+                        StatusCode::OK
+                    },
+                ),
+                None => (
+                    "There is no card on file yet: add one in the enrollment first.".to_owned(),
+                    StatusCode::CONFLICT,
+                ),
+            };
+            let (now, rest) = crate::domain::deposits::instalments(d.amount_cents);
+            page(
+                status,
+                &brand,
+                "Your security deposit",
+                "deposit",
+                &format!(
+                    "{}<p data-testid=\"deposit-amount\">Deposit: <strong>{}</strong></p><p>{}</p>{}{}\
+                     <form method=\"post\" action=\"/hosted/deposit\" class=\"stack\">\
+                     <input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+                     <input type=\"hidden\" name=\"how\" value=\"instalments\">\
+                     <button type=\"submit\" data-testid=\"pay-instalments\">Pay {} now and {} \
+                     with each of my next two bills</button></form>",
+                    error.map(alert).unwrap_or_default(),
+                    amount,
+                    charged,
+                    paragraph(
+                        "Your enrollment continues once the deposit is paid. It earns interest \
+                         and comes back to you after twelve bills in a row paid on time, or is \
+                         applied to your final bill."
+                    ),
+                    form(
+                        "/hosted/deposit",
+                        &csrf,
+                        "<input type=\"hidden\" name=\"how\" value=\"whole\">",
+                        "Pay the deposit"
+                    ),
+                    html_escape(&csrf),
+                    dollars(now),
+                    dollars(rest[0]),
+                ),
+            )
+        }
+        status => {
+            let said = match status {
+                "paid" if deposit.instalments_due_cents > 0 => format!(
+                    "Thank you: your deposit of {amount} is paid in part; the remaining {} comes                      with your next bills. Your enrollment goes on.",
+                    dollars(deposit.instalments_due_cents)
+                ),
+                "paid" => format!(
+                    "Thank you: your deposit of {amount} is paid, and your enrollment goes on.                      It has earned {} in interest so far.",
+                    dollars(deposit.interest_cents)
+                ),
+                "waived" => "No deposit is needed: it was waived.".to_owned(),
+                _ => format!(
+                    "Your deposit came back with its interest: {} in all, credited on your bills.",
+                    dollars(d.refunded_cents)
+                ),
+            };
+            page(
+                StatusCode::OK,
+                &brand,
+                "Your security deposit",
+                "deposit-settled",
+                &paragraph(&said),
+            )
+        }
+    })
+}
+
+/// Pays the deposit with the saved card, then shows where it stands (a redirect to the page).
+pub async fn pay_deposit(
+    State(state): State<AppState>,
+    session: Session,
+    Form(f): Form<PayDepositForm>,
+) -> ApiResult<Response> {
+    websession::check_csrf(&session, f.csrf.as_deref()).await?;
+    let Some(account) = session_uuid(&session, DEPOSIT_ACCOUNT).await? else {
+        return Ok(signed_out_page());
+    };
+    let Some(home) = hosted_service::portal_home(&state, account).await? else {
+        return Ok(signed_out_page());
+    };
+    let in_instalments = f.how.as_deref() == Some("instalments");
+    match services::deposits::pay_deposit(&state, &home.app, account, in_instalments).await {
+        Ok(_) => {
+            state.account_changed(account);
+            Ok(see_other("/hosted/deposit"))
+        }
+        Err(services::Error::Failed(e)) => Err(ApiError::internal(e)),
+        Err(services::Error::Refused(why)) => {
+            use services::deposits::DepositRefused as R;
+            let message = match why {
+                R::NoDeposit | R::AccountMissing => return Ok(signed_out_page()),
+                R::NoCard => "There is no card on file to charge.",
+                R::Declined(_) => {
+                    "Your card was declined. Nothing was charged; you can change your card in \
+                     the app and try again."
+                }
+                R::Processor(_) => "The payment could not be made right now. Please try again later.",
+            };
+            let Some(deposit) = services::deposits::view(&state, account).await? else {
+                return Ok(signed_out_page());
+            };
+            deposit_view(&state, &session, &home.app, account, &deposit, Some(message)).await
+        }
+    }
 }
 
 fn token_field(token: &str) -> String {
