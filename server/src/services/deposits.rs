@@ -486,9 +486,11 @@ pub async fn bill_lines(
     let mut charges = Vec::new();
     let mut held = d.paid_cents;
     if d.status == "paid" {
-        for l in lines
+        // One instalment a bill, the lowest still unbilled first.
+        if let Some(l) = lines
             .iter()
             .filter(|l| l.kind == "instalment" && l.invoice_uuid.is_none())
+            .min_by_key(|l| l.seq)
         {
             charges.push(Charge {
                 description: format!("Deposit instalment {} of {INSTALMENT_BILLS}", l.seq),
