@@ -418,8 +418,11 @@ pub struct Deposit {
     /// `senior`, `family_violence` or `good_credit_letter` when the operator waived it.
     #[serde(default)]
     pub waiver: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, format = DateTime))]
     pub paid_at: Option<Timestamp>,
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, format = DateTime))]
     pub refunded_at: Option<Timestamp>,
 }
 
