@@ -327,7 +327,13 @@ fn Done(flow: Flow) -> impl IntoView {
     };
     let task = Task::new();
     let paid = RwSignal::new(false);
-    let run = move || flow.call(task, async |c| c.pay_deposit().await, move |_| paid.set(true));
+    let run = move || {
+        flow.call(
+            task,
+            async |c| c.pay_deposit().await,
+            move |_| paid.set(true),
+        )
+    };
     let pay = deposit_due.map(|amount| {
         view! {
             <Show

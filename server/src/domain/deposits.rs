@@ -387,7 +387,13 @@ mod tests {
     #[test]
     fn interest_to_date_adds_to_what_was_accrued() {
         assert_eq!(
-            interest_to_date(100, 20_000, Decimal::new(25, 1), d(2026, 1, 1), d(2027, 1, 1)),
+            interest_to_date(
+                100,
+                20_000,
+                Decimal::new(25, 1),
+                d(2026, 1, 1),
+                d(2027, 1, 1)
+            ),
             600
         );
         assert_eq!(
@@ -417,7 +423,10 @@ mod tests {
             ..WaiverFacts::default()
         };
         assert!(why_not_waived(Waiver::Senior, &owing).contains("past-due"));
-        assert_eq!(Waiver::parse("family_violence"), Some(Waiver::FamilyViolence));
+        assert_eq!(
+            Waiver::parse("family_violence"),
+            Some(Waiver::FamilyViolence)
+        );
     }
 
     #[test]

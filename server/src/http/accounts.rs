@@ -226,8 +226,8 @@ async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<A
     let row = store::accounts::account_of_app(&state.db, app.uuid, uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
-    let json = serde_json::to_vec(&render(&state, &row, app, true).await?)
-        .map_err(ApiError::internal)?;
+    let json =
+        serde_json::to_vec(&render(&state, &row, app, true).await?).map_err(ApiError::internal)?;
     let view = Arc::new(AccountView {
         row,
         json: Bytes::from(json),

@@ -12,11 +12,9 @@ use super::{
     error::{ApiError, ApiResult, ErrorCode},
     routes, ApiRouter, AppState,
 };
-use crate::{
-    services::{
-        self,
-        deposits::{self, DepositRefused, DepositView},
-    },
+use crate::services::{
+    self,
+    deposits::{self, DepositRefused, DepositView},
 };
 
 pub fn router() -> ApiRouter {

@@ -143,10 +143,16 @@ pub struct CardChanged {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreditReviewMail {
     Approved,
-    DepositRequired { amount_cents: i64 },
-    Declined { reason: String },
+    DepositRequired {
+        amount_cents: i64,
+    },
+    Declined {
+        reason: String,
+    },
     /// The operator recorded why no deposit may be asked (`Waiver::describe`).
-    DepositWaived { waiver: String },
+    DepositWaived {
+        waiver: String,
+    },
 }
 
 /// What a bill-ready e-mail states.

@@ -32,13 +32,8 @@ use crate::{
     },
     state::Core,
     store::{
-        self,
-        apps::AppRow,
-        billing::InvoiceRow,
-        credit_reviews::DepositRow,
-        deposits::DepositLineRow,
-        events::NewEvent,
-        Tx,
+        self, apps::AppRow, billing::InvoiceRow, credit_reviews::DepositRow,
+        deposits::DepositLineRow, events::NewEvent, Tx,
     },
 };
 
@@ -84,7 +79,12 @@ fn accrued_from(row: &DepositRow, today: NaiveDate) -> NaiveDate {
         .unwrap_or(today)
 }
 
-fn view_of(row: DepositRow, lines: &[DepositLineRow], rate: Decimal, today: NaiveDate) -> DepositView {
+fn view_of(
+    row: DepositRow,
+    lines: &[DepositLineRow],
+    rate: Decimal,
+    today: NaiveDate,
+) -> DepositView {
     let interest_cents = if row.status == "paid" {
         interest_to_date(
             row.interest_cents,
@@ -114,7 +114,11 @@ pub async fn view(core: &Core, account_uuid: Uuid) -> store::Result<Option<Depos
     let Some(row) = store::credit_reviews::latest_deposit(&core.db, account_uuid).await? else {
         return Ok(None);
     };
-    let today = core.clock.for_account(&core.db, account_uuid).await?.today();
+    let today = core
+        .clock
+        .for_account(&core.db, account_uuid)
+        .await?
+        .today();
     let lines = store::deposits::lines_of_deposit(&core.db, row.uuid).await?;
     Ok(Some(view_of(
         row,
@@ -184,7 +188,11 @@ pub async fn pay_deposit(
                 "deposit-{}-card-{}-{}",
                 deposit.uuid,
                 card.id,
-                if in_instalments { "first-half" } else { "whole" }
+                if in_instalments {
+                    "first-half"
+                } else {
+                    "whole"
+                }
             ),
         })
         .await;
@@ -341,20 +349,22 @@ pub async fn waive_deposit(
         })?;
     let claimed = Waiver::parse(input.waiver.trim())
         .ok_or_else(|| field("waiver", "choose why no deposit may be asked"))?;
-    let letter_months = match claimed {
-        Waiver::GoodCreditLetter => Some(
-            input
-                .letter_months
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| field("letter_months", "the months the letter covers, as a number"))?,
-        ),
-        _ => None,
-    };
+    let letter_months =
+        match claimed {
+            Waiver::GoodCreditLetter => {
+                Some(input.letter_months.trim().parse::<u32>().map_err(|_| {
+                    field("letter_months", "the months the letter covers, as a number")
+                })?)
+            }
+            _ => None,
+        };
     let app = store::apps::app_by_uuid(&core.db, review.app_uuid)
         .await?
         .ok_or(Error::Refused(WaiveRefused::NotFound))?;
-    let clock = core.clock.for_account(&core.db, review.account_uuid).await?;
+    let clock = core
+        .clock
+        .for_account(&core.db, review.account_uuid)
+        .await?;
     let now = clock.now();
     let mut tx = core.db.begin().await?;
     let account =
@@ -523,9 +533,7 @@ pub async fn bill_lines(
             let bills = store::deposits::bills_paid(&mut *tx, account_uuid).await?;
             let on_time: Vec<bool> = bills
                 .iter()
-                .filter_map(|b| {
-                    paid_on_time(b.payment_due_date, b.paid_at.map(market_date), today)
-                })
+                .filter_map(|b| paid_on_time(b.payment_due_date, b.paid_at.map(market_date), today))
                 .collect();
             refund_earned(&on_time)
         };

@@ -215,7 +215,8 @@ pub struct DepositRow {
     pub refund_reason: Option<String>,
 }
 
-pub(crate) const DEPOSIT_COLUMNS: &str = "uuid, app_uuid, account_uuid, review_uuid, amount_cents, \
+pub(crate) const DEPOSIT_COLUMNS: &str =
+    "uuid, app_uuid, account_uuid, review_uuid, amount_cents, \
     status, paid_cents, interest_cents, refunded_cents, created_at, paid_at, refunded_at, waiver, \
     waived_by, waived_at, interest_through, refund_left_cents, refund_due, refund_reason";
 

@@ -55,7 +55,9 @@ async fn review_of(app: &TestApp, account: &str) -> Uuid {
 
 async fn waive(browser: &Browser, review: Uuid, fields: &[(&str, &str)]) -> crate::dashboard::Page {
     let page = format!("/dashboard/credit-reviews/{review}");
-    browser.submit(&page, &format!("{page}/waive"), fields).await
+    browser
+        .submit(&page, &format!("{page}/waive"), fields)
+        .await
 }
 
 /// What a refused waiver must leave as it was.
@@ -74,11 +76,18 @@ async fn enrolling_with_deposit(app: &TestApp, email: &str) -> (String, String) 
     with_meters(app).await;
     let (uuid, token) = customer(app, email).await;
     let r = app
-        .post("/v1/account/enroll/confirm-address", &token, &json!({"esi_id": HOUSE}))
+        .post(
+            "/v1/account/enroll/confirm-address",
+            &token,
+            &json!({"esi_id": HOUSE}),
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let plan = first_plan(app, &token, HOUSE).await;
-    let start = plan["earliest_switch_start_date"].as_str().unwrap().to_owned();
+    let start = plan["earliest_switch_start_date"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let r = accept(app, &token, &plan, HOUSE, &start).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     add_card(app, &token).await;
@@ -90,7 +99,9 @@ async fn enrolling_with_deposit(app: &TestApp, email: &str) -> (String, String) 
         )
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
-    let r = app.post("/v1/account/enroll/finalize", &token, &json!({})).await;
+    let r = app
+        .post("/v1/account/enroll/finalize", &token, &json!({}))
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     advance(app, &token, 1).await;
     app.eventually("the deposit is asked", || async {

@@ -724,12 +724,22 @@ pub async fn pay_deposit(
                     "Your card was declined. Nothing was charged; you can change your card in \
                      the app and try again."
                 }
-                R::Processor(_) => "The payment could not be made right now. Please try again later.",
+                R::Processor(_) => {
+                    "The payment could not be made right now. Please try again later."
+                }
             };
             let Some(deposit) = services::deposits::view(&state, account).await? else {
                 return Ok(signed_out_page());
             };
-            deposit_view(&state, &session, &home.app, account, &deposit, Some(message)).await
+            deposit_view(
+                &state,
+                &session,
+                &home.app,
+                account,
+                &deposit,
+                Some(message),
+            )
+            .await
         }
     }
 }
