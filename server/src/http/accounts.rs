@@ -227,7 +227,7 @@ async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<A
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     let json =
-        serde_json::to_vec(&render(&state, &row, app, true).await?).map_err(ApiError::internal)?;
+        serde_json::to_vec(&render(state, &row, app, true).await?).map_err(ApiError::internal)?;
     let view = Arc::new(AccountView {
         row,
         json: Bytes::from(json),

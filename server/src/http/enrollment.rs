@@ -443,7 +443,7 @@ async fn render_account(state: &AppState, principal: &AccountPrincipal) -> ApiRe
         store::accounts::account_of_app(&state.db, principal.app.uuid, principal.account_uuid)
             .await?
             .ok_or_else(|| ApiError::not_found("account"))?;
-    accounts::render(&state, &row, &principal.app, true).await
+    accounts::render(state, &row, &principal.app, true).await
 }
 
 fn parse_esi_id(raw: &str) -> ApiResult<EsiId> {

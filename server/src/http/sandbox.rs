@@ -188,7 +188,7 @@ async fn aftermath(
         .await?
         .ok_or_else(|| ApiError::not_found("account"))?;
     Ok((
-        accounts::render(&state, &row, &principal.app, true).await?,
+        accounts::render(state, &row, &principal.app, true).await?,
         Timestamp(after),
         events,
     ))
