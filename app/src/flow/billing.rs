@@ -138,11 +138,17 @@ fn PlanCard(b: Billing) -> impl IntoView {
     let accept = Task::new();
     Effect::new(move |_| {
         b.changed.track();
-        b.flow.call(load, async |c| c.payment_plan().await, move |p| plans.set(Some(p)));
+        b.flow.call(
+            load,
+            async |c| c.payment_plan().await,
+            move |p| plans.set(Some(p)),
+        );
     });
     let past_due = move || {
-        b.recent
-            .with(|r| r.as_ref().is_some_and(|r| r.iter().any(|i| i.status == "past_due")))
+        b.recent.with(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.iter().any(|i| i.status == "past_due"))
+        })
     };
     let done: NodeRef<html::P> = NodeRef::new();
     focus_when_shown(done);
@@ -150,7 +156,11 @@ fn PlanCard(b: Billing) -> impl IntoView {
         let p = plans.get()?;
         if let Some(plan) = p.plans.iter().find(|p| p.status == "active") {
             let months = plan.instalments.len();
-            let billed = plan.instalments.iter().filter(|i| i.invoice_uuid.is_some()).count();
+            let billed = plan
+                .instalments
+                .iter()
+                .filter(|i| i.invoice_uuid.is_some())
+                .count();
             let first = plan.instalments.first().map_or(0, |i| i.amount_cents);
             return Some(
                 view! {
@@ -172,10 +182,14 @@ fn PlanCard(b: Billing) -> impl IntoView {
         let months = offer.months;
         let each = instalment(offer.unpaid_cents, months);
         let submit = move || {
-            b.flow.call(accept, async move |c| c.accept_payment_plan(months).await, move |p| {
-                plans.set(Some(p));
-                b.changed.update(|n| *n += 1);
-            });
+            b.flow.call(
+                accept,
+                async move |c| c.accept_payment_plan(months).await,
+                move |p| {
+                    plans.set(Some(p));
+                    b.changed.update(|n| *n += 1);
+                },
+            );
         };
         Some(
             view! {

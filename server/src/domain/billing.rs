@@ -864,23 +864,41 @@ mod tests {
     fn days_without_service_bill_no_energy_and_no_base_charge() {
         let d = date;
         // Cut on the 3rd, restored on the 7th: the 4th to the 6th had no service at all.
-        let off = disconnected_days(&[(d("2026-06-03"), Some(d("2026-06-07")))], d("2026-06-01"), d("2026-06-30"));
-        assert_eq!(off.iter().copied().collect::<Vec<_>>(), vec![d("2026-06-04"), d("2026-06-05"), d("2026-06-06")]);
+        let off = disconnected_days(
+            &[(d("2026-06-03"), Some(d("2026-06-07")))],
+            d("2026-06-01"),
+            d("2026-06-30"),
+        );
+        assert_eq!(
+            off.iter().copied().collect::<Vec<_>>(),
+            vec![d("2026-06-04"), d("2026-06-05"), d("2026-06-06")]
+        );
         // Still cut: through the cycle's end; a cycle starting later counts from its start.
         let off = disconnected_days(&[(d("2026-05-20"), None)], d("2026-06-01"), d("2026-06-10"));
         assert_eq!(off.len(), 10);
         // Cut and restored the same or the next day: every day had service.
-        assert!(disconnected_days(&[(d("2026-06-03"), Some(d("2026-06-04")))], d("2026-06-01"), d("2026-06-30")).is_empty());
+        assert!(disconnected_days(
+            &[(d("2026-06-03"), Some(d("2026-06-04")))],
+            d("2026-06-01"),
+            d("2026-06-30")
+        )
+        .is_empty());
         // The base charge bills the days served; the utility's fixed charge is unchanged.
         assert_eq!(months_served(30, 0), Decimal::ONE);
         assert_eq!(months_served(30, 10), dec("0.6667"));
         assert_eq!(months_served(30, 30), Decimal::ZERO);
         assert_eq!(months_served(15, 5), dec("0.3333"));
         let full = compute(&input("1000"));
-        let cut = compute(&InvoiceInput { off_days: 10, ..input("1000") });
+        let cut = compute(&InvoiceInput {
+            off_days: 10,
+            ..input("1000")
+        });
         assert_eq!(amount(&cut, "Base charge"), 663);
         assert_eq!(amount(&full, "Base charge"), 995);
-        assert_eq!(amount(&cut, "Delivery charge (utility, fixed)"), amount(&full, "Delivery charge (utility, fixed)"));
+        assert_eq!(
+            amount(&cut, "Delivery charge (utility, fixed)"),
+            amount(&full, "Delivery charge (utility, fixed)")
+        );
     }
 
     #[test]

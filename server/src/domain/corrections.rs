@@ -57,7 +57,10 @@ impl Overpayment {
 /// given (newest first), what is left of it to refund, until the overpayment is covered.
 /// Answers the refunds (the payment's key, cents) and what stays a credit (the part paid
 /// otherwise than by card, such as by a payment plan).
-pub fn split_overpayment<K: Copy>(credit_cents: i64, refundable: &[(K, i64)]) -> (Vec<(K, i64)>, i64) {
+pub fn split_overpayment<K: Copy>(
+    credit_cents: i64,
+    refundable: &[(K, i64)],
+) -> (Vec<(K, i64)>, i64) {
     let mut left = credit_cents.max(0);
     let mut refunds = Vec::new();
     for (key, available) in refundable {
@@ -150,17 +153,26 @@ mod tests {
 
     #[test]
     fn an_overpayment_goes_back_to_the_cards_that_paid_and_the_rest_is_credited() {
-        assert_eq!(split_overpayment(2_000, &[('a', 10_000)]), (vec![('a', 2_000)], 0));
+        assert_eq!(
+            split_overpayment(2_000, &[('a', 10_000)]),
+            (vec![('a', 2_000)], 0)
+        );
         assert_eq!(
             split_overpayment(5_000, &[('a', 3_000), ('b', 4_000)]),
             (vec![('a', 3_000), ('b', 2_000)], 0)
         );
         // Paid partly otherwise (a payment plan): that part stays a credit.
-        assert_eq!(split_overpayment(5_000, &[('a', 1_000)]), (vec![('a', 1_000)], 4_000));
+        assert_eq!(
+            split_overpayment(5_000, &[('a', 1_000)]),
+            (vec![('a', 1_000)], 4_000)
+        );
         assert_eq!(split_overpayment::<char>(5_000, &[]), (vec![], 5_000));
         assert_eq!(split_overpayment::<char>(0, &[('a', 1_000)]), (vec![], 0));
         assert_eq!(Overpayment::parse("o", "").unwrap(), Overpayment::Credit);
-        assert_eq!(Overpayment::parse("o", " refund ").unwrap(), Overpayment::Refund);
+        assert_eq!(
+            Overpayment::parse("o", " refund ").unwrap(),
+            Overpayment::Refund
+        );
         assert!(Overpayment::parse("o", "cash").is_err());
     }
 

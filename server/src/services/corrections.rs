@@ -24,8 +24,7 @@ use crate::{
     domain::{
         billing::{
             self, auto_pay_at, contract_on, invoice_number, payment_due_date, BillingError, Charge,
-            ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator, PaymentStatus,
-            StoredCycle,
+            ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator, PaymentStatus, StoredCycle,
         },
         collections::LATE_FEE_GROUP,
         corrections::{
@@ -210,10 +209,7 @@ async fn refund_overpayment(
         let request = RefundRequest {
             payment_id: payment.processor_payment_id.clone().unwrap_or_default(),
             amount_cents: cents,
-            idempotency_key: format!(
-                "correction-{}-{}-{}",
-                a.original.uuid, payment.uuid, cents
-            ),
+            idempotency_key: format!("correction-{}-{}-{}", a.original.uuid, payment.uuid, cents),
         };
         let refund_id = match processor.refund(&request).await {
             Ok(RefundOutcome::Refunded { refund_id }) => refund_id,

@@ -127,10 +127,12 @@ async fn owed_plan(
 /// Whether a location of the account is served (service started and not ended; a location
 /// disconnected for non-payment still is).
 async fn served(tx: &mut Tx, account_uuid: Uuid) -> store::Result<bool> {
-    Ok(store::enrollment::locations_of_account(&mut *tx, account_uuid)
-        .await?
-        .iter()
-        .any(|l| l.is_service_active))
+    Ok(
+        store::enrollment::locations_of_account(&mut *tx, account_uuid)
+            .await?
+            .iter()
+            .any(|l| l.is_service_active),
+    )
 }
 
 /// A location's service address on one line.
@@ -561,8 +563,15 @@ pub async fn complete_service_order(
     };
     mail::queue_to_account(tx, clock, &app, &account, &Template::Collections(template)).await?;
     // The location's service is off (or on again): the account's status says so.
-    super::status::refresh_status(tx, &core.clock, &core.db, app.uuid, account.uuid, clock.now())
-        .await?;
+    super::status::refresh_status(
+        tx,
+        &core.clock,
+        &core.db,
+        app.uuid,
+        account.uuid,
+        clock.now(),
+    )
+    .await?;
     if payload.order == ServiceOrderKind::Disconnect {
         // Paid while the order was on its way: reconnection is asked for at once.
         reconnect_if_settled(tx, clock, &app, account.uuid).await?;
@@ -588,9 +597,10 @@ async fn record_order_done(
         DisconnectionStatus::Disconnected => {
             (DisconnectionStatus::Requested, &mut row.disconnected_at)
         }
-        DisconnectionStatus::Reconnected => {
-            (DisconnectionStatus::ReconnectRequested, &mut row.reconnected_at)
-        }
+        DisconnectionStatus::Reconnected => (
+            DisconnectionStatus::ReconnectRequested,
+            &mut row.reconnected_at,
+        ),
         _ => return Ok(false),
     };
     if row.status != waiting {

@@ -495,7 +495,9 @@ both_engines! {
 
 /// The account as the partner reads it.
 async fn account_of(app: &TestApp, uuid: &str) -> Value {
-    let r = app.get(&format!("/v1/app/accounts/{uuid}"), &app.app_token).await;
+    let r = app
+        .get(&format!("/v1/app/accounts/{uuid}"), &app.app_token)
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     r.body
 }
