@@ -259,6 +259,9 @@ pub enum StatusReason {
     UtilityBlocked,
     ServicePending,
     Active,
+    /// Service was disconnected for non-payment (with `needs_attention`); once nothing is past
+    /// due the utility reconnects it and the account is `active` again.
+    ServiceDisconnected,
     CancelledPreStart,
     ExpirePreActive,
     CancelledPostStart,
@@ -309,6 +312,7 @@ wire_names!(StatusReason {
     CancelledPreStart => "cancelled_pre_start",
     ExpirePreActive => "expire_pre_active",
     CancelledPostStart => "cancelled_post_start",
+    ServiceDisconnected => "service_disconnected",
 });
 
 /// Where an account stands in enrollment.
@@ -354,6 +358,7 @@ pub struct Location {
     pub utility: Option<String>,
     pub service_start_date: Option<NaiveDate>,
     pub final_service_date: Option<NaiveDate>,
+    /// Service is on: it started, has not ended, and is not disconnected for non-payment.
     pub is_service_active: bool,
     pub has_usage_history: bool,
     pub estimated_next_reading_date: Option<NaiveDate>,
@@ -361,6 +366,8 @@ pub struct Location {
     pub plan_uuid: Option<Uuid>,
     pub contract_start: Option<NaiveDate>,
     pub contract_end: Option<NaiveDate>,
+    /// `pending`, `active`, `disconnected` (for non-payment: `is_service_active` is false
+    /// until the utility reconnects it) or `cancelled`.
     pub status: String,
 }
 

@@ -12,7 +12,7 @@ use crate::{
     api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
     views::{
         Account, ActiveDocuments, CardOnFile, Contract, Documents, InvoiceDetail, Invoices,
-        Payment, PaymentMethod, PaymentSession, Plan, Plans, Summary,
+        Payment, PaymentMethod, PaymentPlans, PaymentSession, Plan, Plans, Summary,
     },
 };
 
@@ -347,6 +347,20 @@ impl ApiClient {
         self.call(Method::POST, &path, Some(&Empty {})).await
     }
 
+    /// `GET /v1/account/billing/payment-plan`: the plan offered, and the account's plans.
+    pub async fn payment_plan(&self) -> Result<PaymentPlans, ClientError> {
+        let path = "/v1/account/billing/payment-plan";
+        self.call(Method::GET, path, NO_BODY).await
+    }
+
+    /// `POST /v1/account/billing/payment-plan`: accepts the plan offered, in `months`
+    /// instalments.
+    pub async fn accept_payment_plan(&self, months: u32) -> Result<PaymentPlans, ClientError> {
+        let path = "/v1/account/billing/payment-plan";
+        self.call(Method::POST, path, Some(&Months { months }))
+            .await
+    }
+
     /// `GET /v1/account/locations/{uuid}/documents`: the documents in force.
     pub async fn documents(&self, location: &str) -> Result<ActiveDocuments, ClientError> {
         let path = format!("/v1/account/locations/{location}/documents");
@@ -404,6 +418,11 @@ const NO_BODY: Option<&Empty> = None;
 
 #[derive(Serialize)]
 struct Empty {}
+
+#[derive(Serialize)]
+struct Months {
+    months: u32,
+}
 
 #[derive(Serialize)]
 struct Query<'a> {

@@ -174,6 +174,35 @@ pub struct UsageDay {
     pub consumption: String,
 }
 
+/// `GET /v1/account/billing/payment-plan`: the plan offered now (null when none) and the
+/// account's plans, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PaymentPlans {
+    pub offer: Option<PlanOffer>,
+    pub plans: Vec<PaymentPlan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PlanOffer {
+    pub unpaid_cents: i64,
+    pub months: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PaymentPlan {
+    /// `active`, `completed` or `defaulted`.
+    pub status: String,
+    pub total_cents: i64,
+    pub instalments: Vec<PlanInstalment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PlanInstalment {
+    pub amount_cents: i64,
+    /// The bill carrying it; null until billed.
+    pub invoice_uuid: Option<String>,
+}
+
 /// Of `api::billing::Payment`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Payment {

@@ -161,3 +161,34 @@ test("a declined payment is shown at the button, with a way into the card change
     await host.close();
   }
 });
+
+test("with a bill past due, the flow offers the payment plan and accepts it, at 360 px", async () => {
+  const customer = await customerWithOpenBill("billing-plan@example.com", 0);
+  await saveCard(customer.token, "4000000000000341");
+  const pastDue = await api("POST", "/v1/account/sandbox/simulate", customer.token, { event: "invoice_past_due" });
+  assert.ok(pastDue.events.some((e) => e.type === "invoice.past_due"), "a bill past due");
+  const offered = await api("GET", "/v1/account/billing/payment-plan", customer.token);
+  assert.ok(offered.offer, "a plan is offered");
+  const { host, context, page, flow, errors, setCookies } = await open(customer, 360);
+  try {
+    const offer = flow.locator("[data-testid=plan-offer]");
+    await offer.waitFor({ timeout: 15_000 });
+    const text = await offer.innerText();
+    assert.match(text, new RegExp(`over ${offered.offer.months} monthly instalments of \\$[\\d,]+\\.\\d{2}`));
+    await assertFits(page, flow);
+    await shot(page, "billing-360-3-plan-offer.png");
+    await flow.locator("[data-testid=accept-plan]").click();
+    const plan = flow.locator("[data-testid=payment-plan]");
+    await plan.waitFor({ timeout: 15_000 });
+    assert.match(await plan.innerText(), new RegExp(`in ${offered.offer.months} monthly instalments`));
+    assert.equal(await offer.count(), 0, "no second offer while the plan runs");
+    const after = await api("GET", "/v1/account/billing/payment-plan", customer.token);
+    assert.equal(after.plans[0].status, "active");
+    await shot(page, "billing-360-4-plan.png");
+    assert.deepEqual(appErrors(errors, 402), []);
+    await assertNoSetCookie(setCookies);
+  } finally {
+    await context.close();
+    await host.close();
+  }
+});

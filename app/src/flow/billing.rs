@@ -3,6 +3,8 @@
 //! the PDF, daily usage, the PDF itself) with paying it now by the saved card. A decline is
 //! shown at the button, with a way into the card change: the billing scope may not save a
 //! card, so the flow closes and tells its host to open `update-payment-method` (`next`).
+//! With bills past due and a payment plan offered, the summary offers the plan (its
+//! instalments) and accepts it; a running plan is shown instead.
 
 use leptos::{html, prelude::*};
 
@@ -12,7 +14,7 @@ use super::{
 };
 use crate::{
     format::{card_brand, dollars, long_date, month_day, short_date},
-    views::{CardOnFile, Invoice, InvoiceDetail, Invoices},
+    views::{CardOnFile, Invoice, InvoiceDetail, Invoices, PaymentPlans},
 };
 
 /// Bills per page of the list.
@@ -80,6 +82,7 @@ pub fn BillingFlow(flow: Flow) -> impl IntoView {
                             <p class="muted" role="status">"Loading your bills…"</p>
                         </Show>
                         <Summary b/>
+                        <PlanCard b/>
                         <List b/>
                         <YearChart b/>
                     }
@@ -125,6 +128,96 @@ fn Summary(b: Billing) -> impl IntoView {
             }
         })
     }
+}
+
+/// The payment plan: offered while bills are past due, shown while it runs.
+#[component]
+fn PlanCard(b: Billing) -> impl IntoView {
+    let plans = RwSignal::new(None::<PaymentPlans>);
+    let load = Task::new();
+    let accept = Task::new();
+    Effect::new(move |_| {
+        b.changed.track();
+        b.flow.call(
+            load,
+            async |c| c.payment_plan().await,
+            move |p| plans.set(Some(p)),
+        );
+    });
+    let past_due = move || {
+        b.recent.with(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.iter().any(|i| i.status == "past_due"))
+        })
+    };
+    let done: NodeRef<html::P> = NodeRef::new();
+    focus_when_shown(done);
+    move || {
+        let p = plans.get()?;
+        if let Some(plan) = p.plans.iter().find(|p| p.status == "active") {
+            let months = plan.instalments.len();
+            let billed = plan
+                .instalments
+                .iter()
+                .filter(|i| i.invoice_uuid.is_some())
+                .count();
+            let first = plan.instalments.first().map_or(0, |i| i.amount_cents);
+            return Some(
+                view! {
+                    <div class="card" data-testid="payment-plan">
+                        <h3>"Your payment plan"</h3>
+                        <p class="focus-target" node_ref=done tabindex="-1">
+                            {format!(
+                                "{} in {months} monthly instalments of about {}, one on each of your next bills. {billed} of {months} billed so far.",
+                                dollars(plan.total_cents),
+                                dollars(first),
+                            )}
+                        </p>
+                    </div>
+                }
+                    .into_any(),
+            );
+        }
+        let offer = p.offer.filter(|_| past_due())?;
+        let months = offer.months;
+        let each = instalment(offer.unpaid_cents, months);
+        let submit = move || {
+            b.flow.call(
+                accept,
+                async move |c| c.accept_payment_plan(months).await,
+                move |p| {
+                    plans.set(Some(p));
+                    b.changed.update(|n| *n += 1);
+                },
+            );
+        };
+        Some(
+            view! {
+                <form class="card" data-testid="plan-offer" on:submit=move |ev| {
+                    ev.prevent_default();
+                    submit();
+                }>
+                    <h3>"Can't pay it all now?"</h3>
+                    <p>
+                        {format!(
+                            "Spread {} over {months} monthly instalments of {}, one on each of your next bills, with no finance charge. Accepting stops a disconnection.",
+                            dollars(offer.unpaid_cents),
+                            dollars(each),
+                        )}
+                    </p>
+                    <ErrorNotice task=accept retry=move |_| submit()/>
+                    <Submit task=accept label="Accept the payment plan" testid="accept-plan"/>
+                </form>
+            }
+                .into_any(),
+        )
+    }
+}
+
+/// The first (largest) instalment of `cents` over `months`, as the plan bills it.
+fn instalment(cents: i64, months: u32) -> i64 {
+    let n = i64::from(months.max(1));
+    cents / n + i64::from(cents % n != 0)
 }
 
 /// The bills, a page at a time, newest first.
@@ -434,5 +527,13 @@ mod tests {
         assert!(!payable("paid"));
         assert!(!payable("voided"));
         assert_eq!(status_text("past_due"), "Past due");
+    }
+
+    #[test]
+    fn the_offer_shows_the_first_instalment_the_plan_bills() {
+        assert_eq!(instalment(10_000, 5), 2_000);
+        assert_eq!(instalment(10_001, 5), 2_001);
+        assert_eq!(instalment(10_004, 3), 3_335);
+        assert_eq!(instalment(500, 0), 500);
     }
 }

@@ -53,6 +53,9 @@ pub struct InvoiceInput {
     pub delivery: DeliveryCharges,
     /// The service city's gross-receipts reimbursement, percent (0 outside city limits).
     pub gross_receipts_percent: Decimal,
+    /// Days of the cycle the location spent disconnected for non-payment (`disconnected_days`):
+    /// their kWh are zero, and the base charge bills only the days served (`months_served`).
+    pub off_days: i64,
 }
 
 /// The kWh of the days of a cycle that one contract covers, with that contract's rates.
@@ -160,6 +163,8 @@ pub struct StoredCycle<'a> {
     pub delivery: Option<(i64, &'a str)>,
     /// `None` outside city limits, where no gross receipts are recovered.
     pub gross_receipts_percent: Option<&'a str>,
+    /// Days of the cycle without service (disconnected for non-payment).
+    pub off_days: i64,
 }
 
 /// The days of a cycle one contract covers, before its rates are trusted.
@@ -239,6 +244,7 @@ impl InvoiceInput {
             periods,
             delivery,
             gross_receipts_percent,
+            off_days: s.off_days,
         })
     }
 }
@@ -281,6 +287,38 @@ pub fn period_days(start: NaiveDate, end: NaiveDate) -> i64 {
     (end - start).num_days() + 1
 }
 
+/// The days of `start..=end` without any service: those wholly between the day the utility
+/// disconnected the location and the day it reconnected it (`None`: not yet), for each
+/// disconnection. The days of the disconnection and of the reconnection had service part of
+/// the day and are billed as usual.
+pub fn disconnected_days(
+    spans: &[(NaiveDate, Option<NaiveDate>)],
+    start: NaiveDate,
+    end: NaiveDate,
+) -> std::collections::BTreeSet<NaiveDate> {
+    let mut off = std::collections::BTreeSet::new();
+    for (cut, restored) in spans {
+        let mut day = (*cut + Duration::days(1)).max(start);
+        while day <= end && restored.is_none_or(|r| day < r) {
+            off.insert(day);
+            day += Duration::days(1);
+        }
+    }
+    off
+}
+
+/// How many months of the base charge a cycle of `days` bills when `off_days` of them had no
+/// service: the cycle's months (`months_billed`) by the share of its days served (4 places).
+/// No charge of ours runs while the customer has no power.
+pub fn months_served(days: i64, off_days: i64) -> Decimal {
+    let months = months_billed(days);
+    if off_days <= 0 || days <= 0 {
+        return months;
+    }
+    let served = (days - off_days).max(0);
+    (months * Decimal::from(served) / Decimal::from(days)).round_dp(4)
+}
+
 /// How many months of the monthly charges a cycle bills (4 places).
 pub fn months_billed(days: i64) -> Decimal {
     if days >= FULL_CYCLE_DAYS {
@@ -317,7 +355,9 @@ fn group(name: &str, charges: Vec<Charge>) -> ChargeGroup {
 /// The invoice of one cycle, grouped as energy, delivery, credits (when there are any) and
 /// taxes and fees. The taxes apply to the charges net of credits.
 pub fn compute(input: &InvoiceInput) -> ComputedInvoice {
-    let months = months_billed(period_days(input.period_start, input.period_end));
+    let days = period_days(input.period_start, input.period_end);
+    let months = months_billed(days);
+    let base_months = months_served(days, input.off_days);
     let kwh = input.consumption_kwh;
     let r = &input.rates;
     let whole = [RatedKwh {
@@ -345,10 +385,10 @@ pub fn compute(input: &InvoiceInput) -> ComputedInvoice {
         .collect();
     energy_lines.push(line(
         "Base charge",
-        months,
+        base_months,
         "month",
         Decimal::from(r.base_charge_cents_per_month),
-        months * Decimal::from(r.base_charge_cents_per_month),
+        base_months * Decimal::from(r.base_charge_cents_per_month),
     ));
     let energy = group("Energy", energy_lines);
     let d = &input.delivery;
@@ -562,6 +602,7 @@ mod tests {
                 cents_per_kwh: dec("4.5403"),
             },
             gross_receipts_percent: dec("1.997"),
+            off_days: 0,
         }
     }
 
@@ -811,12 +852,54 @@ mod tests {
             tdu: "oncor",
             delivery: Some((423, "4.5403")),
             gross_receipts_percent: Some("1.997"),
+            off_days: 0,
         }
     }
 
     const RATES: &str = r#"{"energy_cents_per_kwh":"9.1","base_charge_cents_per_month":995,
         "tdu_fixed_cents_per_month":423,"tdu_cents_per_kwh":"4.5403",
         "solar_buyback_cents_per_kwh":"0","early_termination_fee_cents":15000}"#;
+
+    #[test]
+    fn days_without_service_bill_no_energy_and_no_base_charge() {
+        let d = date;
+        // Cut on the 3rd, restored on the 7th: the 4th to the 6th had no service at all.
+        let off = disconnected_days(
+            &[(d("2026-06-03"), Some(d("2026-06-07")))],
+            d("2026-06-01"),
+            d("2026-06-30"),
+        );
+        assert_eq!(
+            off.iter().copied().collect::<Vec<_>>(),
+            vec![d("2026-06-04"), d("2026-06-05"), d("2026-06-06")]
+        );
+        // Still cut: through the cycle's end; a cycle starting later counts from its start.
+        let off = disconnected_days(&[(d("2026-05-20"), None)], d("2026-06-01"), d("2026-06-10"));
+        assert_eq!(off.len(), 10);
+        // Cut and restored the same or the next day: every day had service.
+        assert!(disconnected_days(
+            &[(d("2026-06-03"), Some(d("2026-06-04")))],
+            d("2026-06-01"),
+            d("2026-06-30")
+        )
+        .is_empty());
+        // The base charge bills the days served; the utility's fixed charge is unchanged.
+        assert_eq!(months_served(30, 0), Decimal::ONE);
+        assert_eq!(months_served(30, 10), dec("0.6667"));
+        assert_eq!(months_served(30, 30), Decimal::ZERO);
+        assert_eq!(months_served(15, 5), dec("0.3333"));
+        let full = compute(&input("1000"));
+        let cut = compute(&InvoiceInput {
+            off_days: 10,
+            ..input("1000")
+        });
+        assert_eq!(amount(&cut, "Base charge"), 663);
+        assert_eq!(amount(&full, "Base charge"), 995);
+        assert_eq!(
+            amount(&cut, "Delivery charge (utility, fixed)"),
+            amount(&full, "Delivery charge (utility, fixed)")
+        );
+    }
 
     #[test]
     fn stored_inputs_become_the_cycle_input() {

@@ -34,6 +34,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "invoice.past_due",
     "invoice.late_fee_charged",
     "account.disconnection_notice_sent",
+    "account.final_bill_notice_sent",
     "location.disconnection_requested",
     "location.disconnected",
     "location.reconnection_requested",
@@ -115,7 +116,8 @@ pub enum Event {
     PaymentFailed(PaymentAttempt),
     PaymentSuccessful(PaymentAttempt),
     /// (Part of) a succeeded payment went back to the card: refunded by the operator from the
-    /// dashboard (`source` `operator`) or reported by the processor (`processor`).
+    /// dashboard (`source` `operator`), by a correction of the bill that left it overpaid
+    /// (`correction`), or reported by the processor (`processor`).
     PaymentRefunded {
         account_uuid: Uuid,
         location_uuid: Uuid,
@@ -243,6 +245,17 @@ pub enum Event {
         notice_date: NaiveDate,
         earliest_disconnection_date: NaiveDate,
     },
+    /// A final bill (the location no longer served) turned past due: the customer was told in
+    /// writing what is owed, how to pay, and whom to ask for payment arrangements. No
+    /// disconnection follows: there is no service left to disconnect.
+    FinalBillNoticeSent {
+        account_uuid: Uuid,
+        location_uuid: Uuid,
+        invoice_number: String,
+        amount_cents: i64,
+        /// Everything of the account past due, this bill included.
+        past_due_cents: i64,
+    },
     /// The utility was asked to disconnect the location for non-payment.
     DisconnectionRequested(ServiceOrder),
     /// The utility disconnected the location.
@@ -288,6 +301,8 @@ pub enum Event {
         due_cents: i64,
         /// Overpaid: credited on the next bill.
         credit_cents: i64,
+        /// Overpaid: refunded to the card the bill was paid with.
+        refunded_cents: i64,
     },
     WebhookTest {
         endpoint_uuid: Uuid,
@@ -345,6 +360,7 @@ impl Event {
             Event::InvoicePastDue { .. } => "invoice.past_due",
             Event::InvoiceLateFeeCharged { .. } => "invoice.late_fee_charged",
             Event::DisconnectionNoticeSent { .. } => "account.disconnection_notice_sent",
+            Event::FinalBillNoticeSent { .. } => "account.final_bill_notice_sent",
             Event::DisconnectionRequested(_) => "location.disconnection_requested",
             Event::Disconnected(_) => "location.disconnected",
             Event::ReconnectionRequested(_) => "location.reconnection_requested",
@@ -384,6 +400,7 @@ impl Event {
             | Event::InvoicePastDue { account_uuid, .. }
             | Event::InvoiceLateFeeCharged { account_uuid, .. }
             | Event::DisconnectionNoticeSent { account_uuid, .. }
+            | Event::FinalBillNoticeSent { account_uuid, .. }
             | Event::PaymentPlanAccepted { account_uuid, .. }
             | Event::PaymentPlanEnded { account_uuid, .. }
             | Event::InvoiceCorrected { account_uuid, .. } => Some(*account_uuid),
@@ -621,7 +638,7 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field(
                 "source",
                 FieldType::Text,
-                "`operator` (refunded from the dashboard) or `processor` (reported by the card processor).",
+                "`operator` (refunded from the dashboard), `correction` (the overpayment a correction of the bill left, refunded as the operator chose) or `processor` (reported by the card processor).",
             ),
         ],
     },
@@ -875,6 +892,17 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         ],
     },
     EventDoc {
+        kind: "account.final_bill_notice_sent",
+        about: "A final bill (service at the location ended) turned past due: the customer was told in writing what is owed, how to pay, and whom to ask for payment arrangements. No disconnection follows.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("location_uuid", FieldType::Uuid, "The location no longer served."),
+            field("invoice_number", FieldType::Text, "The unpaid final bill."),
+            field("amount_cents", FieldType::Integer, "The bill's amount."),
+            field("past_due_cents", FieldType::Integer, "Everything of the account past due, this bill included."),
+        ],
+    },
+    EventDoc {
         kind: "location.disconnection_requested",
         about: "The utility was asked to disconnect the location for non-payment.",
         fields: SERVICE_ORDER_FIELDS,
@@ -931,6 +959,7 @@ pub const EVENT_DOCS: &[EventDoc] = &[
             field("paid_cents", FieldType::Integer, "Paid on the cancelled bill, counted on the new one."),
             field("due_cents", FieldType::Integer, "Still due on the new bill."),
             field("credit_cents", FieldType::Integer, "Overpaid: credited on the next bill."),
+            field("refunded_cents", FieldType::Integer, "Overpaid: refunded to the card the bill was paid with (`account.payment_refunded` with `source` `correction`)."),
         ],
     },
     EventDoc {
@@ -1136,6 +1165,13 @@ mod tests {
                 notice_date: day,
                 earliest_disconnection_date: day,
             },
+            Event::FinalBillNoticeSent {
+                account_uuid: id,
+                location_uuid: id,
+                invoice_number: "I".to_owned(),
+                amount_cents: 1,
+                past_due_cents: 1,
+            },
             Event::DisconnectionRequested(order.clone()),
             Event::Disconnected(order.clone()),
             Event::ReconnectionRequested(order.clone()),
@@ -1166,6 +1202,7 @@ mod tests {
                 paid_cents: 1,
                 due_cents: 0,
                 credit_cents: 0,
+                refunded_cents: 0,
             },
             Event::WebhookTest { endpoint_uuid: id },
         ]

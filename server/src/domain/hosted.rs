@@ -216,6 +216,10 @@ pub fn status_in_words(status: AccountStatus, reason: StatusReason) -> &'static 
             "We could not approve your enrollment on the credit check alone: it is being \
              reviewed, and we e-mail you the decision."
         }
+        (_, R::ServiceDisconnected) => {
+            "Your service is disconnected for an unpaid bill: pay it, or ask for a payment plan, \
+             and we have it reconnected."
+        }
         (_, R::MissingPaymentMethod) => "Your enrollment needs a payment card.",
         (AccountStatus::NotEnrolled, _) => {
             "You have not finished enrolling: pick up where you left off."

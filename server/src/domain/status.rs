@@ -153,6 +153,8 @@ pub struct StatusFacts {
     pub verification: VerificationState,
     pub utility: UtilityState,
     pub is_service_active: bool,
+    /// A location the service started at is disconnected for non-payment (and none is active).
+    pub is_disconnected: bool,
     pub cancellation: Option<Cancellation>,
 }
 
@@ -187,6 +189,10 @@ pub fn derive_status(f: &StatusFacts) -> (AccountStatus, StatusReason) {
     }
     if f.is_service_active {
         return (S::Active, R::Active);
+    }
+    // Disconnected for non-payment: the customer's payment (or a plan) brings service back.
+    if f.is_disconnected {
+        return (S::NeedsAttention, R::ServiceDisconnected);
     }
     if f.utility == UtilityState::Accepted {
         return (S::Ready, R::ServicePending);
@@ -415,6 +421,14 @@ mod tests {
             ),
             (
                 StatusFacts {
+                    utility: UtilityState::Accepted,
+                    is_disconnected: true,
+                    ..passed()
+                },
+                (S::NeedsAttention, R::ServiceDisconnected),
+            ),
+            (
+                StatusFacts {
                     cancellation: Some(Cancellation::PreStart),
                     ..passed()
                 },
@@ -442,7 +456,7 @@ mod tests {
             seen.insert(expected);
         }
         // Every pair an account can show, enrollment_pending_client_agent included.
-        assert_eq!(seen.len(), 22);
+        assert_eq!(seen.len(), 23);
     }
 
     #[test]

@@ -31,6 +31,19 @@ pub struct DayUsage {
     pub eligible_vehicle_charging: Decimal,
 }
 
+impl DayUsage {
+    /// A day the meter measured nothing (its service was disconnected).
+    pub fn none(date: NaiveDate) -> DayUsage {
+        DayUsage {
+            date,
+            consumption: Decimal::ZERO,
+            generation: Decimal::ZERO,
+            vehicle_charging: Decimal::ZERO,
+            eligible_vehicle_charging: Decimal::ZERO,
+        }
+    }
+}
+
 /// One 15-minute interval, starting at `start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interval {

@@ -399,7 +399,8 @@ fn render_location(
         utility: Some(l.tdu.clone()),
         service_start_date: l.service_start_date,
         final_service_date: l.final_service_date,
-        is_service_active: l.is_service_active,
+        // Off while the utility has it disconnected for non-payment.
+        is_service_active: l.is_energized(),
         has_usage_history: l.has_usage_history,
         // The cycle after the last read (or after the service start) while service lasts.
         estimated_next_reading_date: l
@@ -417,7 +418,11 @@ fn render_location(
         plan_uuid: contract.map(|c| c.plan_uuid),
         contract_start: contract.map(|c| c.start_date),
         contract_end: contract.and_then(|c| c.end_date),
-        status: l.status.to_string(),
+        status: if l.is_service_active && l.is_disconnected {
+            "disconnected".to_owned()
+        } else {
+            l.status.to_string()
+        },
     }
 }
 

@@ -674,6 +674,20 @@ impl From<CorrectionRefused> for ApiError {
             ),
             R::LocationMissing => ApiError::not_found("location"),
             R::Unbillable(why) => BillingRefused::Unbillable(why).into(),
+            R::NotPaidByCard => FieldError::invalid(
+                "overpayment",
+                "Nothing overpaid on this bill was paid by a card that can be refunded; credit \
+                 it on the next bill",
+            )
+            .into(),
+            R::RefundRefused(reason) => FieldError::invalid(
+                "overpayment",
+                format!(
+                    "The card processor refused the refund ({reason}); credit it on the next bill"
+                ),
+            )
+            .into(),
+            R::Processor(e) => e.into(),
         }
     }
 }
@@ -694,6 +708,11 @@ impl From<PlanRefused> for ApiError {
                 ErrorCode::PaymentPlanNotOffered,
                 "No payment plan can be offered online after more than two disconnection \
                  notices in 12 months; the customer may call about payment arrangements",
+            ),
+            PlanRefused::ServiceEnded => ApiError::new(
+                ErrorCode::PaymentPlanNotOffered,
+                "Service has ended, so no following bill can carry a payment plan's \
+                 instalments; the customer may call about payment arrangements",
             ),
         }
     }

@@ -256,7 +256,22 @@ pub enum CollectionsMail {
         total_cents: i64,
         due_cents: i64,
         credit_cents: i64,
+        /// Overpaid and refunded to the card the bill was paid with.
+        refunded_cents: i64,
         due_date: chrono::NaiveDate,
+        link: Option<String>,
+    },
+    /// The written notice of a final bill left unpaid: the service ended, so nothing is
+    /// disconnected; what is owed, how to pay, and whom to ask for payment arrangements.
+    FinalBillPastDue {
+        first_name: String,
+        invoice_number: String,
+        amount_cents: i64,
+        /// Everything of the account past due, this bill included.
+        past_due_cents: i64,
+        due_date: chrono::NaiveDate,
+        /// The last day of service at the location, when known.
+        final_service_date: Option<chrono::NaiveDate>,
         link: Option<String>,
     },
 }
@@ -270,6 +285,7 @@ impl CollectionsMail {
             CollectionsMail::PlanAccepted { .. } => "payment_plan_accepted",
             CollectionsMail::PlanEnded { .. } => "payment_plan_ended",
             CollectionsMail::Corrected { .. } => "invoice_corrected",
+            CollectionsMail::FinalBillPastDue { .. } => "final_bill_past_due",
         }
     }
 
@@ -324,6 +340,59 @@ impl CollectionsMail {
                     "Disconnection notice: your electricity bill is unpaid",
                     first_name,
                     &paragraphs,
+                    hosted_action("Pay your bill", link.as_ref()).as_ref(),
+                )
+            }
+            CollectionsMail::FinalBillPastDue {
+                first_name,
+                invoice_number,
+                amount_cents,
+                past_due_cents,
+                due_date,
+                final_service_date,
+                link,
+            } => {
+                let ended = match final_service_date {
+                    Some(d) => format!("Your service with us ended on {}", long_date(*d)),
+                    None => "Your service with us has ended".to_owned(),
+                };
+                let mut owed = format!(
+                    "Your final {} electricity bill {invoice_number} of {} was due on {} and \
+                     has not been paid.",
+                    brand.display_name,
+                    dollars(*amount_cents),
+                    long_date(*due_date)
+                );
+                if past_due_cents > amount_cents {
+                    owed.push_str(&format!(
+                        " With your other unpaid bills, {} is past due in all.",
+                        dollars(*past_due_cents)
+                    ));
+                }
+                let contact = match (&brand.support_phone, &brand.support_email) {
+                    (Some(p), Some(e)) => format!("call us at {p} or write to {e}"),
+                    (Some(p), None) => format!("call us at {p}"),
+                    (None, Some(e)) => format!("write to us at {e}"),
+                    (None, None) => format!("contact {} through its app", brand.display_name),
+                };
+                layout(
+                    brand,
+                    "Your final electricity bill is unpaid",
+                    first_name,
+                    &[
+                        owed,
+                        format!(
+                            "{ended}, so nothing will be disconnected, but the amount is still \
+                             owed. To pay, {}; the button below opens the bill.",
+                            open_the_app(brand)
+                        ),
+                        format!(
+                            "If you cannot pay it all now, {contact} to agree on a payment \
+                             arrangement, such as instalments. If you think the bill is wrong, \
+                             tell us and we will look into it. Energy assistance programs may \
+                             help: dial 2-1-1 to find them."
+                        ),
+                    ],
                     hosted_action("Pay your bill", link.as_ref()).as_ref(),
                 )
             }
@@ -408,6 +477,7 @@ impl CollectionsMail {
                 total_cents,
                 due_cents,
                 credit_cents,
+                refunded_cents,
                 due_date,
                 link,
             } => {
@@ -417,7 +487,22 @@ impl CollectionsMail {
                          in its place, for {}.",
                     dollars(*total_cents)
                 )];
-                paragraphs.push(if *credit_cents > 0 {
+                paragraphs.push(if *refunded_cents > 0 {
+                    let rest = if *credit_cents > 0 {
+                        format!(
+                            " The other {} is a credit on your next bill.",
+                            dollars(*credit_cents)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "You had paid more than the corrected amount: we refunded {} to the card \
+                         you paid the bill with; your card's statement shows it within a few \
+                         business days.{rest}",
+                        dollars(*refunded_cents)
+                    )
+                } else if *credit_cents > 0 {
                     format!(
                         "You had paid more than the corrected amount: the {} you overpaid is \
                          a credit on your next bill.",

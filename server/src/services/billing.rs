@@ -28,7 +28,7 @@ use crate::{
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
         hosted::LinkPurpose,
-        market::BusinessCalendar,
+        market::{market_date, BusinessCalendar},
         usage,
     },
     mail::{
@@ -95,6 +95,25 @@ pub(crate) fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<Usag
     from.iter_days()
         .take_while(|d| *d <= to)
         .map(|d| usage_row(&usage::day_usage(esi_id, d)))
+        .collect()
+}
+
+/// `measured`, with nothing on the days `off` the meter was disconnected.
+pub(crate) fn measured_while_served(
+    esi_id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+    off: &std::collections::BTreeSet<NaiveDate>,
+) -> Vec<UsageDayRow> {
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| {
+            usage_row(&if off.contains(&d) {
+                usage::DayUsage::none(d)
+            } else {
+                usage::day_usage(esi_id, d)
+            })
+        })
         .collect()
 }
 
@@ -206,10 +225,12 @@ pub async fn bill_cycle(
     if period_start > period_end {
         return Ok(Ok(None));
     }
+    // A meter the utility disconnected measures nothing on the days it was off.
+    let off = disconnected_days(&mut *tx, location, period_start, period_end).await?;
     store::billing::insert_usage_days(
         tx,
         location.uuid,
-        &measured(&location.esi_id, period_start, period_end),
+        &measured_while_served(&location.esi_id, period_start, period_end, &off),
     )
     .await?;
     let days =
@@ -283,6 +304,7 @@ pub async fn bill_cycle(
             .as_ref()
             .map(|d| (d.fixed_cents_per_month, d.cents_per_kwh.as_str())),
         gross_receipts_percent: gross_receipts.as_deref(),
+        off_days: i64::try_from(off.len()).unwrap_or(i64::MAX),
     }) {
         Ok(input) => input,
         Err(why) => return Ok(Err(why)),
@@ -460,6 +482,27 @@ pub async fn bill_cycle(
         .await?;
     }
     Ok(Ok(Some(invoice)))
+}
+
+/// The days of `from..=to` the location had no service at all, disconnected for non-payment
+/// (`domain::billing::disconnected_days`), from its notices the utility carried out.
+pub(crate) async fn disconnected_days(
+    conn: impl Into<store::Conn<'_>>,
+    location: &LocationRow,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> store::Result<std::collections::BTreeSet<NaiveDate>> {
+    let spans: Vec<(NaiveDate, Option<NaiveDate>)> =
+        store::disconnections::disconnections_of_account(conn, location.account_uuid)
+            .await?
+            .iter()
+            .filter(|d| d.location_uuid == location.uuid)
+            .filter_map(|d| {
+                let cut = d.disconnected_at?;
+                Some((market_date(cut), d.reconnected_at.map(market_date)))
+            })
+            .collect();
+    Ok(billing::disconnected_days(&spans, from, to))
 }
 
 /// The late fees the next bill of the account (issued on `invoice_date`) charges, each with the

@@ -113,10 +113,26 @@ async fn owed_plan(
         .await?
         .iter()
         .any(|p| p.status == PaymentPlanStatus::Active);
+    // A plan's instalments ride on the following bills: once service has ended there are
+    // none, and what is owed is arranged with the provider (`final_bill_notice`).
+    if !served(tx, account_uuid).await? {
+        return Ok((None, unpaid));
+    }
     let today = clock.today();
     let notices = notices_last_year(tx, account_uuid, today).await?;
     let emergency = calendar(tx).await?.is_emergency(today);
     Ok((plan_owed(unpaid_cents, active, notices, emergency), unpaid))
+}
+
+/// Whether a location of the account is served (service started and not ended; a location
+/// disconnected for non-payment still is).
+async fn served(tx: &mut Tx, account_uuid: Uuid) -> store::Result<bool> {
+    Ok(
+        store::enrollment::locations_of_account(&mut *tx, account_uuid)
+            .await?
+            .iter()
+            .any(|l| l.is_service_active),
+    )
 }
 
 /// A location's service address on one line.
@@ -133,9 +149,23 @@ fn address(l: &store::enrollment::LocationRow) -> String {
     )
 }
 
-/// The written disconnection notice for `invoice`, which just turned past due, in `tx`: the
-/// notice with its earliest disconnection date, its event, the e-mail with the PDF, and the
-/// job of its date. Nothing when the bill was sent one already.
+/// The written notice a bill that turned past due was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    /// The disconnection notice (the location is served).
+    Disconnection,
+    /// The final bill's notice (the location is no longer served): it is the past-due e-mail.
+    FinalBill,
+    /// None (one was sent already, or the location is gone).
+    None,
+}
+
+/// The written notice for `invoice`, which just turned past due, in `tx`. While the location
+/// is served: the disconnection notice with its earliest disconnection date, its event, the
+/// e-mail with the PDF, and the job of its date. Once service there ended (a final bill, or a
+/// bill left unpaid after the move-out): nothing can be disconnected, so the customer is told
+/// in writing what is owed, how to pay and whom to ask for payment arrangements
+/// (`final_bill_notice`). Nothing when the bill was sent a notice already.
 pub async fn issue_notice(
     tx: &mut Tx,
     core: &Core,
@@ -143,21 +173,24 @@ pub async fn issue_notice(
     app: &AppRow,
     account: &AccountRow,
     invoice: &InvoiceRow,
-) -> store::Result<()> {
+) -> store::Result<Notice> {
     if store::disconnections::disconnection_of_invoice(&mut *tx, invoice.uuid)
         .await?
         .is_some()
     {
-        return Ok(());
+        return Ok(Notice::None);
     }
-    // A location whose service ended (a final bill) has nothing left to disconnect.
     let Some(location) = store::enrollment::locations_of_account(&mut *tx, account.uuid)
         .await?
         .into_iter()
-        .find(|l| l.uuid == invoice.location_uuid && l.is_service_active)
+        .find(|l| l.uuid == invoice.location_uuid)
     else {
-        return Ok(());
+        return Ok(Notice::None);
     };
+    if !location.is_service_active {
+        final_bill_notice(tx, core, clock, app, account, invoice, &location).await?;
+        return Ok(Notice::FinalBill);
+    }
     let now = clock.now();
     let notice_date = clock.today();
     let earliest = calendar(tx).await?.earliest_disconnection(notice_date);
@@ -278,7 +311,69 @@ pub async fn issue_notice(
     };
     super::documents::store_disconnection_notice(tx, account.uuid, email_uuid, &document, now)
         .await?;
-    schedule_disconnect(tx, clock, &row, earliest).await
+    schedule_disconnect(tx, clock, &row, earliest).await?;
+    Ok(Notice::Disconnection)
+}
+
+/// The written notice of a past-due bill of a location no longer served, in `tx`: the
+/// `final_bill_past_due` e-mail (the amount, everything past due, how to pay, whom to ask for
+/// payment arrangements, energy assistance) and `account.final_bill_notice_sent`. No
+/// disconnection notice: the rules' disconnection is of service still given.
+async fn final_bill_notice(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    invoice: &InvoiceRow,
+    location: &store::enrollment::LocationRow,
+) -> store::Result<()> {
+    let now = clock.now();
+    let past_due = past_due_cents(tx, account.uuid)
+        .await?
+        .max(invoice.total_cents);
+    store::events::insert_event(
+        tx,
+        &event(
+            app,
+            &Event::FinalBillNoticeSent {
+                account_uuid: account.uuid,
+                location_uuid: location.uuid,
+                invoice_number: invoice.number.clone(),
+                amount_cents: invoice.total_cents,
+                past_due_cents: past_due,
+            },
+            now,
+        ),
+    )
+    .await?;
+    let link = super::hosted::email_link(
+        tx,
+        core,
+        clock,
+        app.uuid,
+        account.uuid,
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+    )
+    .await?;
+    mail::queue_to_account(
+        tx,
+        clock,
+        app,
+        account,
+        &Template::Collections(CollectionsMail::FinalBillPastDue {
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            amount_cents: invoice.total_cents,
+            past_due_cents: past_due,
+            due_date: invoice.payment_due_date,
+            final_service_date: location.final_service_date,
+            link: Some(link),
+        }),
+    )
+    .await?;
+    Ok(())
 }
 
 async fn schedule_disconnect(
@@ -436,25 +531,15 @@ pub async fn complete_service_order(
         return Ok(false);
     };
     let invoice = store::billing::invoice(&mut *tx, row.invoice_uuid).await?;
-    let now = clock.now();
-    match payload.order {
+    let (to, done): (_, fn(ServiceOrder) -> Event) = match payload.order {
+        ServiceOrderKind::Disconnect => (DisconnectionStatus::Disconnected, Event::Disconnected),
+        ServiceOrderKind::Reconnect => (DisconnectionStatus::Reconnected, Event::Reconnected),
+    };
+    if !record_order_done(tx, clock, &app, &mut row, invoice.as_ref(), to, done).await? {
+        return Ok(false);
+    }
+    let template = match payload.order {
         ServiceOrderKind::Disconnect => {
-            if row.status != DisconnectionStatus::Requested {
-                return Ok(false);
-            }
-            row.status = DisconnectionStatus::Disconnected;
-            row.disconnected_at = Some(now);
-            row.updated_at = now;
-            store::disconnections::update_disconnection(tx, &row).await?;
-            store::events::insert_event(
-                tx,
-                &event(
-                    &app,
-                    &Event::Disconnected(order_of(&row, invoice.as_ref())),
-                    now,
-                ),
-            )
-            .await?;
             let past_due = past_due_cents(tx, account.uuid).await?;
             let link = super::hosted::email_link(
                 tx,
@@ -466,49 +551,66 @@ pub async fn complete_service_order(
                 invoice.as_ref().map(|i| i.number.as_str()),
             )
             .await?;
-            mail::queue_to_account(
-                tx,
-                clock,
-                &app,
-                &account,
-                &Template::Collections(CollectionsMail::Disconnected {
-                    first_name: account.first_name.clone(),
-                    past_due_cents: past_due,
-                    link: Some(link),
-                }),
-            )
-            .await?;
-            reconnect_if_settled(tx, clock, &app, account.uuid).await?;
-        }
-        ServiceOrderKind::Reconnect => {
-            if row.status != DisconnectionStatus::ReconnectRequested {
-                return Ok(false);
+            CollectionsMail::Disconnected {
+                first_name: account.first_name.clone(),
+                past_due_cents: past_due,
+                link: Some(link),
             }
-            row.status = DisconnectionStatus::Reconnected;
-            row.reconnected_at = Some(now);
-            row.updated_at = now;
-            store::disconnections::update_disconnection(tx, &row).await?;
-            store::events::insert_event(
-                tx,
-                &event(
-                    &app,
-                    &Event::Reconnected(order_of(&row, invoice.as_ref())),
-                    now,
-                ),
-            )
-            .await?;
-            mail::queue_to_account(
-                tx,
-                clock,
-                &app,
-                &account,
-                &Template::Collections(CollectionsMail::Reconnected {
-                    first_name: account.first_name.clone(),
-                }),
-            )
-            .await?;
         }
+        ServiceOrderKind::Reconnect => CollectionsMail::Reconnected {
+            first_name: account.first_name.clone(),
+        },
+    };
+    mail::queue_to_account(tx, clock, &app, &account, &Template::Collections(template)).await?;
+    // The location's service is off (or on again): the account's status says so.
+    super::status::refresh_status(
+        tx,
+        &core.clock,
+        &core.db,
+        app.uuid,
+        account.uuid,
+        clock.now(),
+    )
+    .await?;
+    if payload.order == ServiceOrderKind::Disconnect {
+        // Paid while the order was on its way: reconnection is asked for at once.
+        reconnect_if_settled(tx, clock, &app, account.uuid).await?;
     }
+    Ok(true)
+}
+
+/// The utility answered an order, in `tx`: the notice waiting for that answer moves to `to`
+/// (`disconnected` from `requested`, `reconnected` from `reconnect_requested`, with the time)
+/// and `done` makes the order's event. False, and nothing written, when the notice was not
+/// waiting for it (answered already, or cancelled).
+async fn record_order_done(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    row: &mut DisconnectionRow,
+    invoice: Option<&InvoiceRow>,
+    to: DisconnectionStatus,
+    done: fn(ServiceOrder) -> Event,
+) -> store::Result<bool> {
+    let now = clock.now();
+    let (waiting, at) = match to {
+        DisconnectionStatus::Disconnected => {
+            (DisconnectionStatus::Requested, &mut row.disconnected_at)
+        }
+        DisconnectionStatus::Reconnected => (
+            DisconnectionStatus::ReconnectRequested,
+            &mut row.reconnected_at,
+        ),
+        _ => return Ok(false),
+    };
+    if row.status != waiting {
+        return Ok(false);
+    }
+    *at = Some(now);
+    row.status = to;
+    row.updated_at = now;
+    store::disconnections::update_disconnection(tx, row).await?;
+    store::events::insert_event(tx, &event(app, &done(order_of(row, invoice)), now)).await?;
     Ok(true)
 }
 
@@ -588,6 +690,8 @@ pub enum PlanRefused {
     PlanActive,
     /// More disconnection notices this year than a plan is owed after.
     NotOwed,
+    /// Service has ended: no following bill would carry the instalments.
+    ServiceEnded,
 }
 
 /// Where the account's payment plans stand: the plan it is owed if it asks now (with the
@@ -648,10 +752,13 @@ pub async fn accept_plan(
             .await?
             .iter()
             .any(|p| p.status == PaymentPlanStatus::Active);
+        let served = served(&mut tx, account_uuid).await?;
         return Err(Error::Refused(if total <= 0 {
             PlanRefused::NothingUnpaid
         } else if active {
             PlanRefused::PlanActive
+        } else if !served {
+            PlanRefused::ServiceEnded
         } else {
             PlanRefused::NotOwed
         }));

@@ -378,6 +378,7 @@ pub fn new_location_and_contract(
         has_usage_history: false,
         created_at: now,
         updated_at: now,
+        is_disconnected: false,
     };
     let contract = new_contract(location.uuid, account_uuid, plan, start, accepted_by, now)?;
     Ok((location, contract))

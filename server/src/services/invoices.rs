@@ -648,7 +648,13 @@ pub async fn past_due(
     // A bill carrying a payment plan's instalment ends the plan; every past-due bill is sent
     // its written disconnection notice.
     super::disconnection::instalment_missed(tx, clock, &app, &account, &invoice).await?;
-    super::disconnection::issue_notice(tx, core, clock, &app, &account, &invoice).await?;
+    let notice =
+        super::disconnection::issue_notice(tx, core, clock, &app, &account, &invoice).await?;
+    if notice == super::disconnection::Notice::FinalBill {
+        // The final bill's written notice is its past-due e-mail: no next bill will carry a
+        // late fee, and nothing will be disconnected.
+        return Ok(PastDue::Decided);
+    }
     let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
     let link = super::hosted::email_link(
         tx,

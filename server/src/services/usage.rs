@@ -109,7 +109,14 @@ async fn usage_between(
         bounds = Some((bounds.map_or(first, |(f, _)| f), last));
         let (a, b) = (first.max(from), last.min(to));
         if a <= b {
-            days.extend(super::billing::measured(&location.esi_id, a, b));
+            // Nothing is measured while the utility has the meter disconnected.
+            let off = super::billing::disconnected_days(&core.db, location, a, b).await?;
+            days.extend(super::billing::measured_while_served(
+                &location.esi_id,
+                a,
+                b,
+                &off,
+            ));
         }
     }
     Ok((days, bounds))

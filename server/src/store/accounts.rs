@@ -47,7 +47,8 @@ pub struct AccountRow {
     /// Derived in the query: a billing address was given.
     #[sqlx(default)]
     pub is_billing_address_confirmed: bool,
-    /// Derived in the query: a location has active service.
+    /// Derived in the query: a location has active service (started, not ended, and not
+    /// disconnected for non-payment: `LocationRow::is_energized`).
     #[sqlx(default)]
     pub is_service_active: bool,
 }
@@ -75,7 +76,10 @@ const SELECT_COLUMNS: &str = "uuid, app_uuid, account_number, email, first_name,
     EXISTS (SELECT 1 FROM billing_addresses b WHERE b.account_uuid = accounts.uuid) \
         AS is_billing_address_confirmed, \
     EXISTS (SELECT 1 FROM locations l WHERE l.account_uuid = accounts.uuid \
-        AND l.is_service_active) AS is_service_active";
+        AND l.is_service_active AND NOT EXISTS (SELECT 1 FROM disconnections d \
+        WHERE d.location_uuid = l.uuid AND (d.status = 'disconnected' \
+        OR (d.status = 'reconnect_requested' AND d.disconnected_at IS NOT NULL)))) \
+        AS is_service_active";
 
 pub async fn insert_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
     let sql = format!(

@@ -89,11 +89,31 @@ pub struct LocationRow {
     pub status: LocationStatus,
     pub service_start_date: Option<NaiveDate>,
     pub final_service_date: Option<NaiveDate>,
+    /// Stored: service started and has not ended (the utility serves the location for us).
+    /// While it is disconnected for non-payment it stays true; partners read
+    /// `is_service_active` as this and not `is_disconnected`.
     pub is_service_active: bool,
     pub has_usage_history: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Derived in the query: the utility disconnected it for non-payment and has not
+    /// reconnected it yet.
+    #[sqlx(default)]
+    pub is_disconnected: bool,
 }
+
+impl LocationRow {
+    /// Service is on: started, not ended, and not disconnected for non-payment.
+    pub fn is_energized(&self) -> bool {
+        self.is_service_active && !self.is_disconnected
+    }
+}
+
+/// A location whose power the utility cut for non-payment and has not restored: a notice
+/// `disconnected`, or `reconnect_requested` after it was (`store::accounts` repeats it).
+const DISCONNECTED: &str = "EXISTS (SELECT 1 FROM disconnections d \
+    WHERE d.location_uuid = locations.uuid AND (d.status = 'disconnected' \
+    OR (d.status = 'reconnect_requested' AND d.disconnected_at IS NOT NULL))) AS is_disconnected";
 
 const LOCATION_COLUMNS: &str = "uuid, app_uuid, account_uuid, esi_id, address_1, address_2, \
     city, state, postal_code, tdu, enrollment_type, status, service_start_date, \
@@ -150,7 +170,8 @@ pub async fn update_location(tx: &mut Tx, l: &LocationRow) -> Result<()> {
 
 fn locations_of_account_sql() -> String {
     format!(
-        "SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 ORDER BY created_at, uuid"
+        "SELECT {LOCATION_COLUMNS}, {DISCONNECTED} FROM locations WHERE account_uuid = $1 \
+         ORDER BY created_at, uuid"
     )
 }
 
@@ -389,7 +410,7 @@ pub async fn location_of_account(
     location_uuid: Uuid,
 ) -> Result<Option<LocationRow>> {
     let sql =
-        format!("SELECT {LOCATION_COLUMNS} FROM locations WHERE account_uuid = $1 AND uuid = $2");
+        format!("SELECT {LOCATION_COLUMNS}, {DISCONNECTED} FROM locations WHERE account_uuid = $1 AND uuid = $2");
     on_db!(db, c => sqlx::query_as::<_, LocationRow>(&sql)
         .bind(account_uuid)
         .bind(location_uuid)

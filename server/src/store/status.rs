@@ -56,7 +56,10 @@ pub async fn update_status(
             .as_ref()
             .and_then(|e| UtilityState::parse(&e.utility))
             .unwrap_or_default(),
-        is_service_active: locations.iter().any(|l| l.is_service_active),
+        is_service_active: locations.iter().any(|l| l.is_energized()),
+        is_disconnected: locations
+            .iter()
+            .any(|l| l.is_service_active && l.is_disconnected),
         cancellation: enrollment
             .as_ref()
             .and_then(|e| e.cancellation.as_deref())

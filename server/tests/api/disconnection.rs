@@ -2,7 +2,9 @@
 //! written notice at least 10 days before the earliest disconnection date, never on a day the
 //! rules forbid nor during a weather emergency, the utility's disconnection and the reconnection
 //! after payment; a payment plan that takes the balance over and bills it in instalments, and
-//! ends when one goes unpaid; the sandbox walk of a customer who stops paying.
+//! ends when one goes unpaid; the sandbox walk of a customer who stops paying. While
+//! disconnected a location is not active and its days without service are not billed; a
+//! final bill left unpaid is told in writing and never leads to a disconnection.
 
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use reqwest::StatusCode;
@@ -488,5 +490,163 @@ both_engines! {
         assert!(page.text.contains("data-testid=\"payment-plan\""), "{}", page.text);
         assert!(!page.text.contains("data-testid=\"accept-plan\""), "{}", page.text);
         assert!(!page.text.contains("data-testid=\"disconnection\""), "{}", page.text);
+    }
+}
+
+/// The account as the partner reads it.
+async fn account_of(app: &TestApp, uuid: &str) -> Value {
+    let r = app
+        .get(&format!("/v1/app/accounts/{uuid}"), &app.app_token)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body
+}
+
+fn market_day(v: &Value) -> NaiveDate {
+    let t: chrono::DateTime<chrono::Utc> = v.as_str().unwrap().parse().unwrap();
+    server::domain::market::market_date(t)
+}
+
+both_engines! {
+    with relaxed;
+    async fn a_disconnected_location_is_not_active_and_its_days_without_service_are_not_billed(app) {
+        with_meters(&app).await;
+        let (uuid, token) = non_paying_customer(&app, "off@example.com", HOUSE).await;
+        let bill = unpaid_bill(&app, (&uuid, &token)).await;
+        let number = bill["number"].as_str().unwrap().to_owned();
+        let a = account_of(&app, &uuid).await;
+        assert_eq!((a["status"].as_str(), a["status_reason"].as_str()), (Some("active"), Some("active")), "{a}");
+        assert_eq!(a["locations"][0]["is_service_active"], true, "{a}");
+
+        let earliest = date(&notice_of(&app, &token, &number).await["earliest_disconnection_date"]);
+        on_to(&app, (&uuid, &token), earliest - Duration::days(1)).await;
+        advance(&app, &token, 2).await;
+        app.eventually("the location is disconnected", || async {
+            notice_of(&app, &token, &number).await["status"] == "disconnected"
+        })
+        .await;
+        // Disconnected: not active, wherever the account and its location say so.
+        let a = account_of(&app, &uuid).await;
+        assert_eq!(a["is_service_active"], false, "{a}");
+        assert_eq!(a["enrollment"]["is_service_active"], false, "{a}");
+        assert_eq!((a["status"].as_str(), a["status_reason"].as_str()), (Some("needs_attention"), Some("service_disconnected")), "{a}");
+        assert_eq!(a["locations"][0]["is_service_active"], false, "{a}");
+        assert_eq!(a["locations"][0]["status"], "disconnected", "{a}");
+        let own = app.get("/v1/account", &token).await;
+        assert_eq!(own.body["is_service_active"], false, "{}", own.text);
+        let statuses = server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        assert!(statuses.iter().any(|e| e.kind == "account.status_updated" && e.data.contains("service_disconnected")));
+
+        // Days pass without service; paid, the reconnection is asked: still off until done.
+        advance(&app, &token, 6).await;
+        pay_everything(&app, &token).await;
+        assert_eq!(notice_of(&app, &token, &number).await["status"], "reconnect_requested");
+        assert_eq!(account_of(&app, &uuid).await["locations"][0]["is_service_active"], false);
+        advance(&app, &token, 1).await;
+        app.eventually("the location is reconnected", || async {
+            notice_of(&app, &token, &number).await["status"] == "reconnected"
+        })
+        .await;
+        let a = account_of(&app, &uuid).await;
+        assert_eq!((a["status"].as_str(), a["status_reason"].as_str()), (Some("active"), Some("active")), "{a}");
+        assert_eq!(a["is_service_active"], true, "{a}");
+        assert_eq!(a["locations"][0]["is_service_active"], true, "{a}");
+        assert_eq!(a["locations"][0]["status"], "active", "{a}");
+
+        // Billing resumes; the days wholly without service bill no energy and no base charge.
+        let n = notice_of(&app, &token, &number).await;
+        let (cut, restored) = (market_day(&n["disconnected_at"]), market_day(&n["reconnected_at"]));
+        let off: Vec<NaiveDate> = cut.iter_days().skip(1).take_while(|d| *d < restored).collect();
+        assert!(off.len() >= 5, "{cut} to {restored}");
+        advance(&app, &token, 2).await;
+        bill_today(&app, &token).await;
+        let mut checked = 0;
+        for i in all_invoices(&app, &token).await {
+            let (start, end) = (date(&i["billing_period_start"]), date(&i["billing_period_end"]));
+            if end < cut {
+                continue;
+            }
+            let detail = invoice(&app, &token, i["number"].as_str().unwrap()).await;
+            let mut off_here = 0;
+            let mut kwh = rust_decimal::Decimal::ZERO;
+            let mut served_kwh = rust_decimal::Decimal::ZERO;
+            for d in detail["usage"]["daily"].as_array().unwrap() {
+                let used: rust_decimal::Decimal = d["consumption"].as_str().unwrap().parse().unwrap();
+                kwh += used;
+                if off.contains(&date(&d["date"])) {
+                    assert!(used.is_zero(), "{d} in {detail}");
+                    off_here += 1;
+                } else {
+                    served_kwh += used;
+                }
+            }
+            let days = (end - start).num_days() + 1;
+            let charges: Vec<&Value> = detail["charges_groups"].as_array().unwrap().iter().flat_map(|g| g["charges"].as_array().unwrap()).collect();
+            let energy: rust_decimal::Decimal = charges.iter().filter(|c| c["description"] == "Energy charge").map(|c| c["quantity"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap()).sum();
+            assert_eq!(energy, kwh, "{detail}");
+            let base = charges.iter().find(|c| c["description"] == "Base charge").unwrap();
+            let months: rust_decimal::Decimal = base["quantity"].as_str().unwrap().parse().unwrap();
+            assert_eq!(months, server::domain::billing::months_served(days, off_here), "{detail}");
+            if off_here > 0 {
+                assert!(months < server::domain::billing::months_billed(days), "{detail}");
+                if off_here < days {
+                    assert!(served_kwh > rust_decimal::Decimal::ZERO, "{detail}");
+                }
+                checked += off_here;
+            }
+        }
+        assert_eq!(checked, off.len() as i64, "every day without service was billed once, at nothing");
+    }
+
+    async fn an_unpaid_final_bill_is_told_in_writing_and_never_leads_to_a_disconnection(app) {
+        with_meters(&app).await;
+        let (uuid, token) = non_paying_customer(&app, "moved@example.com", HOUSE).await;
+        let location = account_of(&app, &uuid).await["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let last_day = today(&app, &uuid).await + Duration::days(5);
+        let r = app.post(&format!("/v1/account/locations/{location}/cancel-service"), &token, &json!({"final_service_date": last_day, "reason": "moving"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        advance(&app, &token, 7).await;
+        let bills = all_invoices(&app, &token).await;
+        let final_bill = bills.iter().find(|i| date(&i["billing_period_end"]) == last_day).cloned().expect("the final bill");
+        let number = final_bill["number"].as_str().unwrap().to_owned();
+        let amount = final_bill["total_cents"].as_i64().unwrap();
+        let unpaid = past_due(&app, (&uuid, &token), &final_bill).await;
+        assert_eq!(unpaid["status"], "past_due");
+
+        // No disconnection notice: nothing is served to disconnect.
+        assert!(notices(&app, &token).await.iter().all(|n| n["invoice_number"] != number.as_str()));
+        assert_eq!(count(&app, &uuid, "account.disconnection_notice_sent").await, 0);
+        // The written notice of what is owed, how to pay, and whom to ask for arrangements.
+        let events = server::store::events::events_of_account(&app.state.db, uuid.parse().unwrap()).await.unwrap();
+        let sent: Vec<Value> = events
+            .iter()
+            .filter(|e| e.kind == "account.final_bill_notice_sent")
+            .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+            .filter(|d| d["invoice_number"] == number.as_str())
+            .collect();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let sent = &sent[0];
+        assert_eq!(sent["amount_cents"].as_i64().unwrap(), amount, "{sent}");
+        assert_eq!(sent["location_uuid"], location.as_str(), "{sent}");
+        let mails = emails(&app, &uuid).await;
+        let mail = mails
+            .iter()
+            .find(|m| m["template"] == "final_bill_past_due" && m["text"].as_str().unwrap().contains(&number))
+            .expect("the final bill's notice");
+        let text = mail["text"].as_str().unwrap();
+        for said in [number.clone(), app::format::dollars(amount), "nothing will be disconnected".to_owned(), "payment arrangement".to_owned(), "2-1-1".to_owned()] {
+            assert!(text.contains(&said), "{said}: {text}");
+        }
+        assert!(!mails.iter().any(|m| m["template"] == "disconnection_notice"), "{mails:?}");
+        // No payment plan can ride on bills that will not come.
+        let r = app.get("/v1/account/billing/payment-plan", &token).await;
+        assert_eq!(r.body["offer"], Value::Null, "{}", r.text);
+        let r = app.post("/v1/account/billing/payment-plan", &token, &json!({})).await;
+        assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "payment_plan_not_offered"), "{}", r.text);
+        // Weeks later, still nothing asked of the utility; it stays payable.
+        advance(&app, &token, 20).await;
+        assert_eq!(count(&app, &uuid, "location.disconnection_requested").await, 0);
+        pay_everything(&app, &token).await;
+        assert_eq!(invoice(&app, &token, &number).await["status"], "paid");
     }
 }

@@ -238,6 +238,9 @@ struct ReissueForm {
     kwh: String,
     #[serde(default)]
     reason: String,
+    /// `credit` (the default) or `refund`: where what the correction leaves overpaid goes.
+    #[serde(default)]
+    overpayment: String,
 }
 
 /// The operator cancels a bill and issues it again with the corrected consumption.
@@ -260,6 +263,7 @@ async fn reissue_invoice(
         &number,
         &form.kwh,
         &form.reason,
+        &form.overpayment,
     )
     .await?;
     Ok(super::see_other(&format!(
@@ -361,6 +365,17 @@ fn account_view(
                             <input type="hidden" name="csrf" value=csrf/>
                             <label>"Corrected kWh" <input name="kwh" value=kwh/></label>
                             <label>"Why (the customer reads it)" <input name="reason"/></label>
+                            <fieldset>
+                                <legend>"If the customer paid more than the corrected amount"</legend>
+                                <label>
+                                    <input type="radio" name="overpayment" value="credit" checked/>
+                                    "Credit on the next bill"
+                                </label>
+                                <label>
+                                    <input type="radio" name="overpayment" value="refund"/>
+                                    "Refund to the card"
+                                </label>
+                            </fieldset>
                             <button type="submit">"Cancel and re-issue"</button>
                         </form>
                     </details>
