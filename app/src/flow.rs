@@ -49,6 +49,13 @@ mod input;
 mod payment;
 #[cfg(any(feature = "ssr", feature = "enrollment", feature = "renewal"))]
 mod plans;
+#[cfg(any(
+    feature = "ssr",
+    feature = "enrollment",
+    feature = "renewal",
+    feature = "documents"
+))]
+mod reader;
 #[cfg(any(feature = "ssr", feature = "renewal"))]
 mod renewal;
 mod session;

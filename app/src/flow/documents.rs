@@ -4,7 +4,10 @@
 
 use leptos::prelude::*;
 
-use super::session::{ErrorNotice, Flow, Task};
+use super::{
+    reader::Reader,
+    session::{ErrorNotice, Flow, Task},
+};
 use crate::{
     format::long_date,
     views::{ActiveDocuments, Document},
@@ -42,6 +45,7 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
         );
     };
     read();
+    let reader = Reader::new();
     view! {
         <section class="steps" data-step="documents">
             <h2>"Your documents"</h2>
@@ -83,9 +87,7 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
                             <ul class="documents-list" data-testid="active-documents">
                                 {current
                                     .into_iter()
-                                    .map(|(kind, url)| view! {
-                                        <li><a href=url target="_blank" rel="noopener">{kind_name(kind)}</a></li>
-                                    })
+                                    .map(|(kind, url)| view! { <li>{link(reader, kind, kind_name(kind).to_owned(), url)}</li> })
                                     .collect_view()}
                             </ul>
                             <h3>"History"</h3>
@@ -100,9 +102,7 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
                                         .map(|d| view! {
                                             <tr data-status=d.status.clone()>
                                                 <th scope="row">
-                                                    <a href=d.url target="_blank" rel="noopener">
-                                                        {format!("{} ({})", kind_name(&d.kind), d.version)}
-                                                    </a>
+                                                    {link(reader, &d.kind, format!("{} ({})", kind_name(&d.kind), d.version), d.url)}
                                                 </th>
                                                 <td>{long_date(&d.effective_date)}</td>
                                                 <td>{status_name(&d.status)}</td>
@@ -114,9 +114,20 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
                         }
                     })
             }}
+            {reader.dialog("documents-reader".to_owned())}
         </section>
     }
     .into_any()
+}
+
+/// A document's link: read in the flow's dialog where it has an HTML rendition (the contract's
+/// EFL, terms and rights), else its PDF.
+fn link(reader: Reader, kind: &str, name: String, url: String) -> AnyView {
+    if matches!(kind, "efl" | "tos" | "yrac") {
+        reader.link(name, url).into_any()
+    } else {
+        view! { <a href=url target="_blank" rel="noopener">{name}</a> }.into_any()
+    }
 }
 
 fn kind_name(kind: &str) -> &'static str {

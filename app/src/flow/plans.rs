@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::{
+    reader::Reader,
     session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
     steps::Step,
 };
@@ -118,6 +119,8 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     let name = plan.name.clone();
     let pick = plan.clone();
     let heading = id.clone();
+    let reader = Reader::new();
+    let reader_id = format!("{id}-reader");
     view! {
         <article class="card plan" aria-labelledby=id data-testid="plan">
             <h3 id=heading>{name.clone()}</h3>
@@ -149,10 +152,11 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
                 </dl>
                 <p class="hint">"Your utility sets its delivery charges; they pass through at cost."</p>
                 <p class="documents">
-                    <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
-                    <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
-                    <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+                    {reader.link("Electricity Facts Label", docs.efl)}
+                    {reader.link("Terms of Service", docs.tos)}
+                    {reader.link("Your Rights as a Customer", docs.yrac)}
                 </p>
+                {reader.dialog(reader_id)}
             </details>
             <button type="button" class="primary" data-testid="choose-plan" on:click=move |_| {
                 chosen.set(Some(pick.clone()))
@@ -292,19 +296,21 @@ pub(super) fn TermsConsent(
     terms: RwSignal<bool>,
     docs: PlanDocuments,
 ) -> impl IntoView {
+    let reader = Reader::new();
     view! {
         <label class="option">
             <input type="checkbox" name="terms_accepted" data-testid="terms"
                 aria-invalid=task.about("terms_accepted") bind:checked=terms/>
             <span>
                 "I have read and accept the "
-                <a href=docs.efl target="_blank" rel="noopener">"Electricity Facts Label"</a>
+                {reader.link("Electricity Facts Label", docs.efl)}
                 ", the "
-                <a href=docs.tos target="_blank" rel="noopener">"Terms of Service"</a>
+                {reader.link("Terms of Service", docs.tos)}
                 " and "
-                <a href=docs.yrac target="_blank" rel="noopener">"Your Rights as a Customer"</a>
+                {reader.link("Your Rights as a Customer", docs.yrac)}
                 "."
             </span>
         </label>
+        {reader.dialog("terms-reader".to_owned())}
     }
 }

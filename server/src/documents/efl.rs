@@ -4,7 +4,7 @@
 
 use app::format::dollars;
 
-use super::layout::Flow;
+use super::{html::Laid, layout::Flow};
 use crate::domain::pricing::efl_printed_cents;
 
 /// What an EFL prints, as plain data.
@@ -52,6 +52,12 @@ pub(super) fn cents(rate: &str) -> String {
 /// The EFL as a PDF.
 #[must_use]
 pub fn render(d: &EflDocument) -> Vec<u8> {
+    laid(d).pdf()
+}
+
+/// The EFL laid out, for its PDF or its HTML.
+#[must_use]
+pub fn laid(d: &EflDocument) -> Laid {
     let mut flow = Flow::new(
         &d.brand_name,
         d.brand_color.as_deref(),
@@ -62,7 +68,10 @@ pub fn render(d: &EflDocument) -> Vec<u8> {
         ),
     );
     write(&mut flow, d);
-    flow.finish(&format!("Electricity Facts Label: {}", d.plan_name))
+    Laid {
+        flow,
+        title: format!("Electricity Facts Label: {}", d.plan_name),
+    }
 }
 
 /// The EFL's sections, from where `flow` stands (a notice carries its plan's EFL this way).

@@ -32,6 +32,16 @@ const SMALL: Style = Style {
 };
 const LINE: f32 = 13.5;
 
+/// One block of a document as written, kept beside its drawing so that the same text can also
+/// be read as HTML (`html::document`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    Heading(String),
+    Paragraph(String),
+    Note(String),
+    Table(Vec<(String, String)>),
+}
+
 /// A document being laid out, top to bottom.
 pub struct Flow {
     brand: Rgb,
@@ -42,6 +52,7 @@ pub struct Flow {
     page: Canvas,
     /// The baseline of the next line.
     y: f32,
+    blocks: Vec<Block>,
 }
 
 impl Flow {
@@ -64,6 +75,7 @@ impl Flow {
             done: Vec::new(),
             page,
             y: PAGE_HEIGHT - BAND_HEIGHT - 34.0,
+            blocks: Vec::new(),
         }
     }
 
@@ -90,6 +102,7 @@ impl Flow {
 
     /// A section heading with a rule under it, kept with at least two lines of what follows.
     pub fn heading(&mut self, text: &str) {
+        self.blocks.push(Block::Heading(text.to_owned()));
         self.ensure(18.0 + 2.0 * LINE);
         self.y -= 6.0;
         let style = BOLD.sized(12.5).colored(self.brand);
@@ -105,12 +118,14 @@ impl Flow {
 
     /// A paragraph wrapped to the page, continuing on the next page when it must.
     pub fn paragraph(&mut self, text: &str) {
+        self.blocks.push(Block::Paragraph(text.to_owned()));
         self.lines(BODY, text);
         self.y -= 5.0;
     }
 
     /// A paragraph in the small, muted style (fine print, notes).
     pub fn note(&mut self, text: &str) {
+        self.blocks.push(Block::Note(text.to_owned()));
         self.lines(SMALL.sized(8.5), text);
         self.y -= 4.0;
     }
@@ -126,6 +141,11 @@ impl Flow {
     /// Rows of a key (bold, left) and its value (wrapped in the right column); a row is never
     /// split across pages.
     pub fn table<K: AsRef<str>, V: AsRef<str>>(&mut self, rows: &[(K, V)]) {
+        self.blocks.push(Block::Table(
+            rows.iter()
+                .map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().to_owned()))
+                .collect(),
+        ));
         let value_x = LEFT + KEY_WIDTH;
         for (key, value) in rows {
             let keys = BOLD.wrap(&win_ansi(key.as_ref()), KEY_WIDTH - 10.0);
@@ -145,6 +165,11 @@ impl Flow {
             self.y -= 4.0;
         }
         self.y -= 6.0;
+    }
+
+    /// What was written so far, block by block.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
     }
 
     /// The PDF: every page with its footer, titled `title`.

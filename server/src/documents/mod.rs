@@ -7,6 +7,7 @@
 
 pub mod disconnection;
 pub mod efl;
+pub mod html;
 pub mod invoice;
 pub mod layout;
 pub mod loa;

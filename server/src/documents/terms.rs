@@ -1,7 +1,7 @@
 //! The boilerplate documents, versioned: the Terms of Service (written from the rules in
 //! `domain::renewal::tos_clauses`) and Your Rights as a Customer.
 
-use super::layout::Flow;
+use super::{html::Laid, layout::Flow};
 use crate::domain::{documents::yrac_sections, renewal::tos_clauses};
 
 /// Who a boilerplate document is printed for.
@@ -15,6 +15,12 @@ pub struct Letterhead {
 /// The Terms of Service, version `version`, as a PDF.
 #[must_use]
 pub fn render_tos(head: &Letterhead, version: &str) -> Vec<u8> {
+    tos(head, version).pdf()
+}
+
+/// The Terms of Service, version `version`, laid out for its PDF or its HTML.
+#[must_use]
+pub fn tos(head: &Letterhead, version: &str) -> Laid {
     let title = format!("Terms of Service, version {version}");
     let mut flow = Flow::new(
         &head.brand_name,
@@ -31,12 +37,18 @@ pub fn render_tos(head: &Letterhead, version: &str) -> Vec<u8> {
         flow.heading(clause.heading);
         flow.paragraph(&clause.text);
     }
-    flow.finish(&title)
+    Laid { flow, title }
 }
 
 /// Your Rights as a Customer, version `version`, as a PDF.
 #[must_use]
 pub fn render_yrac(head: &Letterhead, version: &str) -> Vec<u8> {
+    yrac(head, version).pdf()
+}
+
+/// Your Rights as a Customer, version `version`, laid out for its PDF or its HTML.
+#[must_use]
+pub fn yrac(head: &Letterhead, version: &str) -> Laid {
     let title = format!("Your Rights as a Customer, version {version}");
     let mut flow = Flow::new(
         &head.brand_name,
@@ -49,5 +61,5 @@ pub fn render_yrac(head: &Letterhead, version: &str) -> Vec<u8> {
         flow.heading(section.heading);
         flow.paragraph(&section.text);
     }
-    flow.finish(&title)
+    Laid { flow, title }
 }

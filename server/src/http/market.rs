@@ -1,5 +1,6 @@
 //! The market through the API: eligibility, address and ESI ID search, plan groups, priced
-//! plans (with per-account terms), benchmarks, and the documents as PDFs behind signed links. The use cases are
+//! plans (with per-account terms), benchmarks, and the documents behind signed links (PDFs, or
+//! with `?format=html` the same text as a page, for reading inside a flow). The use cases are
 //! `services::plans`; this module extracts requests and renders answers.
 
 use app::api::{
@@ -39,6 +40,7 @@ use crate::{
     },
     services::{
         self,
+        documents::{Rendered, Rendition},
         plans::{self, AppPlanRequest, EligibilityFound, FoundAddress, FullAddress, PricedPlan},
     },
     store::{
@@ -608,14 +610,42 @@ pub(super) fn pdf_response(bytes: Vec<u8>, name: &str) -> Response {
         .into_response()
 }
 
+/// `?format=`: `pdf` (the default) or `html`, the same text for reading inside a flow.
+#[derive(Debug, Default, Deserialize)]
+pub struct FormatQuery {
+    format: Option<String>,
+}
+
+impl FormatQuery {
+    fn rendition(&self) -> Result<Rendition, ApiError> {
+        match self.format.as_deref() {
+            None | Some("pdf") => Ok(Rendition::Pdf),
+            Some("html") => Ok(Rendition::Html),
+            Some(_) => Err(FieldError::invalid("format", "format must be pdf or html").into()),
+        }
+    }
+}
+
+/// A document as asked for: the PDF the browser shows, or its HTML rendition.
+fn document_response(rendered: Rendered, name: &str) -> Response {
+    match rendered {
+        Rendered::Pdf(bytes) => pdf_response(bytes, name),
+        Rendered::Html(page) => {
+            ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+        }
+    }
+}
+
 /// The Electricity Facts Label of a priced plan.
 pub async fn efl_page(
     State(state): State<AppState>,
     _link: SignedLink,
     Path(plan_uuid): Path<Uuid>,
+    Query(format): Query<FormatQuery>,
 ) -> ApiResult<Response> {
-    let bytes = services::documents::plan_efl(&state, plan_uuid).await?;
-    Ok(pdf_response(bytes, &format!("efl-{plan_uuid}")))
+    let rendition = format.rendition()?;
+    let doc = services::documents::plan_efl(&state, plan_uuid, rendition).await?;
+    Ok(document_response(doc, &format!("efl-{plan_uuid}")))
 }
 
 /// A version of the Terms of Service that some plan group uses.
@@ -623,9 +653,11 @@ pub async fn tos_page(
     State(state): State<AppState>,
     _link: SignedLink,
     Path(version): Path<String>,
+    Query(format): Query<FormatQuery>,
 ) -> ApiResult<Response> {
-    let bytes = services::documents::tos(&state, &version).await?;
-    Ok(pdf_response(bytes, &format!("tos-{version}")))
+    let rendition = format.rendition()?;
+    let doc = services::documents::tos(&state, &version, rendition).await?;
+    Ok(document_response(doc, &format!("tos-{version}")))
 }
 
 /// Your Rights as a Customer.
@@ -633,9 +665,11 @@ pub async fn yrac_page(
     State(state): State<AppState>,
     _link: SignedLink,
     Path(version): Path<String>,
+    Query(format): Query<FormatQuery>,
 ) -> ApiResult<Response> {
-    let bytes = services::documents::yrac(&state, &version)?;
-    Ok(pdf_response(bytes, &format!("yrac-{version}")))
+    let rendition = format.rendition()?;
+    let doc = services::documents::yrac(&state, &version, rendition)?;
+    Ok(document_response(doc, &format!("yrac-{version}")))
 }
 
 /// A contract's document as the customer accepted it (stored when accepted).
@@ -643,11 +677,14 @@ pub async fn contract_document(
     State(state): State<AppState>,
     _link: SignedLink,
     Path((contract_uuid, kind)): Path<(Uuid, String)>,
+    Query(format): Query<FormatQuery>,
 ) -> ApiResult<Response> {
     let kind = DocumentKind::parse(&kind).ok_or_else(|| ApiError::not_found("document"))?;
-    let bytes = services::documents::contract_document(&state, contract_uuid, kind).await?;
-    Ok(pdf_response(
-        bytes,
+    let rendition = format.rendition()?;
+    let doc =
+        services::documents::contract_document(&state, contract_uuid, kind, rendition).await?;
+    Ok(document_response(
+        doc,
         &format!("{}-{contract_uuid}", kind.as_str()),
     ))
 }

@@ -1,4 +1,5 @@
-//! The plan documents as PDFs: a priced plan's EFL and the versioned TOS and YRAC behind the
+//! The plan documents as PDFs (and, for reading inside a flow, as HTML of the same text): a
+//! priced plan's EFL and the versioned TOS and YRAC behind the
 //! links plans carry; the documents a customer accepts with a contract, stored (bytes and
 //! SHA-256) in the acceptance's own transaction and read back exactly as stored, so that a
 //! later change of template or rates never changes what was agreed to; the Letter of
@@ -10,7 +11,7 @@ use uuid::Uuid;
 
 use super::Error::{self, Refused};
 use crate::{
-    documents::{self, loa::LoaDocument, notice::NoticeDocument},
+    documents::{self, html::Laid, loa::LoaDocument, notice::NoticeDocument},
     domain::{documents::DocumentKind, market::YRAC_VERSION},
     state::Core,
     store::{
@@ -18,6 +19,31 @@ use crate::{
         Tx,
     },
 };
+
+/// How a document is asked for: its PDF (what is stored and sent), or the HTML rendition of
+/// the same text, which a flow shows inside its own page where a PDF cannot open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rendition {
+    #[default]
+    Pdf,
+    Html,
+}
+
+impl Rendition {
+    fn of(self, laid: Laid) -> Rendered {
+        match self {
+            Rendition::Pdf => Rendered::Pdf(laid.pdf()),
+            Rendition::Html => Rendered::Html(laid.html()),
+        }
+    }
+}
+
+/// A document as asked for.
+#[derive(Debug)]
+pub enum Rendered {
+    Pdf(Vec<u8>),
+    Html(String),
+}
 
 /// Why a document cannot be given.
 #[derive(Debug)]
@@ -92,26 +118,39 @@ pub async fn render_contract_documents(
     plan: &PlanRow,
     tos_version: &str,
 ) -> store::Result<ContractDocuments> {
+    let laid = lay_out_contract_documents(core, app, plan, tos_version).await?;
+    Ok(ContractDocuments(
+        laid.map(|(kind, version, laid)| (kind, version, laid.pdf())),
+    ))
+}
+
+/// The EFL, TOS and YRAC of a contract of `plan`, laid out for their PDFs or their HTML.
+async fn lay_out_contract_documents(
+    core: &Core,
+    app: &AppRow,
+    plan: &PlanRow,
+    tos_version: &str,
+) -> store::Result<[(DocumentKind, String, Laid); 3]> {
     let provider = &core.config.provider;
     let efl = documents::efl_document(app, plan, &utility_name(core, &plan.tdu).await?, provider);
     let head = documents::letterhead(app, provider);
-    Ok(ContractDocuments([
+    Ok([
         (
             DocumentKind::Efl,
             plan.uuid.to_string(),
-            documents::efl::render(&efl),
+            documents::efl::laid(&efl),
         ),
         (
             DocumentKind::Tos,
             tos_version.to_owned(),
-            documents::terms::render_tos(&head, tos_version),
+            documents::terms::tos(&head, tos_version),
         ),
         (
             DocumentKind::Yrac,
             plan.yrac_version.clone(),
-            documents::terms::render_yrac(&head, &plan.yrac_version),
+            documents::terms::yrac(&head, &plan.yrac_version),
         ),
-    ]))
+    ])
 }
 
 /// Stores, in `tx`, the documents a customer accepted with `contract`, exactly as rendered.
@@ -208,7 +247,7 @@ pub async fn store_disconnection_notice(
 }
 
 /// A priced plan's EFL as its link shows it (the plan's rates never change; the template may).
-pub async fn plan_efl(core: &Core, plan_uuid: Uuid) -> Result<Vec<u8>> {
+pub async fn plan_efl(core: &Core, plan_uuid: Uuid, rendition: Rendition) -> Result<Rendered> {
     let plan = store::market::plan_by_uuid(&core.db, plan_uuid)
         .await?
         .ok_or(Refused(DocumentRefused::NotFound))?;
@@ -221,29 +260,23 @@ pub async fn plan_efl(core: &Core, plan_uuid: Uuid) -> Result<Vec<u8>> {
         &utility_name(core, &plan.tdu).await?,
         &core.config.provider,
     );
-    Ok(documents::efl::render(&efl))
+    Ok(rendition.of(documents::efl::laid(&efl)))
 }
 
 /// A version of the Terms of Service that some plan group uses, under the provider's name.
-pub async fn tos(core: &Core, version: &str) -> Result<Vec<u8>> {
+pub async fn tos(core: &Core, version: &str, rendition: Rendition) -> Result<Rendered> {
     if !store::market::tos_version_exists(&core.db, version).await? {
         return Err(Refused(DocumentRefused::NotFound));
     }
-    Ok(documents::terms::render_tos(
-        &neutral_letterhead(core),
-        version,
-    ))
+    Ok(rendition.of(documents::terms::tos(&neutral_letterhead(core), version)))
 }
 
 /// Your Rights as a Customer, in its one version.
-pub fn yrac(core: &Core, version: &str) -> Result<Vec<u8>> {
+pub fn yrac(core: &Core, version: &str, rendition: Rendition) -> Result<Rendered> {
     if version != YRAC_VERSION {
         return Err(Refused(DocumentRefused::NotFound));
     }
-    Ok(documents::terms::render_yrac(
-        &neutral_letterhead(core),
-        version,
-    ))
+    Ok(rendition.of(documents::terms::yrac(&neutral_letterhead(core), version)))
 }
 
 /// The letterhead of a document no app brands: the provider's own.
@@ -256,16 +289,20 @@ fn neutral_letterhead(core: &Core) -> documents::terms::Letterhead {
 }
 
 /// A contract's document of `kind` as the customer accepted it: the stored bytes, or, for a
-/// contract accepted before documents were stored, as it renders now.
+/// contract accepted before documents were stored, as it renders now. Its HTML rendition is
+/// written from the same plan and versions; the PDF stays the record of what was agreed.
 pub async fn contract_document(
     core: &Core,
     contract_uuid: Uuid,
     kind: DocumentKind,
-) -> Result<Vec<u8>> {
-    if let Some(stored) =
-        store::documents::document_of_contract(&core.db, contract_uuid, kind).await?
-    {
-        return Ok(stored.bytes);
+    rendition: Rendition,
+) -> Result<Rendered> {
+    if rendition == Rendition::Pdf {
+        if let Some(stored) =
+            store::documents::document_of_contract(&core.db, contract_uuid, kind).await?
+        {
+            return Ok(Rendered::Pdf(stored.bytes));
+        }
     }
     let contract = store::enrollment::contract_by_uuid(&core.db, contract_uuid)
         .await?
@@ -276,13 +313,20 @@ pub async fn contract_document(
     let app = store::apps::app_by_uuid(&core.db, plan.app_uuid)
         .await?
         .ok_or(Refused(DocumentRefused::NotFound))?;
-    render_contract_documents(core, &app, &plan, &contract.tos_version)
+    lay_out_contract_documents(core, &app, &plan, &contract.tos_version)
         .await?
-        .0
         .into_iter()
         .find(|(k, _, _)| *k == kind)
-        .map(|(_, _, bytes)| bytes)
+        .map(|(_, _, laid)| rendition.of(laid))
         .ok_or(Refused(DocumentRefused::NotFound))
+}
+
+/// A contract's document of `kind` as the PDF the customer accepted.
+pub async fn contract_pdf(core: &Core, contract_uuid: Uuid, kind: DocumentKind) -> Result<Vec<u8>> {
+    match contract_document(core, contract_uuid, kind, Rendition::Pdf).await? {
+        Rendered::Pdf(bytes) => Ok(bytes),
+        Rendered::Html(_) => Err(Refused(DocumentRefused::NotFound)),
+    }
 }
 
 /// An expiration notice as it was sent.

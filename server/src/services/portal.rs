@@ -142,7 +142,7 @@ pub async fn document_pdf(
     );
     let bytes = match found.kind {
         DocumentKind::RenewalNotice => super::documents::notice_document(core, found.uuid).await?,
-        kind => super::documents::contract_document(core, found.contract_uuid, kind).await?,
+        kind => super::documents::contract_pdf(core, found.contract_uuid, kind).await?,
     };
     Ok((name, bytes))
 }

@@ -286,6 +286,12 @@ both_engines! {
         let active = app.get(&format!("/v1/account/locations/{location}/documents"), &token).await;
         let (_, efl) = pdf(&app, active.body["efl"].as_str().unwrap()).await;
         assert!(efl.contains(&monthly.plan_name) && efl.contains("Variable rate, month to month"), "{efl}");
+        // Its HTML rendition, for reading inside a flow, says the same.
+        let efl_url = active.body["efl"].as_str().unwrap().trim_start_matches(&app.state.config.public_url()).to_owned();
+        let html = app.send(Method::GET, &format!("{efl_url}&format=html"), None, None, &[]).await;
+        assert_eq!(html.status, StatusCode::OK, "{}", html.text);
+        assert!(html.header("content-type").starts_with("text/html"));
+        assert!(html.text.contains(&monthly.plan_name) && html.text.contains("Variable rate, month to month"), "{}", html.text);
 
         // The lasting address the notices name answers: sign in to renew.
         let path = lasting.trim_start_matches(&app.state.config.public_url()).to_owned();

@@ -420,6 +420,43 @@ unlimited_on_both_engines! {
         }
     }
 
+    async fn each_plan_document_reads_as_a_page_of_the_same_text(app) {
+        with_directory(&app).await;
+        let (_, token) = account_and_token(&app).await;
+        let r = app.post("/v1/account/enroll/plans/request", &token, &json!({"esi_id": ONCOR_HOUSE})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let p = &r.body["plans"][0];
+        let html_of = |doc: &str| format!("{}&format=html", path_of(&p["documents"][doc]));
+        for (doc, says) in [
+            ("efl", p["name"].as_str().unwrap().to_owned()),
+            ("tos", "Terms of Service, version".to_owned()),
+            ("yrac", "Your Rights as a Customer".to_owned()),
+        ] {
+            let page = app.send(reqwest::Method::GET, &html_of(doc), None, None, &[]).await;
+            assert_eq!(page.status, StatusCode::OK, "{doc}: {}", page.text);
+            assert!(page.header("content-type").starts_with("text/html"), "{doc}");
+            assert!(page.text.starts_with("<!doctype html>"), "{doc}");
+            assert!(page.text.contains(&says), "{doc}: {}", page.text);
+            assert!(!page.text.contains("<script"), "{doc}: a document page runs nothing");
+            // The PDF of the same link says the same.
+            let pdf = app.send(reqwest::Method::GET, &path_of(&p["documents"][doc]), None, None, &[]).await;
+            assert_eq!(pdf.status, StatusCode::OK);
+            assert!(pdf.header("content-type").starts_with("application/pdf"));
+        }
+        // The EFL's figures, as on its PDF.
+        let efl = app.send(reqwest::Method::GET, &html_of("efl"), None, None, &[]).await;
+        let avg = p["average_price_cents_per_kwh"]["kwh_1000"].as_str().unwrap();
+        assert!(efl.text.contains(avg.trim_end_matches('0').trim_end_matches('.')), "{avg}: {}", efl.text);
+        // The signature still decides; an unknown format is refused at its parameter.
+        let unsigned = format!("{}?format=html", path_of(&p["documents"]["efl"]).split('?').next().unwrap());
+        let r = app.send(reqwest::Method::GET, &unsigned, None, None, &[]).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+        let wrong = format!("{}&format=docx", path_of(&p["documents"]["efl"]));
+        let r = app.send(reqwest::Method::GET, &wrong, None, None, &[("accept", "application/json")]).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"), "{}", r.text);
+        assert_eq!(r.body["error"]["param"], "format");
+    }
+
     async fn plans_request_rejects_bad_input_and_changes_nothing(app) {
         with_directory(&app).await;
         let (account_uuid, token) = account_and_token(&app).await;

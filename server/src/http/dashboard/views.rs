@@ -72,7 +72,10 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
             </body>
         </html>
     }
-    .to_html();
+    .to_html()
+    // The renderer's `<!>` text separators are for hydration, which these pages never do;
+    // inside `<title>` they would show as text. Text is escaped, so only markers match.
+    .replace("<!>", "");
     format!("<!DOCTYPE html>{html}")
 }
 
