@@ -1261,7 +1261,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 35);
+        assert_eq!(EVENT_TYPES.len(), 36);
     }
 
     #[test]
