@@ -211,7 +211,32 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   cli(["apps", "set-branding", "--app", app.app_uuid, "--primary-color", "#1b4d3e", "--logo-url", "https://partner.example/logo.png"]);
   cli(["apps", "set-support", "--app", app.app_uuid, "--email", "help@partner.example", "--phone", "512 555 0100"]);
 
-  const created = await call("POST", "/v1/app/accounts", app.token, { email: "first-live@example.com", first_name: "Rosa", last_name: "Garza" });
+  // The partner knows the customer's address: a plain single-meter one of the directory.
+  let home;
+  for (const query of ["12", "23", "34", "45", "56", "67"]) {
+    const found = await call("POST", "/v1/app/accounts/enroll/address-search", app.token, { query, limit: 20 });
+    for (const a of found) {
+      if (a.address_2 || /(1111|2222|3333)$/.test(a.esi_id)) continue;
+      const exact = await call("POST", "/v1/app/accounts/enroll/full-address-search", app.token, {
+        address_1: a.address_1,
+        city: a.city,
+        state: a.state,
+        postal_code: a.postal_code,
+      });
+      if (exact.length === 1) {
+        home = a;
+        break;
+      }
+    }
+    if (home) break;
+  }
+  assert.ok(home, "the directory has a plain address");
+  const created = await call("POST", "/v1/app/accounts", app.token, {
+    email: "first-live@example.com",
+    first_name: "Rosa",
+    last_name: "Garza",
+    preliminary_address: { address_1: home.address_1, address_2: null, city: home.city, state: home.state, postal_code: home.postal_code },
+  });
   const link = await call("POST", `/v1/app/accounts/${created.uuid}/flow-login`, app.token, { scope: "enrollment" });
   const host = await serveHostPage(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Partner app</title>
@@ -242,14 +267,11 @@ test("a live customer signs up in the embedded flow, is switched by the operator
     const flow = page.frameLocator("#flow");
     await flow.locator("main[data-hydrated=true]").waitFor({ timeout: 30_000 });
 
-    // The home, by type-ahead search: the first plain address offered.
+    // The home the partner passed on matches one meter: the customer confirms it.
     await step(flow, "address");
-    await flow.getByLabel("Service address").fill("12");
-    const option = flow.locator("[role=option]").first();
-    await option.waitFor();
-    await option.click();
     await flow.locator("[data-testid=address-confirm]").waitFor();
     esiId = (await flow.locator("[data-testid=esi-id]").textContent()).trim();
+    assert.equal(esiId, home.esi_id);
     await flow.getByRole("button", { name: "Yes, this is my home" }).click();
 
     // A plan, its terms, the identity and the credit check.
@@ -297,7 +319,7 @@ test("a live customer signs up in the embedded flow, is switched by the operator
     () => call("GET", `/v1/app/accounts/${created.uuid}`, app.token),
     (a) => a.status_reason === "utility_submitted",
   );
-  const startDate = submitted.locations[0].service_start_date;
+  const startDate = submitted.locations[0].service_start_date ?? submitted.locations[0].contract_start;
   assert.ok(startDate, `the location has its start date: ${JSON.stringify(submitted.locations[0])}`);
 
   // The operator records the utility's acceptance in the worklist.
@@ -318,9 +340,9 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   assert.equal(active.status, "active", JSON.stringify(active));
   assert.equal(active.locations[0].is_service_active, true);
 
-  // Two bills later: each was issued, fell due and was paid by auto-pay through the processor.
+  // Three cycles later: the first two bills was issued, fell due and was paid by auto-pay through the processor.
   await stopServer();
-  await startServer(morningOf(addDays(startDate, 80)));
+  await startServer(morningOf(addDays(startDate, 95)));
   const { token } = await call("POST", `/v1/app/accounts/${created.uuid}/token`, app.token);
   const bills = await until(
     "two bills paid by auto-pay",
