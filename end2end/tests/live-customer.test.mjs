@@ -210,6 +210,9 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   });
   cli(["apps", "set-branding", "--app", app.app_uuid, "--primary-color", "#1b4d3e", "--logo-url", "https://partner.example/logo.png"]);
   cli(["apps", "set-support", "--app", app.app_uuid, "--email", "help@partner.example", "--phone", "512 555 0100"]);
+  // Flow links open once the app is ready, origins included: the partner's site until its
+  // page below is served.
+  cli(["apps", "set-origins", "--app", app.app_uuid, "--origin", "https://partner.example"]);
 
   // The partner knows the customer's address: a plain single-meter one of the directory.
   let home;
@@ -252,6 +255,8 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   cli(["apps", "set-origins", "--app", app.app_uuid, "--origin", new URL(host.url).origin]);
   // Ready for customers: the readiness checklist passes (the command exits 1 otherwise).
   cli(["apps", "readiness", "--app", app.app_uuid]);
+  // The server keeps an app for a second: the new origin counts after that.
+  await new Promise((r) => setTimeout(r, 1_200));
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await servePartnerSite(context);
@@ -303,22 +308,25 @@ test("a live customer signs up in the embedded flow, is switched by the operator
     await flow.locator("[data-testid=done]").waitFor();
     await page.screenshot({ path: path.join(artifacts, "live-customer-2-done.png"), fullPage: true });
     assert.ok(!sentToUs.some((s) => s.includes("4242424242424242")), "the card number never reaches the service");
-    assert.deepEqual(errors, []);
+    // The flow waits out the account's rate limit and calls again: the browser reports the 429.
+    assert.deepEqual(errors.filter((e) => !/status of 429/.test(e)), []);
   } finally {
     await context.close();
     await host.close();
   }
 
-  // The bureau was asked once, over our contract, and the enrollment went to the utility.
-  assert.equal(bureau.requests.length, 1, "one soft check");
-  assert.equal(bureau.requests[0].first_name, "Rosa");
-  assert.equal(bureau.requests[0].date_of_birth, "1979-01-31");
-  assert.equal(bureau.requests[0].ssn_last4, "6789");
+  // The check runs beside the flow; once it passes, the enrollment goes to the utility.
   const submitted = await until(
     "the enrollment waits for the utility",
     () => call("GET", `/v1/app/accounts/${created.uuid}`, app.token),
     (a) => a.status_reason === "utility_submitted",
+    180_000,
   );
+  // The bureau was asked once, over our contract.
+  assert.equal(bureau.requests.length, 1, "one soft check");
+  assert.equal(bureau.requests[0].first_name, "Rosa");
+  assert.equal(bureau.requests[0].date_of_birth, "1979-01-31");
+  assert.equal(bureau.requests[0].ssn_last4, "6789");
   const startDate = submitted.locations[0].service_start_date ?? submitted.locations[0].contract_start;
   assert.ok(startDate, `the location has its start date: ${JSON.stringify(submitted.locations[0])}`);
 
