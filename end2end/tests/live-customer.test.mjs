@@ -188,7 +188,7 @@ async function recordInWorklist(page, esiId, button, shotName) {
 
 /// An event of the processor about its payment `paymentIntent`, signed now with our secret.
 async function processorSays(appUuid, type, object) {
-  const body = JSON.stringify({ id: `evt_${suffix}_${type}`, type, data: { object } });
+  const body = JSON.stringify({ id: `evt_${suffix}_${object.id}`, type, data: { object } });
   const t = Math.floor(Date.now() / 1000);
   const v1 = createHmac("sha256", webhookSecret).update(`${t}.${body}`).digest("hex");
   const r = await fetch(`${base}/processor/webhooks/${appUuid}`, {
@@ -363,20 +363,27 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   assert.ok(paid, `the bill has its payment: ${JSON.stringify(bill.payments)}`);
   assert.equal(paid.amount_cents, bill.total_cents);
 
-  // The processor holds the payment (its PaymentIntent, off-session, for the bill's amount).
+  // The processor holds the payment: a succeeded PaymentIntent for the bill's amount. The
+  // stand-in lists every key's intents, earlier runs' too, so each candidate is tried, newest
+  // first, until ours is found: the processor says that payment failed, and its bill is owed
+  // again (a delivery about another's payment changes nothing).
   const intents = await fetch(`${processor}/v1/payment_intents?limit=100`, { headers: { authorization: `Bearer ${secretKey}` } }).then((r) => r.json());
-  const intent = intents.data.find((pi) => pi.amount === bill.total_cents && pi.status === "succeeded");
-  assert.ok(intent, `the processor has the payment: ${JSON.stringify(intents.data.map((pi) => [pi.id, pi.amount, pi.status]))}`);
-
-  // Later the processor says that payment failed: the bill is owed again and the partner hears.
-  await processorSays(app.app_uuid, "payment_intent.payment_failed", {
-    id: intent.id,
-    last_payment_error: { code: "card_declined", decline_code: "insufficient_funds" },
-  });
-  const owed = await call("GET", `/v1/account/billing/invoices/${latest.number}`, token);
-  assert.notEqual(owed.status, "paid", "the bill is owed again");
+  const candidates = intents.data.filter((pi) => pi.amount === bill.total_cents && pi.status === "succeeded").sort((x, y) => y.created - x.created);
+  assert.ok(candidates.length > 0, `the processor has the payment: ${JSON.stringify(intents.data.map((pi) => [pi.id, pi.amount, pi.status]))}`);
+  let owed = [];
+  let after;
+  for (const intent of candidates) {
+    await processorSays(app.app_uuid, "payment_intent.payment_failed", {
+      id: intent.id,
+      last_payment_error: { code: "card_declined", decline_code: "insufficient_funds" },
+    });
+    after = (await call("GET", "/v1/account/billing/invoices", token)).data;
+    owed = after.filter((i) => bills.some((b) => b.number === i.number && b.status === "paid") && i.status !== "paid");
+    if (owed.length > 0) break;
+  }
+  assert.equal(owed.length, 1, `one paid bill is owed again: ${JSON.stringify(after.map((i) => [i.number, i.status]))}`);
   const events = await call("GET", "/v1/app/events?type=account.payment_failed", app.token);
-  const failed = events.data.find((e) => e.data.invoice_number === latest.number);
-  assert.ok(failed, `account.payment_failed for ${latest.number}: ${JSON.stringify(events).slice(0, 600)}`);
+  const failed = events.data.find((e) => e.data.invoice_number === owed[0].number);
+  assert.ok(failed, `account.payment_failed for ${owed[0].number}: ${JSON.stringify(events).slice(0, 600)}`);
   assert.equal(failed.data.failure_code, "insufficient_funds");
 });
