@@ -204,6 +204,29 @@ pub struct Plan {
     pub is_renewal: bool,
     /// Set on custom plans: only this account may accept them.
     pub account_uuid: Option<Uuid>,
+    /// Renewal plans of a location with usage: what the plan would have cost over the home's
+    /// last twelve whole months (energy, base charge, delivery, solar credits, taxes and fees);
+    /// the plans come cheapest first by it. `null` without a whole month of usage.
+    #[serde(default)]
+    pub estimated_annual_cost_cents: Option<i64>,
+    /// What `estimated_annual_cost_cents` rests on.
+    #[serde(default)]
+    pub estimate_basis: Option<EstimateBasis>,
+}
+
+/// The usage a plan's estimated cost was computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct EstimateBasis {
+    /// `usage_history`: the home's own meter data.
+    pub kind: String,
+    /// The first day of the twelve months, and the last.
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    /// Whole months of the home's own usage.
+    pub months_of_usage: u32,
+    /// Months the meter did not report in full, counted at the average of the others.
+    pub months_estimated: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
