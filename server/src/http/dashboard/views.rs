@@ -46,6 +46,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                         {utility}
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
+                        <li><a href="/docs/api">"API reference"</a></li>
                     </ul>
                 </nav>
                 <form class="sign-out" method="post" action="/dashboard/sign-out">
