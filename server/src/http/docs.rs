@@ -41,7 +41,10 @@ async fn page() -> Response {
         ),
     );
     h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    h.insert(
+        CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
     response
 }
 
@@ -56,6 +59,9 @@ async fn stylesheet() -> Response {
         .into_response()
 }
 
+/// What an unknown reference resolves to.
+static NULL: Value = Value::Null;
+
 /// The schema a `$ref` names, and its name.
 fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> (Option<&'a str>, &'a Value) {
     match schema.get("$ref").and_then(Value::as_str) {
@@ -63,7 +69,7 @@ fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> (Option<&'a str>, &'a Value
             let name = r.rsplit('/').next().unwrap_or(r);
             let found = doc
                 .pointer(&format!("/components/schemas/{name}"))
-                .unwrap_or(&Value::Null);
+                .unwrap_or(&NULL);
             (Some(name), found)
         }
         None => (None, schema),
@@ -85,7 +91,9 @@ fn types(schema: &Value) -> Vec<&str> {
 
 fn nullable(schema: &Value) -> bool {
     matches!(schema.get("type"), Some(Value::Array(ts)) if ts.iter().any(|t| t == "null"))
-        || alternatives(schema).iter().any(|s| s.get("type") == Some(&json!("null")))
+        || alternatives(schema)
+            .iter()
+            .any(|s| s.get("type") == Some(&json!("null")))
 }
 
 fn alternatives(schema: &Value) -> Vec<&Value> {
@@ -193,7 +201,7 @@ fn example(doc: &Value, schema: &Value, depth: usize) -> Value {
             Some(items) => json!([example(doc, items, depth - 1)]),
             None => json!([]),
         },
-        Some("string") => json!(match schema.get("format").and_then(Value::as_str) {
+        Some("string") => Value::from(match schema.get("format").and_then(Value::as_str) {
             Some("uuid") => "6f1c1f4e-8a3b-4c7e-9d2a-1b5e0c7d9a21",
             Some("date") => "2027-02-01",
             Some("date-time") => "2027-02-01T15:04:05.000Z",
@@ -201,7 +209,7 @@ fn example(doc: &Value, schema: &Value, depth: usize) -> Value {
             Some("uri") | Some("url") => "https://partner.example/path",
             _ => "string",
         }),
-        Some("integer") => json!(schema.get("minimum").cloned().unwrap_or(json!(0))),
+        Some("integer") => schema.get("minimum").cloned().unwrap_or(json!(0)),
         Some("number") => json!(0),
         Some("boolean") => json!(true),
         _ => Value::Null,
@@ -327,7 +335,10 @@ fn operation_view(doc: &Value, method: &str, path: &str, op: &Value) -> impl Int
         .get("operationId")
         .and_then(Value::as_str)
         .map_or_else(|| format!("{method}-{path}"), str::to_owned);
-    let id = format!("op-{}", id.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+    let id = format!(
+        "op-{}",
+        id.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+    );
     let summary = op
         .get("summary")
         .and_then(Value::as_str)
@@ -429,7 +440,7 @@ fn resolve_response<'a>(doc: &'a Value, answer: &'a Value) -> (Option<&'a str>, 
             let name = r.rsplit('/').next().unwrap_or(r);
             let found = doc
                 .pointer(&format!("/components/responses/{name}"))
-                .unwrap_or(&Value::Null);
+                .unwrap_or(&NULL);
             (Some(name), found)
         }
         None => (None, answer),
@@ -462,7 +473,10 @@ pub fn render(json: &str) -> String {
         .flatten()
         .map(|t| {
             (
-                t.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
                 t.get("description")
                     .and_then(Value::as_str)
                     .unwrap_or("")
@@ -534,9 +548,8 @@ pub fn render(json: &str) -> String {
                 .unwrap_or("")
                 .to_owned();
             let rows = fields(&doc, schema);
-            let sample = (!rows.is_empty()).then(|| {
-                example_block("Example", &example(&doc, schema, EXAMPLE_DEPTH))
-            });
+            let sample = (!rows.is_empty())
+                .then(|| example_block("Example", &example(&doc, schema, EXAMPLE_DEPTH)));
             let kind = rows.is_empty().then(|| {
                 let k = type_name(&doc, schema);
                 view! { <p>"Type: " <code>{k}</code></p> }
@@ -610,7 +623,11 @@ mod tests {
     #[test]
     fn an_example_follows_references_and_formats() {
         let d = doc();
-        let e = example(&d, &json!({"$ref": "#/components/schemas/Plans"}), EXAMPLE_DEPTH);
+        let e = example(
+            &d,
+            &json!({"$ref": "#/components/schemas/Plans"}),
+            EXAMPLE_DEPTH,
+        );
         assert_eq!(e["plans"][0]["plan_type"], "fixed");
         assert_eq!(e["plans"][0]["term_months"], 1);
         assert_eq!(e["plans"][0]["plan_uuid"].as_str().map(str::len), Some(36));

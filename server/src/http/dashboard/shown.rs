@@ -60,7 +60,11 @@ pub(super) struct Secret<'a> {
 }
 
 /// Keeps `secret` for the next view of `/dashboard/shown` and answers with the redirect there.
-pub(super) async fn show_once(state: &AppState, session: &Session, secret: Secret<'_>) -> PageResult {
+pub(super) async fn show_once(
+    state: &AppState,
+    session: &Session,
+    secret: Secret<'_>,
+) -> PageResult {
     let waiting = Waiting {
         made: secret.made,
         app: secret.app,

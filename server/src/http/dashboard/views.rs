@@ -3,7 +3,6 @@
 //! JavaScript and with the keyboard alone.
 
 use leptos::prelude::*;
-use uuid::Uuid;
 
 use crate::store::{
     apps::{AppRow, AppTokenRow},

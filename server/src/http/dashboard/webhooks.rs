@@ -168,8 +168,7 @@ async fn create_endpoint(
                     value: typed_url,
                     error: None,
                 };
-                super::render_app_typed(&state, &dash, &app, None, Some(&why), &none, &kept)
-                    .await?
+                super::render_app_typed(&state, &dash, &app, None, Some(&why), &none, &kept).await?
             };
             Ok(html(status, page))
         }
