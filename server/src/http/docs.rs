@@ -251,12 +251,25 @@ fn fields(doc: &Value, schema: &Value) -> Vec<(String, String, bool, String)> {
     out
 }
 
+/// Text of the document in paragraphs (blank lines between), its `code` spans as code.
 fn paragraphs(text: &str) -> impl IntoView {
     text.split("\n\n")
         .filter(|p| !p.trim().is_empty())
         .map(|p| {
             let p = p.trim().replace('\n', " ");
-            view! { <p>{p}</p> }
+            let parts = p
+                .split('`')
+                .enumerate()
+                .map(|(i, part)| {
+                    let part = part.to_owned();
+                    if i % 2 == 1 {
+                        view! { <code>{part}</code> }.into_any()
+                    } else {
+                        part.into_any()
+                    }
+                })
+                .collect_view();
+            view! { <p>{parts}</p> }
         })
         .collect_view()
 }
@@ -423,7 +436,7 @@ fn operation_view(doc: &Value, method: &str, path: &str, op: &Value) -> impl Int
     view! {
         <section class="op" id=id>
             <h3><span class=class>{method_upper}</span> " " <code>{path}</code></h3>
-            <p class="summary">{summary}</p>
+            <div class="summary">{paragraphs(&summary)}</div>
             {paragraphs(&description)}
             {auth}
             {params}
