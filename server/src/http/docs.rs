@@ -251,26 +251,27 @@ fn fields(doc: &Value, schema: &Value) -> Vec<(String, String, bool, String)> {
     out
 }
 
-/// Text of the document in paragraphs (blank lines between), its `code` spans as code.
+/// A line of the document's text, its `code` spans as code.
+fn inline(text: &str) -> impl IntoView {
+    text.replace('\n', " ")
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let part = part.to_owned();
+            if i % 2 == 1 {
+                view! { <code>{part}</code> }.into_any()
+            } else {
+                part.into_any()
+            }
+        })
+        .collect_view()
+}
+
+/// Text of the document in paragraphs (blank lines between).
 fn paragraphs(text: &str) -> impl IntoView {
     text.split("\n\n")
         .filter(|p| !p.trim().is_empty())
-        .map(|p| {
-            let p = p.trim().replace('\n', " ");
-            let parts = p
-                .split('`')
-                .enumerate()
-                .map(|(i, part)| {
-                    let part = part.to_owned();
-                    if i % 2 == 1 {
-                        view! { <code>{part}</code> }.into_any()
-                    } else {
-                        part.into_any()
-                    }
-                })
-                .collect_view();
-            view! { <p>{parts}</p> }
-        })
+        .map(|p| view! { <p>{inline(p.trim())}</p> })
         .collect_view()
 }
 
@@ -282,10 +283,11 @@ fn fields_table(rows: Vec<(String, String, bool, String)>) -> impl IntoView {
                 let required = if required { "required" } else { "optional" };
                 view! {
                     <tr>
-                        <td><code>{name}</code></td>
-                        <td>{kind}</td>
-                        <td>{required}</td>
-                        <td>{about}</td>
+                        <td data-label="Field"><code>{name}</code></td>
+                        <td data-label="Type">{kind}</td>
+                        <td data-label="Required">{required}</td>
+                        // One child, so that a phone's two-column cell keeps the text whole.
+                        <td data-label="About"><span>{inline(&about)}</span></td>
                     </tr>
                 }
             })
@@ -424,7 +426,7 @@ fn operation_view(doc: &Value, method: &str, path: &str, op: &Value) -> impl Int
             let status = status.clone();
             view! {
                 <li>
-                    <strong>{status}</strong> " " {about}
+                    <strong>{status}</strong> " " {inline(&about)}
                     {body}
                 </li>
             }
@@ -579,7 +581,8 @@ pub fn render(json: &str) -> String {
             }
         })
         .collect_view();
-    let heading = format!("{title} {version}");
+    let heading = title.clone();
+    let version = format!("Version {version}.");
     let page_title = format!("{title} reference");
     let html = view! {
         <html lang="en">
@@ -592,7 +595,7 @@ pub fn render(json: &str) -> String {
             <body>
                 <header>
                     <h1>{heading}</h1>
-                    <p>"The same document as JSON: " <a href="/v1/openapi.json"><code>"/v1/openapi.json"</code></a></p>
+                    <p>{version} " The same document as JSON: " <a href="/v1/openapi.json"><code>"/v1/openapi.json"</code></a></p>
                 </header>
                 <nav aria-label="Contents">
                     <h2>"Contents"</h2>
