@@ -243,7 +243,7 @@ test("a webhook endpoint is added, sent a test event, and the delivery shows in 
     // Disabling asks first, naming the endpoint; only the confirmation disables it.
     await page.getByRole("link", { name: "Disable…" }).click();
     await page.getByRole("heading", { name: `Disable the webhook endpoint ${receiver.url}?` }).waitFor();
-    await page.getByText("stops receiving events").waitFor();
+    await page.getByText("stops receiving the events").waitFor();
     await checkedShots(page, "disable-confirm");
     await page.getByRole("link", { name: "Cancel" }).click();
     await page.getByText("State: enabled").waitFor();

@@ -164,7 +164,7 @@ both_engines! {
 
         let confirm = browser.get(&format!("{endpoint}/enabled?disabled=true")).await;
         assert_eq!(confirm.status, StatusCode::OK, "{}", confirm.text);
-        for said in ["Disable the webhook endpoint https://hooks.example.com/in?", "Acme Energy", "stops receiving events", "Recover failed deliveries"] {
+        for said in ["Disable the webhook endpoint https://hooks.example.com/in?", "Acme Energy", "stops receiving the events", "Recover failed deliveries"] {
             assert!(confirm.text.contains(said), "{said}: {}", confirm.text);
         }
         let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true")]).await;

@@ -426,7 +426,7 @@ fn confirm_disable(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::r
     let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
     let types = endpoint.event_type_list();
     let types = if types.is_empty() {
-        "any event".to_owned()
+        "every event type".to_owned()
     } else {
         types.join(", ")
     };
@@ -438,7 +438,7 @@ fn confirm_disable(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::r
                 title: format!("Disable the webhook endpoint {}?", endpoint.url),
                 effects: vec![
                     format!(
-                        "{} stops receiving events of {} ({types}): nothing is sent to it while it is disabled, retries waiting included.",
+                        "{} stops receiving the events of {} it subscribes to ({types}): nothing is sent to it while it is disabled, retries waiting included.",
                         endpoint.url, app.display_name
                     ),
                     "The events are kept: after enabling it again, “Recover failed deliveries” sends the ones it missed.".to_owned(),
