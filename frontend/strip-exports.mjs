@@ -13,9 +13,12 @@
 // `hydrate_async`, so that code stays, a tenth of a flow's bundle, though only lazy islands and
 // lazy routes hydrate asynchronously: the flows' islands hydrate synchronously
 // (`hydrate_from_position`) and none is lazy. Those functions are found by their names (the
-// bundle keeps them until this step: `wasm-opt-features` in Cargo.toml has `-g`); their bodies
-// become `unreachable`, and the optimization then drops all they alone called. A bundle with
-// none of them fails the build: Leptos renamed them, and this step must be looked at again.
+// bundle keeps them until this step: `wasm-opt-features` in Cargo.toml has `-g`), less any that
+// other code calls (the compiler merges identical functions under one name: a helper of the
+// synchronous hydration can carry an asynchronous one's name), as wasm-opt's call graph shows;
+// their bodies become `unreachable`, and the optimization then drops all they alone called. A
+// bundle with none of them fails the build: Leptos renamed them, and this step must be looked
+// at again.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import zlib from "node:zlib";
@@ -28,7 +31,8 @@ const ASYNC_HYDRATION = /(^|::)hydrate_(from_)?async(::|<|$)/;
 // Light optimization (-O1, to a fixed point): what -Oz or -Os shrink of the raw file leaves
 // brotli more to send. Measured on the enrollment bundle (brotli): -Oz 196.0 KB, -Os 194.5 KB,
 // -O2 195.5 KB, -O1 184.6 KB, -O1 to a fixed point 183.6 KB.
-const OPTIMIZE = ["-O1", "--converge", "--enable-bulk-memory", "--enable-nontrapping-float-to-int"];
+const FEATURES = ["--enable-bulk-memory", "--enable-nontrapping-float-to-int"];
+const OPTIMIZE = ["-O1", "--converge", ...FEATURES];
 
 function leb(bytes, at) {
   let value = 0;
@@ -95,9 +99,41 @@ function sections(wasm) {
   return out;
 }
 
-/// The module with the bodies of the functions whose names match ASYNC_HYDRATION made
-/// `unreachable`; how many.
-function withoutAsyncHydration(wasm) {
+/// The functions of asynchronous hydration that only asynchronous hydration calls, by name:
+/// those whose names match ASYNC_HYDRATION, less those called by any other function (to a fixed
+/// point), from wasm-opt's call graph of `file`.
+function asyncHydrationOnly(file) {
+  const graph = execFileSync("wasm-opt", [...FEATURES, "--print-call-graph", file, "-o", "/dev/null"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+  });
+  const callers = new Map();
+  for (const line of graph.split("\n")) {
+    const edge = line.match(/^ {2}"(.*)" -> "(.*)"; \/\/ call$/);
+    if (!edge) continue;
+    const [, from, to] = edge;
+    if (!callers.has(to)) callers.set(to, new Set());
+    callers.get(to).add(from);
+  }
+  const names = new Set();
+  for (const line of graph.split("\n")) {
+    const node = line.match(/^ {2}"(.*)" \[style=/);
+    if (node && ASYNC_HYDRATION.test(node[1])) names.add(node[1]);
+  }
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const name of names) {
+      if ([...(callers.get(name) ?? [])].some((caller) => !names.has(caller))) {
+        names.delete(name);
+        changed = true;
+      }
+    }
+  }
+  return names;
+}
+
+/// The module with the bodies of the functions named in `names` made `unreachable`; how many.
+function withoutAsyncHydration(wasm, names) {
   const all = sections(wasm);
   // Function indices count the imported functions first.
   let imported = 0;
@@ -141,7 +177,7 @@ function withoutAsyncHydration(wasm) {
         for (let i = 0; i < count; i++) {
           const [index, r] = leb(wasm, q);
           const [n, s] = leb(wasm, r);
-          if (ASYNC_HYDRATION.test(wasm.subarray(s, s + n).toString("utf8"))) targets.add(index - imported);
+          if (names.has(wasm.subarray(s, s + n).toString("utf8"))) targets.add(index - imported);
           q = s + n;
         }
       }
@@ -170,7 +206,8 @@ function withoutAsyncHydration(wasm) {
 
 for (const file of process.argv.slice(2)) {
   const [stripped, removed] = withoutUnusedExports(readFileSync(file));
-  const [emptied, erased] = withoutAsyncHydration(stripped);
+  writeFileSync(file, stripped);
+  const [emptied, erased] = withoutAsyncHydration(stripped, asyncHydrationOnly(file));
   if (erased === 0) throw new Error(`${file}: no asynchronous hydration of erased views found (no names?)`);
   writeFileSync(file, emptied);
   execFileSync("wasm-opt", [...OPTIMIZE, file, "-o", file], { stdio: "inherit" });
