@@ -422,6 +422,13 @@ pub struct Deposit {
     /// Instalments not yet on a bill.
     #[serde(default)]
     pub instalments_due_cents: i64,
+    /// Of what the final bill could not take, what was refunded to the card that paid it.
+    #[serde(default)]
+    pub paid_out_cents: i64,
+    /// Of what the final bill could not take, what is still owed to the customer (the operator
+    /// pays it back by other means).
+    #[serde(default)]
+    pub owed_cents: i64,
     /// `senior`, `family_violence` or `good_credit_letter` when the operator waived it.
     #[serde(default)]
     pub waiver: Option<String>,

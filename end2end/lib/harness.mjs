@@ -85,7 +85,7 @@ export function makeLiveReady(appUuid, origins, { keys = true } = {}) {
   switchboard(["apps", "set-branding", "--app", appUuid, "--primary-color", "#1b4d3e", "--logo-url", "https://partner.example/logo.png"]);
   switchboard(["apps", "set-support", "--app", appUuid, "--email", "help@partner.example", "--phone", "512 555 0100"]);
   if (keys) {
-    switchboard(["apps", "set-payment-keys", "--app", appUuid, "--publishable-key", "pk_test_readyPUBLIC0123", "--secret-key", "sk_test_readySECRET0123"]);
+    switchboard(["apps", "set-payment-keys", "--app", appUuid, "--publishable-key", "pk_test_readyPUBLIC0123", "--secret-key", "sk_test_readySECRET0123", "--webhook-secret", "whsec_readySigningSecret0123"]);
   }
   setOrigins(appUuid, origins);
   switchboard(["apps", "readiness", "--app", appUuid]);

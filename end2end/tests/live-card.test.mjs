@@ -41,7 +41,11 @@ before(async () => {
   publishable = `pk_test_${suffix}`;
   execFileSync(serverBin, ["apps", "set-payment-keys", "--app", app.app_uuid, "--publishable-key", publishable], {
     cwd: root,
-    env: { ...process.env, SWITCHBOARD_PAYMENT_SECRET_KEY: `sk_test_${suffix}` },
+    env: {
+      ...process.env,
+      SWITCHBOARD_PAYMENT_SECRET_KEY: `sk_test_${suffix}`,
+      SWITCHBOARD_PAYMENT_WEBHOOK_SECRET: `whsec_${suffix}`,
+    },
   });
   // Ready for customers (its readiness checklist), with an origin until the host page's own.
   makeLiveReady(app.app_uuid, ["https://partner.example"], { keys: false });

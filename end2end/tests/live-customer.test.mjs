@@ -4,7 +4,9 @@
 // typed into the processor's component; the bureau is asked and approves; the operator records
 // the utility's acceptance and the start of service in the worklist; the bills are auto-paid
 // through the processor; then the processor's webhook says a payment failed, and the partner
-// sees `account.payment_failed`.
+// sees `account.payment_failed`. The customer changes to a card whose bank checks each payment:
+// paying the bill now is held for that check, the e-mailed link opens the page where the bank's
+// check runs in the processor's component, and the processor's webhook settles the bill.
 //
 // A live account's clock is the service's, so months pass the way they do in production: the
 // deployment is stopped and started again with its clock (`SWITCHBOARD_CLOCK_START`) on the
@@ -20,6 +22,8 @@ import os from "node:os";
 import path from "node:path";
 import { artifacts, collectErrors, launchBrowser, root, serveHostPage, servePartnerSite, serverBin } from "../lib/harness.mjs";
 import { startFakeBureau } from "../lib/fake-bureau.mjs";
+import { assertAccessible } from "../lib/axe.mjs";
+import { startMailSink } from "../lib/mail-sink.mjs";
 
 const processor = process.env.LOCALSTRIPE_URL ?? "http://127.0.0.1:8420";
 const bureauSecret = "bureau-secret-for-the-browser-tests";
@@ -34,6 +38,7 @@ let env;
 let base;
 let server;
 let bureau;
+let mail;
 let browser;
 
 async function freePort() {
@@ -122,6 +127,7 @@ before(async () => {
   const r = await fetch(`${processor}/v1/customers`).catch(() => null);
   assert.ok(r, `the card processor's stand-in is not reachable at ${processor}: start it with end2end/localstripe.sh start`);
   bureau = await startFakeBureau({ secret: bureauSecret });
+  mail = await startMailSink();
   dir = mkdtempSync(path.join(os.tmpdir(), "switchboard-live-"));
   cpSync(serverBin, path.join(dir, "switchboard"));
   cpSync(path.join(root, "target", "site"), path.join(dir, "site"), { recursive: true });
@@ -135,6 +141,8 @@ before(async () => {
     SWITCHBOARD_PAYMENT_PROCESSOR_JS_URL: `${processor}/js.stripe.com/v3/`,
     SWITCHBOARD_CREDIT_BUREAU__URL: bureau.url,
     SWITCHBOARD_CREDIT_BUREAU__SECRET: bureauSecret,
+    // A live app's e-mails are only sent, never listed: the test reads them as the customer would.
+    SMTP_URL: mail.url,
   });
   browser = await launchBrowser();
 });
@@ -143,6 +151,7 @@ after(async () => {
   await browser?.close();
   if (server) await stopServer();
   await bureau?.close();
+  await mail?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -188,7 +197,7 @@ async function recordInWorklist(page, esiId, button, shotName) {
 
 /// An event of the processor about its payment `paymentIntent`, signed now with our secret.
 async function processorSays(appUuid, type, object) {
-  const body = JSON.stringify({ id: `evt_${suffix}_${object.id}`, type, data: { object } });
+  const body = JSON.stringify({ id: `evt_${suffix}_${type}_${object.id}`, type, data: { object } });
   const t = Math.floor(Date.now() / 1000);
   const v1 = createHmac("sha256", webhookSecret).update(`${t}.${body}`).digest("hex");
   const r = await fetch(`${base}/processor/webhooks/${appUuid}`, {
@@ -315,7 +324,8 @@ test("a live customer signs up in the embedded flow, is switched by the operator
     await host.close();
   }
 
-  // The check runs beside the flow; once it passes, the enrollment goes to the utility.
+  // The check runs after identity verification, which starts a minute after finalize; once it
+  // passes, the enrollment goes to the utility.
   const submitted = await until(
     "the enrollment waits for the utility",
     () => call("GET", `/v1/app/accounts/${created.uuid}`, app.token),
@@ -386,4 +396,71 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   const failed = events.data.find((e) => e.data.invoice_number === owed[0].number);
   assert.ok(failed, `account.payment_failed for ${owed[0].number}: ${JSON.stringify(events).slice(0, 600)}`);
   assert.equal(failed.data.failure_code, "insufficient_funds");
+
+  // The customer saves a card whose bank checks each payment (the processor's test card ending
+  // 3155; saving it passes the bank's check of the card itself).
+  const session = await call("POST", "/v1/account/billing/payment-session", token);
+  const seti = session.client_secret.split("_secret_")[0];
+  const confirmSetup = (extra) =>
+    fetch(`${processor}/v1/setup_intents/${seti}/confirm`, {
+      method: "POST",
+      body: JSON.stringify({ key: session.publishable_key, use_stripe_sdk: true, client_secret: session.client_secret, ...extra }),
+    }).then((r) => r.json());
+  const asked = await confirmSetup({
+    payment_method_data: {
+      type: "card",
+      card: { number: "4000002500003155", exp_month: "12", exp_year: "2034", cvc: "123" },
+      billing_details: { address: { postal_code: "75201" } },
+    },
+  });
+  assert.equal(asked.status, "requires_action", JSON.stringify(asked));
+  assert.equal((await confirmSetup({})).status, "succeeded");
+  await call("POST", "/v1/account/billing/ensure-payment-method-added", token, { payment_method_id: asked.payment_method });
+
+  // Paying the owed bill now: the bank wants the customer, so it is held, and they are e-mailed.
+  const held = await fetch(`${base}/v1/account/billing/invoices/${owed[0].number}/pay`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const heldBody = await held.json();
+  assert.equal(held.status, 402, JSON.stringify(heldBody));
+  assert.equal(heldBody.error.decline_code, "authentication_required");
+  const asking = await mail.next((m) => m.text.includes("/hosted/link?token=") && m.text.includes(owed[0].number) && /confirm/i.test(m.subject));
+  const link = new URL(asking.text.match(/\S*\/hosted\/link\?token=\S+/)[0]);
+
+  // The link's page (one click, so that a mail scanner's visit spends nothing), then the bank's
+  // check in the processor's component, at a phone's width.
+  const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
+  const errors = collectErrors(page);
+  await page.goto(`${base}${link.pathname}${link.search}`);
+  await page.getByRole("button").first().click();
+  await page.waitForURL((u) => u.pathname === "/hosted/authenticate");
+  const confirmButton = page.getByRole("button", { name: "Confirm with your bank" });
+  await confirmButton.waitFor();
+  await assertAccessible(page, "the payment-confirmation page");
+  await page.screenshot({ path: path.join(artifacts, "live-customer-5-authenticate.png"), fullPage: true });
+  const clientSecret = await page.locator("#authenticate").getAttribute("data-client-secret");
+  const intent = clientSecret.split("_secret_")[0];
+  await confirmButton.click();
+  await page.getByRole("button", { name: "Complete authentication" }).click();
+  await page.locator("#authenticate[data-state=confirmed]").waitFor();
+  await page.locator("[data-testid=authenticate-status]", { hasText: "your bank confirmed the payment" }).waitFor();
+  await page.screenshot({ path: path.join(artifacts, "live-customer-6-confirmed.png"), fullPage: true });
+  const atProcessor = await fetch(`${processor}/v1/payment_intents/${intent}`, { headers: { authorization: `Bearer ${secretKey}` } }).then((r) => r.json());
+  assert.equal(atProcessor.status, "succeeded", JSON.stringify(atProcessor).slice(0, 400));
+
+  // The processor's webhook says so, and the bill is paid; the page says it went through.
+  await processorSays(app.app_uuid, "payment_intent.succeeded", { id: intent, status: "succeeded" });
+  await until(
+    "the bill is paid after the bank's check",
+    async () => (await call("GET", `/v1/account/billing/invoices/${owed[0].number}`, token)).status,
+    (status) => status === "paid",
+  );
+  await page.reload();
+  await page.locator("[data-testid=authenticate-settled]", { hasText: "went through" }).waitFor();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await assertAccessible(page, "the payment-confirmation page, settled");
+  await page.screenshot({ path: path.join(artifacts, "live-customer-7-settled.png"), fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
 });

@@ -52,6 +52,8 @@ pub enum JobKind {
     Disconnect,
     /// The simulated utility carries out a disconnection or reconnection it was asked for.
     UtilityServiceOrder,
+    /// What a final bill left of a deposit goes back to the card (`jobs::cycle`).
+    DepositPayout,
 }
 
 impl JobKind {
@@ -72,6 +74,7 @@ impl JobKind {
         JobKind::RenewalRollover,
         JobKind::Disconnect,
         JobKind::UtilityServiceOrder,
+        JobKind::DepositPayout,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +95,7 @@ impl JobKind {
             JobKind::RenewalRollover => store::renewal::RENEWAL_ROLLOVER_JOB_KIND,
             JobKind::Disconnect => "collections.disconnect",
             JobKind::UtilityServiceOrder => "collections.utility_order",
+            JobKind::DepositPayout => "deposit.payout",
         }
     }
 

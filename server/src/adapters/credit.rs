@@ -363,6 +363,8 @@ enum Scenario {
     NotFound,
     /// One provider error, then the file's normal answer.
     ErrorOnce,
+    /// Declined, and the review asks for the largest deposit at once.
+    DepositRequired,
 }
 
 impl Scenario {
@@ -372,6 +374,7 @@ impl Scenario {
             Scenario::Declined => "declined",
             Scenario::NotFound => "not_found",
             Scenario::ErrorOnce => "error_once",
+            Scenario::DepositRequired => "deposit_required",
         }
     }
 
@@ -381,6 +384,7 @@ impl Scenario {
             Scenario::Declined,
             Scenario::NotFound,
             Scenario::ErrorOnce,
+            Scenario::DepositRequired,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)
@@ -393,26 +397,32 @@ impl Scenario {
             Some("0002") => Some(Scenario::Declined),
             Some("0003") => Some(Scenario::NotFound),
             Some("0004") => Some(Scenario::ErrorOnce),
-            Some("0005") => Some(Scenario::Declined),
+            Some("0005") => Some(Scenario::DepositRequired),
             _ => None,
         }
     }
 }
 
-/// Whether a sandbox SSN is the magic one whose check needs a deposit (ending `0005`): the
-/// bureau declines it and its credit review asks for the deposit at once.
-pub fn sandbox_requires_deposit(ssn: &str) -> bool {
-    ssn.ends_with("0005")
+/// What the sandbox bureau plays for a submission: the simulation forced on it, else the SSN's
+/// magic value.
+fn scenario_of(ssn: &str, file: &SandboxCreditFile) -> Option<Scenario> {
+    file.forced
+        .as_deref()
+        .and_then(Scenario::parse)
+        .or_else(|| Scenario::of_ssn(ssn))
+}
+
+/// Whether the sandbox's check of a submission needs a deposit (the SSN ending `0005`, or the
+/// simulation `deposit_required`): the bureau declines it and its credit review asks for the
+/// deposit at once.
+pub fn sandbox_requires_deposit(ssn: &str, file: &SandboxCreditFile) -> bool {
+    scenario_of(ssn, file) == Some(Scenario::DepositRequired)
 }
 
 /// The sandbox bureau's answer for an SSN and what it remembers of it; returns the answer and
 /// the file after the check.
 pub fn sandbox_answer(ssn: &str, file: &SandboxCreditFile) -> (CreditAnswer, SandboxCreditFile) {
-    let scenario = file
-        .forced
-        .as_deref()
-        .and_then(Scenario::parse)
-        .or_else(|| Scenario::of_ssn(ssn));
+    let scenario = scenario_of(ssn, file);
     let mut after = file.clone();
     let answer = match scenario {
         None => CreditAnswer::Passed,
@@ -420,7 +430,7 @@ pub fn sandbox_answer(ssn: &str, file: &SandboxCreditFile) -> (CreditAnswer, San
         Some(Scenario::Frozen) => CreditAnswer::Frozen {
             unfreeze_url: SANDBOX_UNFREEZE_URL.to_owned(),
         },
-        Some(Scenario::Declined) => CreditAnswer::Declined,
+        Some(Scenario::Declined | Scenario::DepositRequired) => CreditAnswer::Declined,
         Some(Scenario::NotFound) => CreditAnswer::NotFound,
         Some(Scenario::ErrorOnce) if file.errors_served > 0 => CreditAnswer::Passed,
         Some(Scenario::ErrorOnce) => {
@@ -449,6 +459,7 @@ pub fn simulated_file(file: &SandboxCreditFile, event: CreditSimulation) -> Sand
         CreditSimulation::Declined => forced(Scenario::Declined),
         CreditSimulation::NotFound => forced(Scenario::NotFound),
         CreditSimulation::Error => forced(Scenario::ErrorOnce),
+        CreditSimulation::DepositRequired => forced(Scenario::DepositRequired),
     }
 }
 
@@ -513,7 +524,8 @@ mod tests {
         assert_eq!(answer("123450003", &none), CreditAnswer::NotFound);
         assert_eq!(answer("123450004", &none).state(), CreditState::Error);
         assert_eq!(answer("123450005", &none), CreditAnswer::Declined);
-        assert!(sandbox_requires_deposit("123450005"));
+        assert!(sandbox_requires_deposit("123450005", &none));
+        assert!(!sandbox_requires_deposit("123450002", &none));
         assert_eq!(answer("123450006", &none), CreditAnswer::Passed);
     }
 

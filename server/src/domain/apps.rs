@@ -196,6 +196,9 @@ pub enum ReadinessItem {
     SupportContacts,
     /// The card processor's keys: without them no card can be saved or charged.
     PaymentKeys,
+    /// The signing secret of the processor's webhooks: without it a payment that fails,
+    /// is refunded or disputed at the processor is never known here.
+    ProcessorWebhookSecret,
     /// At least one site allowed to embed the flows.
     AllowedOrigins,
     /// A month-to-month plan group marked as the default, for contracts nobody renews.
@@ -205,10 +208,11 @@ pub enum ReadinessItem {
 }
 
 impl ReadinessItem {
-    pub const ALL: [ReadinessItem; 6] = [
+    pub const ALL: [ReadinessItem; 7] = [
         ReadinessItem::Brand,
         ReadinessItem::SupportContacts,
         ReadinessItem::PaymentKeys,
+        ReadinessItem::ProcessorWebhookSecret,
         ReadinessItem::AllowedOrigins,
         ReadinessItem::MonthToMonthDefault,
         ReadinessItem::VerifiedWebhooks,
@@ -220,6 +224,7 @@ impl ReadinessItem {
             ReadinessItem::Brand => "brand",
             ReadinessItem::SupportContacts => "support_contacts",
             ReadinessItem::PaymentKeys => "payment_keys",
+            ReadinessItem::ProcessorWebhookSecret => "processor_webhook_secret",
             ReadinessItem::AllowedOrigins => "allowed_origins",
             ReadinessItem::MonthToMonthDefault => "month_to_month_default",
             ReadinessItem::VerifiedWebhooks => "verified_webhooks",
@@ -232,6 +237,7 @@ impl ReadinessItem {
             ReadinessItem::Brand => "Brand: a colour and a logo",
             ReadinessItem::SupportContacts => "Support contacts: an e-mail address and a phone number",
             ReadinessItem::PaymentKeys => "Payment keys: the card processor's publishable and secret keys (set by the operator)",
+            ReadinessItem::ProcessorWebhookSecret => "Card processor webhooks: the signing secret of the endpoint registered at the processor (set by the operator, below)",
             ReadinessItem::AllowedOrigins => "Allowed origins: at least one site that embeds the flows",
             ReadinessItem::MonthToMonthDefault => "Plan groups: a month-to-month group marked as the default",
             ReadinessItem::VerifiedWebhooks => "Webhooks: every enabled endpoint has answered an event with 2xx (send it the test event)",
@@ -247,6 +253,7 @@ pub struct ReadinessFacts {
     pub has_support_email: bool,
     pub has_support_phone: bool,
     pub has_payment_keys: bool,
+    pub has_processor_webhook_secret: bool,
     pub allowed_origins: usize,
     pub has_month_to_month_default: bool,
     /// Enabled endpoints that never answered an event with 2xx.
@@ -261,6 +268,7 @@ pub fn missing_for_live(f: &ReadinessFacts) -> Vec<ReadinessItem> {
             ReadinessItem::Brand => !(f.has_color && f.has_logo),
             ReadinessItem::SupportContacts => !(f.has_support_email && f.has_support_phone),
             ReadinessItem::PaymentKeys => !f.has_payment_keys,
+            ReadinessItem::ProcessorWebhookSecret => !f.has_processor_webhook_secret,
             ReadinessItem::AllowedOrigins => f.allowed_origins == 0,
             ReadinessItem::MonthToMonthDefault => !f.has_month_to_month_default,
             ReadinessItem::VerifiedWebhooks => f.unverified_webhook_endpoints > 0,
@@ -279,6 +287,7 @@ mod tests {
             has_support_email: true,
             has_support_phone: true,
             has_payment_keys: true,
+            has_processor_webhook_secret: true,
             allowed_origins: 1,
             has_month_to_month_default: true,
             unverified_webhook_endpoints: 0,
@@ -290,6 +299,7 @@ mod tests {
                 I::Brand,
                 I::SupportContacts,
                 I::PaymentKeys,
+                I::ProcessorWebhookSecret,
                 I::AllowedOrigins,
                 I::MonthToMonthDefault
             ]
@@ -309,6 +319,14 @@ mod tests {
             ..ready
         };
         assert_eq!(missing_for_live(&unverified), [I::VerifiedWebhooks]);
+        let no_processor_webhooks = ReadinessFacts {
+            has_processor_webhook_secret: false,
+            ..ready
+        };
+        assert_eq!(
+            missing_for_live(&no_processor_webhooks),
+            [I::ProcessorWebhookSecret]
+        );
     }
 
     use super::*;

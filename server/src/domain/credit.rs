@@ -244,6 +244,8 @@ pub enum CreditSimulation {
     Declined,
     NotFound,
     Error,
+    /// Declined, with a deposit asked for at once (as the SSN ending `0005`).
+    DepositRequired,
 }
 
 impl CreditSimulation {
@@ -261,6 +263,7 @@ pub const SIMULATED_EVENTS: &[&str] = &[
     "credit_declined",
     "credit_not_found",
     "credit_check_error",
+    "deposit_required",
     "switch_hold",
     "switch_hold_lifted",
     "verification_hold",
@@ -315,6 +318,7 @@ pub fn parse_simulation(event: &str) -> Simulation {
         "credit_declined" => Simulation::Credit(CreditSimulation::Declined),
         "credit_not_found" => Simulation::Credit(CreditSimulation::NotFound),
         "credit_check_error" => Simulation::Credit(CreditSimulation::Error),
+        "deposit_required" => Simulation::Credit(CreditSimulation::DepositRequired),
         e => match super::enrollment::EnrollmentSimulation::parse(e) {
             Some(sim) => Simulation::Enrollment(sim),
             None => billing_or_unknown(e),
@@ -498,11 +502,15 @@ mod tests {
             assert_ne!(parse_simulation(name), Simulation::Unknown, "{name}");
         }
         assert_eq!(
+            parse_simulation("deposit_required"),
+            Simulation::Credit(CreditSimulation::DepositRequired)
+        );
+        assert_eq!(
             parse_simulation("payment_failed"),
             Simulation::Billing(BillingSimulation::PaymentFailed)
         );
         assert_eq!(parse_simulation("credit_frozen"), Simulation::Unknown);
-        assert_eq!(SIMULATED_EVENTS.len(), 22);
+        assert_eq!(SIMULATED_EVENTS.len(), 23);
         assert!(!CreditSimulation::Unfrozen.runs_check_now());
         assert!(CreditSimulation::Frozen.runs_check_now());
     }

@@ -98,6 +98,12 @@ pub enum PaymentChange {
         payment_id: String,
         amount_cents: i64,
     },
+    /// `setup_intent.succeeded`: the processor saved a card for one of its customers (ours
+    /// when the customer is an account's), whether or not the flow told us of it.
+    CardSaved {
+        customer_id: String,
+        payment_method_id: String,
+    },
     Other,
 }
 
@@ -161,6 +167,10 @@ pub fn parse(body: &[u8]) -> Result<Delivery, Unreadable> {
         "charge.refunded" => PaymentChange::Refunded {
             payment_id: text("payment_intent").ok_or(Unreadable)?,
             refunded_cents: number("amount_refunded").ok_or(Unreadable)?,
+        },
+        "setup_intent.succeeded" => PaymentChange::CardSaved {
+            customer_id: text("customer").ok_or(Unreadable)?,
+            payment_method_id: text("payment_method").ok_or(Unreadable)?,
         },
         "charge.dispute.created" => PaymentChange::Disputed {
             payment_id: text("payment_intent").ok_or(Unreadable)?,
@@ -275,6 +285,10 @@ mod tests {
             PaymentChange::Disputed { payment_id: "pi_5".into(), amount_cents: 900 }
         );
         assert_eq!(
+            read(r#"{"id":"evt_8","type":"setup_intent.succeeded","data":{"object":{"id":"seti_1","customer":"cus_1","payment_method":"pm_1"}}}"#).unwrap().change,
+            PaymentChange::CardSaved { customer_id: "cus_1".into(), payment_method_id: "pm_1".into() }
+        );
+        assert_eq!(
             read(r#"{"id":"evt_6","type":"customer.created","data":{"object":{"id":"cus_1"}}}"#)
                 .unwrap()
                 .change,
@@ -285,6 +299,7 @@ mod tests {
             "[]",
             r#"{"id":"evt_7","type":"charge.refunded","data":{"object":{"id":"ch_1"}}}"#,
             r#"{"type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}"#,
+            r#"{"id":"evt_9","type":"setup_intent.succeeded","data":{"object":{"id":"seti_1","customer":"cus_1"}}}"#,
         ] {
             assert_eq!(read(bad), Err(Unreadable), "{bad}");
         }

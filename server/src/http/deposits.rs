@@ -34,6 +34,8 @@ pub(crate) fn render(v: &DepositView) -> Deposit {
         interest_cents: v.interest_cents,
         refunded_cents: d.refunded_cents,
         instalments_due_cents: v.instalments_due_cents,
+        paid_out_cents: d.paid_out_cents,
+        owed_cents: v.owed_cents(),
         waiver: d.waiver.clone(),
         created_at: Timestamp(d.created_at),
         paid_at: d.paid_at.map(Timestamp),

@@ -77,7 +77,8 @@ pub struct ProcessorWebhookOut {
 /// Receive the card processor's webhook for a live app.
 ///
 /// The processor's events about the app's payments (`payment_intent.succeeded`,
-/// `payment_intent.payment_failed`, `charge.refunded`, `charge.dispute.created`), signed in
+/// `payment_intent.payment_failed`, `charge.refunded`, `charge.dispute.created`) and the cards
+/// it saved for the app's accounts (`setup_intent.succeeded`), signed in
 /// `Stripe-Signature` with the signing secret the operator set for the app (`apps
 /// set-payment-keys --webhook-secret`). Each event is handled once; a delivery signed more than
 /// five minutes from now is refused.

@@ -198,7 +198,9 @@ async fn aftermath(
 /// submission as the credit bureau would: `credit_check_frozen`, `credit_declined`,
 /// `credit_not_found` and `credit_check_error` (a provider error, then success on retry) run
 /// the check at once; `credit_check_unfrozen` lifts the freeze, and the scheduled retry (every
-/// 6 hours on the account's clock, see advance-clock) then passes. The utility and market events
+/// 6 hours on the account's clock, see advance-clock) then passes; `deposit_required` has the
+/// check declined and its credit review ask at once for the largest deposit the rule allows
+/// (`account.deposit_required`, as the SSN ending 0005 does). The utility and market events
 /// (`switch_hold`, `switch_hold_lifted`, `verification_hold`, `meter_deactivated`,
 /// `utility_blocked`, `utility_accepted`, `service_active`, `service_canceled`,
 /// `customer_switched_away`, `usage_history_available`) act on a finalized enrollment. The

@@ -1,6 +1,7 @@
 //! The billing cycle's jobs on the account's clock: on each cycle's read date the read and its
 //! invoice, then auto-pay on the due date, 16 days later, retried after a decline, and the
-//! invoice turning past due the day after its due date when unpaid. Each reads its payload, runs
+//! invoice turning past due the day after its due date when unpaid; after a final bill, what it
+//! left of a deposit paid back to the card. Each reads its payload, runs
 //! its use case of `services::billing` and ends in the same transaction.
 
 use anyhow::Context as _;
@@ -12,6 +13,7 @@ use crate::{
     outbox::Outcome,
     services::{
         billing::{self, InvoicePayload, ReadPayload},
+        deposits::{self, PaidOut, PayoutPayload},
         invoices::{self, AutoPaid, PastDue},
         Error,
     },
@@ -69,6 +71,27 @@ pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
         AutoPaid::CannotCharge(e) => Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
         AutoPaid::Unreachable(e) => {
             tracing::warn!(error = %e, "auto-pay could not reach the processor");
+            let retry = ctx.now() + backoff(ctx.attempt());
+            Ok(ctx
+                .finish_alone(&Outcome::RetryAt(retry, "processor unavailable".into()))
+                .await?)
+        }
+    }
+}
+
+/// What a final bill left of a deposit goes back to the card; an unreachable processor is
+/// tried again later.
+pub async fn deposit_payout(ctx: &JobContext) -> anyhow::Result<()> {
+    let payload: PayoutPayload = serde_json::from_str(&ctx.job.payload)?;
+    let account_uuid = ctx
+        .job
+        .account_uuid
+        .context("a deposit payout without account")?;
+    match deposits::pay_out(&ctx.state, &ctx.clock, account_uuid, &payload).await? {
+        PaidOut::Done(Some(tx)) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
+        PaidOut::Done(None) => Ok(ctx.finish_alone(&Outcome::Done).await?),
+        PaidOut::Unreachable(e) => {
+            tracing::warn!(error = %e, "a deposit's payout could not reach the processor");
             let retry = ctx.now() + backoff(ctx.attempt());
             Ok(ctx
                 .finish_alone(&Outcome::RetryAt(retry, "processor unavailable".into()))

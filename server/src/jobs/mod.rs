@@ -61,5 +61,6 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::RenewalRollover => renewal::rollover(ctx).await,
         JobKind::Disconnect => collections::disconnect(ctx).await,
         JobKind::UtilityServiceOrder => collections::service_order(ctx).await,
+        JobKind::DepositPayout => cycle::deposit_payout(ctx).await,
     }
 }

@@ -55,7 +55,9 @@ pub enum Template {
         retry_url: Option<String>,
     },
     /// The soft credit check passed: no deposit, and what happens next.
-    CreditApproved { first_name: String },
+    CreditApproved {
+        first_name: String,
+    },
     /// The credit check declined the customer or found no file: the enrollment goes to the
     /// credit review, whose decision is e-mailed.
     CreditNotApproved {
@@ -94,6 +96,7 @@ pub enum Template {
     RenewalConfirmed(RenewalConfirmed),
     /// A payment was received: a receipt.
     PaymentReceipt(PaymentReceipt),
+    DepositPaidOut(DepositPaidOut),
     /// The card on file changed: a notice, so that a change nobody asked for is seen.
     CardChanged(CardChanged),
 }
@@ -127,6 +130,17 @@ pub struct PaymentReceipt {
     pub reference: String,
     /// What is still owed on the invoice after this payment.
     pub balance_cents: Option<i64>,
+}
+
+/// What goes back to the card of a deposit the final bill did not take in full.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DepositPaidOut {
+    pub first_name: String,
+    pub amount_cents: i64,
+    /// "Visa ending in 4242", the card on the account (the refund goes to the card that paid
+    /// the deposit).
+    pub card: Option<String>,
+    pub paid_on: chrono::NaiveDate,
 }
 
 /// What a card-change notice states.
@@ -657,6 +671,7 @@ impl Template {
             Template::ServiceActive(_) => "service_active",
             Template::RenewalConfirmed(_) => "renewal_confirmed",
             Template::PaymentReceipt(_) => "payment_receipt",
+            Template::DepositPaidOut(_) => "deposit_paid_out",
             Template::CardChanged(_) => "card_changed",
         }
     }
@@ -738,6 +753,31 @@ impl Template {
                     None,
                 )
             }
+            Template::DepositPaidOut(d) => layout(
+                brand,
+                &format!(
+                    "{} of your deposit is on its way back to you",
+                    app::format::dollars(d.amount_cents)
+                ),
+                &d.first_name,
+                &[
+                    format!(
+                        "Your security deposit with its interest was applied to your final \
+                         {} bill, and {} was left over. On {} we refunded it to the card you \
+                         paid the deposit with{}.",
+                        brand.display_name,
+                        app::format::dollars(d.amount_cents),
+                        long_date(d.paid_on),
+                        d.card
+                            .as_ref()
+                            .map(|c| format!(" (your account's card is your {c})"))
+                            .unwrap_or_default()
+                    ),
+                    "Refunds usually show on your statement within 5 to 10 business days."
+                        .to_owned(),
+                ],
+                None,
+            ),
             Template::CardChanged(c) => {
                 let mut paragraphs = vec![match &c.previous {
                     Some(previous) => format!(
@@ -856,13 +896,15 @@ impl Template {
                 &p.first_name,
                 &[
                     format!(
-                        "Your bank asks you to confirm the payment of your {} electricity bill                          of {} (invoice {}) before it goes through.",
+                        "Your bank asks you to confirm the payment of your {} electricity bill \
+                         of {} (invoice {}) before it goes through.",
                         brand.display_name,
                         app::format::dollars(p.total_cents),
                         p.invoice_number
                     ),
                     format!(
-                        "Follow the link and confirm it with your bank; it takes a minute.                          Until then the bill is not paid. It is due by {}.",
+                        "Follow the link and confirm it with your bank; it takes a minute. \
+                         Until then the bill is not paid. It is due by {}.",
                         long_date(p.due_date)
                     ),
                 ],

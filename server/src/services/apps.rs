@@ -681,6 +681,7 @@ pub async fn readiness(conn: impl Into<store::Conn<'_>>, app: &AppRow) -> store:
         has_support_email: given(&app.support_email),
         has_support_phone: given(&app.support_phone),
         has_payment_keys: !app.payment_publishable_key.trim().is_empty() && counts.secret_keys > 0,
+        has_processor_webhook_secret: counts.webhook_secrets > 0,
         allowed_origins: app.origins().len(),
         has_month_to_month_default: counts.month_to_month_defaults > 0,
         unverified_webhook_endpoints: usize::try_from(counts.unverified_endpoints)

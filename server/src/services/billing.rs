@@ -381,7 +381,7 @@ pub async fn bill_cycle(
     store::billing::insert_invoice(tx, &invoice).await?;
     super::disconnection::mark_billed(tx, &instalments_billed, invoice.uuid).await?;
     super::corrections::mark_applied(tx, &credits_applied, invoice.uuid).await?;
-    super::deposits::mark_billed(tx, app.uuid, &invoice, deposit_billing, clock.now()).await?;
+    super::deposits::mark_billed(tx, clock, app.uuid, &invoice, deposit_billing).await?;
     for (penalized, fee) in &fees {
         store::collections::insert_late_fee(
             tx,

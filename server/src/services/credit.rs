@@ -215,10 +215,16 @@ pub async fn run_check(
     let answer = bureau_for(environment, &state.db, &state.config.credit_bureau)
         .soft_check(&request)
         .await;
-    // The sandbox's SSN for "deposit required": its review is decided at once, as if by the
-    // operator, with the largest deposit the rule allows.
-    let auto_deposit =
-        environment == app::api::Environment::Sandbox && sandbox_requires_deposit(&request.ssn);
+    // The sandbox's "deposit required" (its SSN, or the simulation): its review is decided at
+    // once, as if by the operator, with the largest deposit the rule allows.
+    let auto_deposit = environment == app::api::Environment::Sandbox && {
+        let mut tx = state.db.begin().await?;
+        let file = store::credit::sandbox_credit_file(&mut tx, check.uuid)
+            .await?
+            .unwrap_or_default();
+        drop(tx);
+        sandbox_requires_deposit(&request.ssn, &file)
+    };
     drop(request);
 
     let now = clock.now();

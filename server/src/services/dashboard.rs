@@ -89,6 +89,8 @@ pub struct AccountOverview {
     pub late_fee_exempt: bool,
     /// Its disconnection notices with their bills' numbers, newest first.
     pub disconnections: Vec<(store::disconnections::DisconnectionRow, String)>,
+    /// The latest deposit asked of it.
+    pub deposit: Option<store::credit_reviews::DepositRow>,
 }
 
 /// The most payments an account's page lists.
@@ -236,6 +238,7 @@ pub async fn account_overview(
         events: store::events::events_of_account(db, uuid).await?,
         late_fee_exempt: store::collections::is_late_fee_exempt(db, uuid).await?,
         disconnections: super::disconnection::notices(db, uuid).await?,
+        deposit: store::credit_reviews::latest_deposit(db, uuid).await?,
         emails,
         app,
         account,

@@ -4,14 +4,18 @@
 //! bills; the operator's waiver; where it stands with its interest to date; and its lines on
 //! bills (instalments, the refund after 12 on-time payments, the final bill's application).
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde_json::json;
 use uuid::Uuid;
 
 use super::{audit::Actor, Error};
 use crate::{
-    adapters::payments::{ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError},
+    adapters::payments::{
+        ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorError, RefundOutcome,
+        RefundRequest,
+    },
+    clock::AccountClock,
     domain::{
         billing::{Charge, ChargeGroup},
         deposits::{
@@ -28,8 +32,9 @@ use crate::{
     },
     mail::{
         self,
-        templates::{CreditReviewMail, PaymentReceipt, Template},
+        templates::{CreditReviewMail, DepositPaidOut, PaymentReceipt, Template},
     },
+    outbox::{JobKind, NewJob},
     state::Core,
     store::{
         self, apps::AppRow, billing::InvoiceRow, credit_reviews::DepositRow,
@@ -105,6 +110,17 @@ fn view_of(
         row,
         interest_cents,
         instalments_due_cents,
+    }
+}
+
+impl DepositView {
+    /// What the final bill left of the deposit that has not gone back to the customer yet.
+    pub fn owed_cents(&self) -> i64 {
+        if self.row.refund_reason.as_deref() == Some("final_bill") {
+            self.row.refund_left_cents
+        } else {
+            0
+        }
     }
 }
 
@@ -217,7 +233,9 @@ pub async fn pay_deposit(
     let account = store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid)
         .await?
         .ok_or(Error::Refused(DepositRefused::AccountMissing))?;
-    if store::credit_reviews::mark_deposit_paid(&mut tx, deposit.uuid, now_cents, now).await? {
+    if store::credit_reviews::mark_deposit_paid(&mut tx, deposit.uuid, now_cents, &reference, now)
+        .await?
+    {
         for (i, amount_cents) in later.iter().enumerate().filter(|(_, c)| **c > 0) {
             store::deposits::insert_line(
                 &mut tx,
@@ -470,6 +488,8 @@ pub struct DepositBilling {
     starts: Option<(&'static str, &'static str, i64, i64, i64)>,
     /// The refund credit this bill takes, and what is left for the next bills.
     credit: Option<(i64, i64, i32)>,
+    /// On the final bill, what the bill could not take: it goes back to the card.
+    pay_out: bool,
 }
 
 /// The deposit lines of the bill of the account being issued on `today` for
@@ -568,6 +588,9 @@ pub async fn bill_lines(
             billing.credit = Some((credit, left - credit, seq));
         }
     }
+    // No bill comes after the final one: what it could not take goes back to the card.
+    let still_left = billing.credit.map_or(left, |(_, rest, _)| rest);
+    billing.pay_out = is_final && still_left > 0;
     if !charges.is_empty() {
         billing.group = Some(ChargeGroup {
             name: DEPOSIT_GROUP.to_owned(),
@@ -580,17 +603,36 @@ pub async fn bill_lines(
 
 /// Records, in `tx`, what `bill_lines` put on the bill `invoice` now that it is issued: the
 /// instalments billed, the interest accrued, the refund started with
-/// `account.deposit_refunded`, the refund credit taken and what is left of it.
+/// `account.deposit_refunded`, the refund credit taken and what is left of it; on a final bill
+/// that could not take it all, the job that pays the rest back to the card.
 pub async fn mark_billed(
     tx: &mut Tx,
+    clock: &AccountClock,
     app_uuid: Uuid,
     invoice: &InvoiceRow,
     billing: DepositBilling,
-    now: DateTime<Utc>,
 ) -> store::Result<()> {
+    let now = clock.now();
     let Some(deposit) = billing.deposit else {
         return Ok(());
     };
+    if billing.pay_out {
+        crate::outbox::enqueue(
+            tx,
+            clock,
+            &NewJob {
+                kind: JobKind::DepositPayout,
+                payload: &PayoutPayload {
+                    app_uuid,
+                    deposit_uuid: deposit,
+                },
+                account_uuid: Some(invoice.account_uuid),
+                run_at: now,
+                max_attempts: 20,
+            },
+        )
+        .await?;
+    }
     for line in &billing.instalments {
         store::deposits::bill_line(tx, *line, invoice.uuid).await?;
     }
@@ -636,6 +678,94 @@ pub async fn mark_billed(
         store::deposits::set_refund_left(tx, deposit, left).await?;
     }
     Ok(())
+}
+
+/// The deposit-payout job's payload.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct PayoutPayload {
+    pub app_uuid: Uuid,
+    pub deposit_uuid: Uuid,
+}
+
+/// How a payout ended.
+pub enum PaidOut {
+    /// Recorded in the transaction, which the job finishes and commits; or nothing to pay out
+    /// (`None`: nothing left, no card payment to refund, or the processor refused; what is left
+    /// stays on the deposit as owed to the customer, on the account's page).
+    Done(Option<Tx>),
+    /// The processor could not be reached: try again later.
+    Unreachable(ProcessorError),
+}
+
+/// Pays back to the card the deposit was paid with what the final bill could not take of the
+/// deposit and its interest (at most what that payment charged): refunded through the app's
+/// processor with an idempotency key (the same payout retried refunds once), then recorded on
+/// the deposit with the customer's e-mail, in the transaction returned.
+pub async fn pay_out(
+    core: &Core,
+    clock: &AccountClock,
+    account_uuid: Uuid,
+    payload: &PayoutPayload,
+) -> store::Result<PaidOut> {
+    let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
+        return Ok(PaidOut::Done(None));
+    };
+    let Some(d) = store::credit_reviews::latest_deposit(&core.db, account_uuid)
+        .await?
+        .filter(|d| d.uuid == payload.deposit_uuid)
+    else {
+        return Ok(PaidOut::Done(None));
+    };
+    let cents = d.refund_left_cents.min(d.charged_cents - d.paid_out_cents);
+    let Some(payment_id) = d.processor_payment_id.clone().filter(|_| cents > 0) else {
+        return Ok(PaidOut::Done(None));
+    };
+    let processor = match core.processor_for(&app).await {
+        Ok(p) => p,
+        Err(e @ ProcessorError::Unavailable(_)) => return Ok(PaidOut::Unreachable(e)),
+        Err(e) => {
+            tracing::warn!(error = %e, "a deposit's payout has no processor");
+            return Ok(PaidOut::Done(None));
+        }
+    };
+    let refunded = processor
+        .refund(&RefundRequest {
+            payment_id,
+            amount_cents: cents,
+            idempotency_key: format!("deposit-payout-{}-{}", d.uuid, d.paid_out_cents),
+        })
+        .await;
+    match refunded {
+        Ok(RefundOutcome::Refunded { .. }) => {}
+        Ok(RefundOutcome::Refused { reason }) => {
+            tracing::warn!(reason = %reason, "the processor refused a deposit's payout");
+            return Ok(PaidOut::Done(None));
+        }
+        Err(ProcessorError::NotFound) => return Ok(PaidOut::Done(None)),
+        Err(e) => return Ok(PaidOut::Unreachable(e)),
+    }
+    let mut tx = core.db.begin().await?;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(&mut tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(PaidOut::Done(None));
+    };
+    store::deposits::record_payout(&mut tx, d.uuid, cents, clock.now()).await?;
+    let card = store::payments::current_payment_method(&mut tx, account_uuid).await?;
+    mail::queue_to_account(
+        &mut tx,
+        clock,
+        &app,
+        &account,
+        &Template::DepositPaidOut(DepositPaidOut {
+            first_name: account.first_name.clone(),
+            amount_cents: cents,
+            card: card.map(|c| crate::domain::billing::card_name(&c.brand, &c.last4)),
+            paid_on: clock.today(),
+        }),
+    )
+    .await?;
+    Ok(PaidOut::Done(Some(tx)))
 }
 
 /// `deposit_refund_due` (sandbox): the account's held deposit is earned back now, whatever its

@@ -188,6 +188,15 @@ pub async fn receive_webhook(
         | PaymentChange::Failed { payment_id, .. }
         | PaymentChange::Refunded { payment_id, .. }
         | PaymentChange::Disputed { payment_id, .. } => Some(payment_id.clone()),
+        PaymentChange::CardSaved {
+            customer_id,
+            payment_method_id,
+        } => {
+            // Before the event counts as handled: a processor that cannot be read now gets an
+            // error, and its retry attaches the card.
+            card_saved(core, &app, customer_id, payment_method_id).await?;
+            None
+        }
         PaymentChange::Other => None,
     };
     let mut tx = core.db.begin().await?;
@@ -236,6 +245,30 @@ pub async fn receive_webhook(
         core.account_changed(account.uuid);
     }
     Ok(Received::Handled)
+}
+
+/// A card the processor saved for the customer of one of the app's accounts becomes the
+/// account's card, as `ensure-payment-method-added` would make it (with the change notice when
+/// it replaces another): a customer whose flow closed before it told us keeps the card they
+/// gave. Another customer's card, or one the processor no longer has, changes nothing.
+async fn card_saved(
+    core: &Core,
+    app: &AppRow,
+    customer_id: &str,
+    payment_method_id: &str,
+) -> Result<(), Error<ProcessorWebhookRefused>> {
+    let Some(account_uuid) =
+        store::payments::account_of_processor_customer(&core.db, app.uuid, customer_id).await?
+    else {
+        return Ok(());
+    };
+    match super::billing::ensure_card(core, app, account_uuid, payment_method_id).await {
+        Ok(_) | Err(Error::Refused(ProcessorError::NotFound)) => Ok(()),
+        Err(Error::Refused(e)) => Err(Error::Failed(anyhow::anyhow!(
+            "the saved card could not be read from the processor: {e}"
+        ))),
+        Err(Error::Failed(e)) => Err(Error::Failed(e)),
+    }
 }
 
 /// A payment of ours, with its invoice and account, and what the processor now says of it.
@@ -387,7 +420,7 @@ impl Reconcile<'_> {
                 .await?;
                 Ok(true)
             }
-            PaymentChange::Other => Ok(false),
+            PaymentChange::CardSaved { .. } | PaymentChange::Other => Ok(false),
         }
     }
 }

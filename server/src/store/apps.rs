@@ -314,6 +314,7 @@ pub async fn logo_of_app(conn: impl Into<Conn<'_>>, app_uuid: Uuid) -> Result<Op
 pub struct ReadinessCounts {
     pub logos: i64,
     pub secret_keys: i64,
+    pub webhook_secrets: i64,
     pub month_to_month_defaults: i64,
     pub unverified_endpoints: i64,
 }
@@ -326,6 +327,8 @@ pub async fn readiness_counts(
         (SELECT COUNT(*) FROM app_logos WHERE app_uuid = $1) AS logos, \
         (SELECT COUNT(*) FROM apps WHERE uuid = $1 AND payment_secret_key_sealed IS NOT NULL) \
             AS secret_keys, \
+        (SELECT COUNT(*) FROM apps WHERE uuid = $1 AND payment_webhook_secret_sealed IS NOT NULL) \
+            AS webhook_secrets, \
         (SELECT COUNT(*) FROM plan_groups WHERE app_uuid = $1 AND is_month_to_month_default \
             AND plan_type = 'month_to_month') AS month_to_month_defaults, \
         (SELECT COUNT(*) FROM webhook_endpoints e WHERE e.app_uuid = $1 \

@@ -213,12 +213,19 @@ pub struct DepositRow {
     pub refund_due: bool,
     /// `on_time_payments` or `final_bill`, once it comes back.
     pub refund_reason: Option<String>,
+    /// The processor's payment that paid it by card, and how much that payment was.
+    pub processor_payment_id: Option<String>,
+    pub charged_cents: i64,
+    /// What went back to that card of what the final bill left, and when.
+    pub paid_out_cents: i64,
+    pub paid_out_at: Option<DateTime<Utc>>,
 }
 
 pub(crate) const DEPOSIT_COLUMNS: &str =
     "uuid, app_uuid, account_uuid, review_uuid, amount_cents, \
     status, paid_cents, interest_cents, refunded_cents, created_at, paid_at, refunded_at, waiver, \
-    waived_by, waived_at, interest_through, refund_left_cents, refund_due, refund_reason";
+    waived_by, waived_at, interest_through, refund_left_cents, refund_due, refund_reason, \
+    processor_payment_id, charged_cents, paid_out_cents, paid_out_at";
 
 /// A deposit asked of the account (`required`, nothing paid yet).
 pub async fn insert_deposit(
@@ -260,17 +267,20 @@ pub async fn latest_deposit(
         .await)
 }
 
-/// Marks a deposit still `required` as paid in full; answers whether it was still required.
+/// Marks a deposit still `required` as paid (`paid_cents` by the processor's payment
+/// `payment_id`); answers whether it was still required.
 pub async fn mark_deposit_paid(
     tx: &mut Tx,
     uuid: Uuid,
     paid_cents: i64,
+    payment_id: &str,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    let sql = "UPDATE deposits SET status = 'paid', paid_cents = $1, paid_at = $2 \
-        WHERE uuid = $3 AND status = 'required'";
+    let sql = "UPDATE deposits SET status = 'paid', paid_cents = $1, charged_cents = $1, \
+        processor_payment_id = $2, paid_at = $3 WHERE uuid = $4 AND status = 'required'";
     let n = on_tx!(tx, c => sqlx::query(sql)
         .bind(paid_cents)
+        .bind(payment_id)
         .bind(now)
         .bind(uuid)
         .execute(c)

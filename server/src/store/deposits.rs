@@ -84,6 +84,19 @@ pub async fn set_refund_left(tx: &mut Tx, uuid: Uuid, left_cents: i64) -> Result
         .map(|_| ()))
 }
 
+/// `cents` of what no bill took went back to the card the deposit was paid with.
+pub async fn record_payout(tx: &mut Tx, uuid: Uuid, cents: i64, now: DateTime<Utc>) -> Result<()> {
+    let sql = "UPDATE deposits SET paid_out_cents = paid_out_cents + $1, \
+        refund_left_cents = refund_left_cents - $1, paid_out_at = $2 WHERE uuid = $3";
+    on_tx!(tx, c => sqlx::query(sql)
+        .bind(cents)
+        .bind(now)
+        .bind(uuid)
+        .execute(c)
+        .await
+        .map(|_| ()))
+}
+
 /// Marks a held deposit's refund as earned (the sandbox's simulation); answers whether the
 /// account had a held deposit.
 pub async fn set_refund_due(tx: &mut Tx, uuid: Uuid) -> Result<bool> {

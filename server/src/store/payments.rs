@@ -211,6 +211,21 @@ pub async fn processor_customer(
         .await)
 }
 
+/// The account of the app whose customer at the processor is `customer_id`.
+pub async fn account_of_processor_customer(
+    db: &Db,
+    app_uuid: Uuid,
+    customer_id: &str,
+) -> Result<Option<Uuid>> {
+    let sql = "SELECT account_uuid FROM processor_customers \
+        WHERE app_uuid = $1 AND customer_id = $2";
+    on_db!(db, c => sqlx::query_scalar::<_, Uuid>(sql)
+        .bind(app_uuid)
+        .bind(customer_id)
+        .fetch_optional(c)
+        .await)
+}
+
 /// Records the processor's customer of an account unless one is recorded already; answers
 /// the one that is recorded afterwards (the first writer wins a race).
 pub async fn insert_processor_customer(

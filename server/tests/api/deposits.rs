@@ -459,5 +459,61 @@ both_engines! {
         assert!(last["total_cents"].as_i64().unwrap() >= 0);
         let d = app.get("/v1/account/deposit", &token).await.body;
         assert_eq!((d["status"].as_str(), d["refunded_cents"].as_i64()), (Some("applied"), Some(back)));
+
+        // What the final bill could not take goes back to the card that paid the deposit (at
+        // most what it charged), and the customer is told.
+        let rest = back + lines[0]["amount_cents"].as_i64().unwrap();
+        assert!(rest > 0, "a short final bill leaves some of the deposit: {last}");
+        let paid_out = rest.min(amount);
+        app.eventually("the rest paid out", || async {
+            app.get("/v1/account/deposit", &token).await.body["paid_out_cents"].as_i64() == Some(paid_out)
+        })
+        .await;
+        let d = app.get("/v1/account/deposit", &token).await.body;
+        assert_eq!(d["owed_cents"].as_i64(), Some(rest - paid_out), "{d}");
+        let mails = emails(&app, &uuid).await;
+        let told: Vec<&Value> = mails.iter().filter(|m| m["template"] == "deposit_paid_out").collect();
+        assert_eq!(told.len(), 1, "{mails:?}");
+        let dollars = format!("${}.{:02}", paid_out / 100, paid_out % 100);
+        assert!(told[0]["subject"].as_str().unwrap().contains(&dollars), "{}", told[0]);
+        // Once: the job again (another bill run) pays nothing more.
+        advance(&app, &token, 30).await;
+        assert_eq!(app.get("/v1/account/deposit", &token).await.body["paid_out_cents"].as_i64(), Some(paid_out));
+        // The operator's page of the account shows it.
+        let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let page = operator.get(&format!("/dashboard/accounts/{uuid}")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.text.contains("data-testid=\"deposit\""), "{}", page.text);
+        assert!(page.text.contains(&format!("Refunded to the card</th><td>{dollars}")), "{}", page.text);
+    }
+}
+
+both_engines! {
+    async fn the_sandbox_simulates_a_deposit_required_on_any_check(app) {
+        let (uuid, token) = client_agent_account(&app, "simulated@example.com").await;
+        submit(&app, &token, "123-45-6789").await;
+        app.eventually("the check passes", || async { check_status(&app, &uuid).await == "passed" })
+            .await;
+        let own = app.get("/v1/account", &token).await;
+        assert!(own.body["deposit"].is_null(), "no deposit asked yet: {}", own.text);
+
+        let r = simulate(&app, &token, "deposit_required").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        wait_reason(&app, &uuid, "needs_attention/credit_declined").await;
+        app.eventually("the deposit", || async {
+            app.get("/v1/account/deposit", &token).await.body["status"] == "required"
+        })
+        .await;
+        let deposit = app.get("/v1/account/deposit", &token).await.body;
+        assert!(deposit["amount_cents"].as_i64().unwrap() > 0, "{deposit}");
+        let event = event_of(&app, &uuid, "account.deposit_required").await;
+        assert_eq!(event["amount_cents"], deposit["amount_cents"], "{event}");
+        let review = review_of(&app, &uuid).await;
+        let reviews = server::store::credit_reviews::reviews_of_account(&app.state.db, uuid.parse().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(reviews[0].uuid, review);
+        assert_eq!(reviews[0].status, ReviewStatus::DepositRequired);
+        assert!(templates(&emails(&app, &uuid).await).contains(&"credit_deposit_required"));
     }
 }

@@ -455,9 +455,23 @@ impl TestApp {
         (uuid, token)
     }
 
-    /// Everything of a live app's readiness checklist but its payment keys.
+    /// Everything of a live app's readiness checklist but its payment keys (and the processor's
+    /// webhook signing secret unless the test set its own).
     pub async fn make_live_ready(&self, uuid: Uuid) {
         let db = &self.state.db;
+        if !server::services::apps::has_payment_webhook_secret(db, uuid)
+            .await
+            .unwrap()
+        {
+            admin::set_payment_webhook_secret(
+                db,
+                &self.state.pii,
+                uuid,
+                "whsec_readySigningSecret0123",
+            )
+            .await
+            .unwrap();
+        }
         admin::set_branding(
             db,
             uuid,

@@ -114,7 +114,11 @@ fn the_document_states_the_limits_the_server_enforces() {
         "{scopes}"
     );
     let simulations = prop("SimulateIn", "event")["enum"].clone();
-    assert_eq!(simulations.as_array().unwrap().len(), 22, "{simulations}");
+    assert_eq!(
+        simulations.as_array().unwrap().len(),
+        server::domain::credit::SIMULATED_EVENTS.len(),
+        "{simulations}"
+    );
     let event_types = prop("CreateWebhookEndpointIn", "event_types")["items"]["enum"].clone();
     assert!(
         event_types

@@ -437,3 +437,69 @@ both_engines! {
         assert!(after.testid("authenticate-settled") && after.text.contains("went through"), "{}", after.text);
     }
 }
+
+/// The e-mail templates sent to an account of the live app.
+async fn templates_of(app: &TestApp, app_uuid: Uuid, account: Uuid) -> Vec<String> {
+    server::store::emails::emails_of_app(&app.state.db, app_uuid, Some(account), 100, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.template)
+        .collect()
+}
+
+both_engines! {
+    async fn a_card_the_processor_saved_is_the_accounts_even_when_the_flow_never_said_so(app) {
+        let (base, server, live_uuid, live_token, publishable) = live_on_stand_in(&app).await;
+        server::admin::set_payment_webhook_secret(&app.state.db, &app.state.pii, live_uuid, WEBHOOK_SECRET).await.unwrap();
+        let (account, token) = account_of(&server, &live_token, "closed-early@example.com").await;
+        let customer = || async {
+            server::store::payments::processor_customer(&app.state.db, live_uuid, account).await.unwrap().unwrap()
+        };
+
+        // The customer saves a card in the processor's component, and the flow closes before it
+        // tells us: the processor's setup_intent.succeeded attaches it.
+        let (pk, secret) = session(&server, &token).await;
+        assert_eq!(pk, publishable);
+        let first = confirm_in_browser(&base, &pk, &secret, "4242424242424242").await["payment_method"].as_str().unwrap().to_owned();
+        let seti = secret.split("_secret_").next().unwrap();
+        let object = json!({"id": seti, "customer": customer().await, "payment_method": first, "status": "succeeded"});
+        let (body, r) = processor_says(&server, live_uuid, "setup_intent.succeeded", object).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let card = server::store::payments::current_payment_method(&app.state.db, account).await.unwrap();
+        assert!(card.as_ref().is_some_and(|c| c.id == first && c.last4 == "4242"), "{card:?}");
+        assert_eq!(count(&event_types(&app, account).await, "account.payment_method_added"), 1);
+        // A first card is no change: no notice.
+        assert!(!templates_of(&app, live_uuid, account).await.contains(&"card_changed".to_owned()));
+        // The same event again changes nothing.
+        let again = deliver(&server, live_uuid, &body, &sign(chrono::Utc::now().timestamp(), &body, WEBHOOK_SECRET)).await;
+        assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+        assert_eq!(count(&event_types(&app, account).await, "account.payment_method_added"), 1);
+
+        // A second card saved the same way replaces it, and the customer is told.
+        let (_, secret) = session(&server, &token).await;
+        let second = confirm_in_browser(&base, &pk, &secret, "5555555555554444").await["payment_method"].as_str().unwrap().to_owned();
+        let seti = secret.split("_secret_").next().unwrap();
+        let object = json!({"id": seti, "customer": customer().await, "payment_method": second, "status": "succeeded"});
+        let (_, r) = processor_says(&server, live_uuid, "setup_intent.succeeded", object).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let card = server::store::payments::current_payment_method(&app.state.db, account).await.unwrap();
+        assert!(card.as_ref().is_some_and(|c| c.id == second && c.last4 == "4444"), "{card:?}");
+        assert_eq!(count(&templates_of(&app, live_uuid, account).await, "card_changed"), 1);
+        // The flow telling us afterwards changes nothing more.
+        let told = server.post("/v1/account/billing/ensure-payment-method-added", &token, &json!({"payment_method_id": second})).await;
+        assert_eq!(told.status, StatusCode::OK, "{}", told.text);
+        assert_eq!(count(&templates_of(&app, live_uuid, account).await, "card_changed"), 1);
+
+        // A customer of the processor that is none of ours, or a card that is not that
+        // customer's, changes nothing.
+        let object = json!({"id": "seti_x", "customer": "cus_someone_else", "payment_method": first});
+        let (_, r) = processor_says(&server, live_uuid, "setup_intent.succeeded", object).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let object = json!({"id": "seti_y", "customer": customer().await, "payment_method": "pm_not_theirs"});
+        let (_, r) = processor_says(&server, live_uuid, "setup_intent.succeeded", object).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let card = server::store::payments::current_payment_method(&app.state.db, account).await.unwrap();
+        assert!(card.is_some_and(|c| c.id == second), "the card stays");
+    }
+}

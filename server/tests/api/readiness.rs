@@ -1,5 +1,5 @@
 //! A live app goes live only when ready: until its checklist passes (brand, support contacts,
-//! payment keys, allowed origins, a month-to-month default group, every enabled webhook
+//! payment keys, the processor's webhook signing secret, allowed origins, a month-to-month default group, every enabled webhook
 //! endpoint verified), its sign-up page is not public, no enrollment flow opens and no SSN is
 //! taken; the dashboard names what is missing.
 
@@ -66,7 +66,7 @@ both_engines! {
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "app_not_ready"), "{}", r.text);
         assert_eq!(
             r.body["error"]["missing"],
-            json!(["brand", "support_contacts", "payment_keys", "allowed_origins"]),
+            json!(["brand", "support_contacts", "payment_keys", "processor_webhook_secret", "allowed_origins"]),
             "{}", r.text
         );
         // No SSN is taken: nothing is stored.
@@ -83,7 +83,7 @@ both_engines! {
         assert_eq!(page.status, StatusCode::OK);
         assert!(page.text.contains("data-testid=\"readiness\""), "{}", page.text);
         assert!(page.text.contains("Not open to customers yet"), "{}", page.text);
-        for item in ["brand", "support_contacts", "payment_keys", "allowed_origins"] {
+        for item in ["brand", "support_contacts", "payment_keys", "processor_webhook_secret", "allowed_origins"] {
             assert!(page.text.contains(&format!("data-item=\"{item}\" data-done=\"false\"")), "{item}: {}", page.text);
         }
         assert!(page.text.contains("data-item=\"month_to_month_default\" data-done=\"true\""));
@@ -93,6 +93,16 @@ both_engines! {
         server::admin::set_payment_keys(&app.state.db, &app.state.pii, uuid, "pk_live_readyPUBLIC0123", "sk_live_readySECRET0123")
             .await
             .unwrap();
+        // Keys without the signing secret of the processor's webhooks: a payment that fails at
+        // the processor would never be known, so the app stays closed.
+        let r = app
+            .post(&format!("/v1/app/accounts/{customer}/flow-login"), &token, &json!({"scope": "enrollment"}))
+            .await;
+        assert_eq!(
+            r.body["error"]["missing"],
+            json!(["brand", "support_contacts", "processor_webhook_secret", "allowed_origins"]),
+            "{}", r.text
+        );
         app.make_live_ready(uuid).await;
         let endpoint = app
             .post("/v1/app/webhook-endpoints", &token, &json!({"url": "https://hooks.example.com/in"}))

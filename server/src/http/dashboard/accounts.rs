@@ -34,7 +34,7 @@ use crate::{
         AppState,
     },
     services::{self, dashboard::AccountOverview},
-    store::accounts::AccountRow,
+    store::{self, accounts::AccountRow},
 };
 
 pub fn routes() -> Router<AppState> {
@@ -298,6 +298,57 @@ pub(super) async fn render(
 fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
     format!("{sign}${}.{:02}", (cents / 100).abs(), (cents % 100).abs())
+}
+
+/// The account's deposit: what was asked and paid, its interest, what came back and how, and
+/// anything the final bill left that is still owed to the customer.
+fn deposit_view(d: &store::credit_reviews::DepositRow) -> impl IntoView {
+    let owed = if d.refund_reason.as_deref() == Some("final_bill") {
+        d.refund_left_cents
+    } else {
+        0
+    };
+    let row = |label: &'static str, value: String| {
+        view! { <tr><th scope="row">{label}</th><td>{value}</td></tr> }
+    };
+    let mut rows = vec![
+        row("Status", d.status.clone()),
+        row("Asked", dollars(d.amount_cents)),
+        row("Paid", dollars(d.paid_cents)),
+        row("Interest accrued", dollars(d.interest_cents)),
+    ];
+    if let Some(waiver) = &d.waiver {
+        rows.push(row("Waived", waiver.replace('_', " ")));
+    }
+    if d.refunded_cents > 0 {
+        let how = match d.refund_reason.as_deref() {
+            Some("final_bill") => "applied to the final bill",
+            _ => "credited on the bills after 12 on-time payments",
+        };
+        rows.push(row(
+            "Coming back",
+            format!("{} with its interest, {how}", dollars(d.refunded_cents)),
+        ));
+    }
+    if d.paid_out_cents > 0 {
+        rows.push(row("Refunded to the card", dollars(d.paid_out_cents)));
+    }
+    let owed = (owed > 0).then(|| {
+        view! {
+            <p class="error" data-testid="deposit-owed">{format!(
+                "{} of the deposit is still owed to the customer: the final bill could not take \
+                 and the card has not taken back. Pay it back by other means.",
+                dollars(owed)
+            )}</p>
+        }
+    });
+    view! {
+        <h2>"Deposit"</h2>
+        <div class="table-wrap" data-testid="deposit"><table>
+            <tbody>{rows}</tbody>
+        </table></div>
+        {owed}
+    }
 }
 
 fn account_view(
@@ -595,6 +646,7 @@ fn account_view(
         a.account_number, a.email, o.app.display_name, o.app.environment
     );
     let status = format!("{} ({})", a.status, a.status_reason);
+    let deposit = o.deposit.as_ref().map(deposit_view);
     let body = view! {
         <p><a href="/dashboard/accounts">"← Accounts"</a></p>
         <h1>{title}</h1>
@@ -633,6 +685,7 @@ fn account_view(
                 <thead><tr><th scope="col">"Date"</th><th scope="col">"Amount"</th><th scope="col">"Status"</th><th scope="col">"Failure code"</th><th scope="col">"Invoice"</th><th scope="col">"Since"</th><th scope="col">"Refund"</th></tr></thead>
                 <tbody>{payments}</tbody>
             </table></div>
+            {deposit}
             <h2>"Disconnection notices"</h2>
             <div class="table-wrap"><table>
                 <thead><tr><th scope="col">"Bill"</th><th scope="col">"Notice"</th><th scope="col">"Earliest disconnection"</th><th scope="col">"Status"</th><th scope="col"></th></tr></thead>

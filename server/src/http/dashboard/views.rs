@@ -411,7 +411,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 </form>
                 <h3>"Processor webhooks"</h3>
                 <p>
-                    "Register this endpoint at the card processor for the events payment_intent.succeeded, payment_intent.payment_failed, charge.refunded and charge.dispute.created: "
+                    "Register this endpoint at the card processor for the events payment_intent.succeeded, payment_intent.payment_failed, charge.refunded, charge.dispute.created and setup_intent.succeeded: "
                     <code data-testid="processor-webhook-url">{webhook_url}</code>
                 </p>
                 <p data-testid="webhook-secret-state">{webhook_state}</p>

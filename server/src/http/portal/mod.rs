@@ -671,11 +671,13 @@ async fn deposit_view(
         status => {
             let said = match status {
                 "paid" if deposit.instalments_due_cents > 0 => format!(
-                    "Thank you: your deposit of {amount} is paid in part; the remaining {} comes                      with your next bills. Your enrollment goes on.",
+                    "Thank you: your deposit of {amount} is paid in part; the remaining {} comes \
+                     with your next bills. Your enrollment goes on.",
                     dollars(deposit.instalments_due_cents)
                 ),
                 "paid" => format!(
-                    "Thank you: your deposit of {amount} is paid, and your enrollment goes on.                      It has earned {} in interest so far.",
+                    "Thank you: your deposit of {amount} is paid, and your enrollment goes on. \
+                     It has earned {} in interest so far.",
                     dollars(deposit.interest_cents)
                 ),
                 "waived" => "No deposit is needed: it was waived.".to_owned(),
