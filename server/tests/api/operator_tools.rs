@@ -221,6 +221,58 @@ both_engines! {
         assert_eq!(rows(&app, "SELECT url FROM webhook_endpoints").await, 0, "nothing made");
     }
 
+    async fn every_form_of_the_app_page_keeps_what_was_typed_after_a_refusal(app) {
+        let browser = signed_in(&app, "ops@example.com", Role::Operator, None).await;
+        let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
+        let page = format!("/dashboard/apps/{uuid}");
+        // A refused form: 422, its message at its top, its fields marked and holding what was
+        // typed; nothing stored.
+        let refused = |r: &Page, form: &str, field: &str| {
+            assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{form}: {}", r.text);
+            assert!(r.text.contains(&format!("id=\"{form}-error\" role=\"alert\"")), "{form}: {}", r.text);
+            let at = r.text.find(&format!("id=\"{field}\"")).unwrap();
+            let tag = &r.text[at..at + r.text[at..].find('>').unwrap()];
+            assert!(tag.contains("aria-invalid=\"true\"") && tag.contains(&format!("aria-describedby=\"{form}-error\"")), "{tag}");
+        };
+        let textarea = |r: &Page, id: &str| -> String {
+            let at = r.text.find(&format!("id=\"{id}\"")).unwrap();
+            let open = at + r.text[at..].find('>').unwrap() + 1;
+            r.text[open..open + r.text[open..].find("</textarea>").unwrap()].to_owned()
+        };
+
+        let r = browser.submit(&page, &format!("{page}/branding"), &[("display_name", "Acme Power"), ("primary_color", "greenish"), ("logo_url", "https://acme.example/logo.png")]).await;
+        refused(&r, "branding", "primary_color");
+        assert_eq!((value_of(&r, "display_name"), value_of(&r, "primary_color"), value_of(&r, "logo_url")), ("Acme Power".into(), "greenish".into(), "https://acme.example/logo.png".into()));
+
+        let r = browser.submit(&page, &format!("{page}/support"), &[("name", "Help desk"), ("phone", "12"), ("email", "help@acme.example"), ("hours", "9 to 5"), ("url", "")]).await;
+        refused(&r, "support", "support_phone");
+        assert_eq!((value_of(&r, "support_name"), value_of(&r, "support_phone"), value_of(&r, "support_email"), value_of(&r, "support_hours")), ("Help desk".into(), "12".into(), "help@acme.example".into(), "9 to 5".into()));
+
+        let r = browser.submit(&page, &format!("{page}/origins"), &[("origins", "https://ok.example\nnot an origin")]).await;
+        refused(&r, "origins", "origins");
+        assert_eq!(textarea(&r, "origins"), "https://ok.example\nnot an origin");
+
+        let r = browser.submit(&page, &format!("{page}/renewal"), &[("renewals_url", "ftp://renew.example")]).await;
+        refused(&r, "renewal", "renewals_url");
+        assert_eq!(value_of(&r, "renewals_url"), "ftp://renew.example");
+
+        let long = "L".repeat(601);
+        let r = browser.submit(&page, &format!("{page}/landing"), &[("landing_text", &long)]).await;
+        refused(&r, "landing", "landing_text");
+        assert_eq!(textarea(&r, "landing_text"), long);
+
+        let r = browser.submit(&page, &format!("{page}/late-fee"), &[("late_fee_percent", "7.5")]).await;
+        refused(&r, "late_fee", "late_fee_percent");
+        assert_eq!(value_of(&r, "late_fee_percent"), "7.5");
+
+        // Nothing of it was stored: the page as it was.
+        let shown = browser.get(&page).await;
+        assert_eq!(value_of(&shown, "display_name"), "Acme Energy");
+        assert_eq!(value_of(&shown, "support_phone"), "");
+        assert_eq!(value_of(&shown, "late_fee_percent"), "");
+        assert!(!shown.text.contains("role=\"alert\""), "{}", shown.text);
+    }
+
     async fn the_audit_log_filters_pages_and_links_its_targets(app) {
         let operator = signed_in(&app, "ops@example.com", Role::Operator, None).await;
         let now = app.clock.now();

@@ -652,8 +652,7 @@ async fn render_app(
     notice: Option<&str>,
     error: Option<&str>,
 ) -> ApiResult<String> {
-    let none = views::Typed::default();
-    render_app_typed(state, dash, app, notice, error, &none, &none).await
+    render_app_typed(state, dash, app, notice, error, &views::Refill::default()).await
 }
 
 /// The app page, with what was typed into its key or webhook form kept after a refusal.
@@ -663,8 +662,7 @@ async fn render_app_typed(
     app: &AppRow,
     notice: Option<&str>,
     error: Option<&str>,
-    key_name: &views::Typed,
-    webhook_url: &views::Typed,
+    refill: &views::Refill,
 ) -> ApiResult<String> {
     let tokens = store::apps::app_tokens(&state.db, app.uuid).await?;
     let endpoints = webhooks::endpoints(state, app.uuid).await?;
@@ -694,8 +692,9 @@ async fn render_app_typed(
             processor_webhook_url: &processor_webhook_url,
             operator: dash.member().is_operator(),
             readiness: &readiness,
-            key_name,
-            webhook_url,
+            key_name: &refill.key_name,
+            webhook_url: &refill.webhook_url,
+            kept: refill.kept.as_ref(),
             notice,
             error,
         },
@@ -721,6 +720,40 @@ async fn after_change<T>(
         Err(e) => {
             let why = refusal(e)?;
             let page = render_app(state, dash, app, None, Some(&why)).await?;
+            Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
+        }
+    }
+}
+
+/// After a form of the app page (`form`, its `done` name too) changed `app`: back to its page
+/// saying so, or the page again with what was typed (`typed`, by field name) in that form and
+/// why not beside it, so that nothing typed is lost to one refused value.
+async fn after_form<T>(
+    state: &AppState,
+    dash: &Dash,
+    app: &AppRow,
+    result: Result<T, services::Error<AppRefused>>,
+    form: &'static str,
+    typed: Vec<(&'static str, String)>,
+) -> PageResult {
+    match result {
+        Ok(_) => {
+            app_changed(state);
+            Ok(see_other(&format!(
+                "/dashboard/apps/{}?done={form}",
+                app.uuid
+            )))
+        }
+        Err(e) => {
+            let refill = views::Refill {
+                kept: Some(views::Kept {
+                    form,
+                    values: typed,
+                    error: refusal(e)?,
+                }),
+                ..views::Refill::default()
+            };
+            let page = render_app_typed(state, dash, app, None, None, &refill).await?;
             Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
         }
     }
@@ -759,7 +792,12 @@ async fn set_branding(
     let result =
         services::apps::set_branding(&state.db, &state.clock, &dash.actor(), app.uuid, &change)
             .await;
-    after_change(&state, &dash, &app, result, "branding").await
+    let typed = vec![
+        ("display_name", form.display_name.clone()),
+        ("primary_color", form.primary_color.clone()),
+        ("logo_url", form.logo_url.clone()),
+    ];
+    after_form(&state, &dash, &app, result, "branding", typed).await
 }
 
 #[derive(Deserialize)]
@@ -791,7 +829,8 @@ async fn set_origins(
         }
         Err(why) => Err(services::Error::Refused(why)),
     };
-    after_change(&state, &dash, &app, result, "origins").await
+    let typed = vec![("origins", form.origins.clone())];
+    after_form(&state, &dash, &app, result, "origins", typed).await
 }
 
 #[derive(Deserialize)]
@@ -827,7 +866,14 @@ async fn set_support(
     };
     let result =
         services::apps::set_support(&state.db, &state.clock, &dash.actor(), app.uuid, &input).await;
-    after_change(&state, &dash, &app, result, "support").await
+    let typed = vec![
+        ("name", form.name.clone()),
+        ("phone", form.phone.clone()),
+        ("email", form.email.clone()),
+        ("hours", form.hours.clone()),
+        ("url", form.url.clone()),
+    ];
+    after_form(&state, &dash, &app, result, "support", typed).await
 }
 
 #[derive(Deserialize)]
@@ -854,7 +900,8 @@ async fn set_renewal(
         &form.renewals_url,
     )
     .await;
-    after_change(&state, &dash, &app, result, "renewal").await
+    let typed = vec![("renewals_url", form.renewals_url.clone())];
+    after_form(&state, &dash, &app, result, "renewal", typed).await
 }
 
 #[derive(Deserialize)]
@@ -881,7 +928,8 @@ async fn set_landing(
         &form.landing_text,
     )
     .await;
-    after_change(&state, &dash, &app, result, "landing").await
+    let typed = vec![("landing_text", form.landing_text.clone())];
+    after_form(&state, &dash, &app, result, "landing", typed).await
 }
 
 #[derive(Deserialize)]
@@ -910,7 +958,8 @@ async fn set_late_fee(
         &form.late_fee_percent,
     )
     .await;
-    after_change(&state, &dash, &app, result, "late_fee").await
+    let typed = vec![("late_fee_percent", form.late_fee_percent.clone())];
+    after_form(&state, &dash, &app, result, "late_fee", typed).await
 }
 
 #[derive(Deserialize)]
@@ -942,7 +991,9 @@ async fn set_payment_keys(
         &form.secret_key,
     )
     .await;
-    after_change(&state, &dash, &app, result, "keys").await
+    // The secret key is never written back into the page; the publishable one is no secret.
+    let typed = vec![("publishable_key", form.publishable_key.clone())];
+    after_form(&state, &dash, &app, result, "keys", typed).await
 }
 
 #[derive(Deserialize)]
@@ -971,7 +1022,7 @@ async fn set_payment_webhook_secret(
         &form.webhook_secret,
     )
     .await;
-    after_change(&state, &dash, &app, result, "webhook_secret").await
+    after_form(&state, &dash, &app, result, "webhook_secret", Vec::new()).await
 }
 
 #[derive(Deserialize)]
@@ -1009,9 +1060,11 @@ async fn create_token(
             .await
         }
         Err(services::Error::Refused(AppRefused::Field(e))) if e.param == "name" => {
-            let typed = views::Typed::refused(&form.name, e.message);
-            let none = views::Typed::default();
-            let page = render_app_typed(&state, &dash, &app, None, None, &typed, &none).await?;
+            let refill = views::Refill {
+                key_name: views::Typed::refused(&form.name, e.message),
+                ..views::Refill::default()
+            };
+            let page = render_app_typed(&state, &dash, &app, None, None, &refill).await?;
             Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
         }
         Err(e) => {

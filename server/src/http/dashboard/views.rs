@@ -123,6 +123,50 @@ impl Typed {
     }
 }
 
+/// What one form of the app page held when it was refused: its values by field name and why,
+/// said at the top of that form; its fields show what was typed instead of what is stored.
+#[derive(Default, Clone)]
+pub struct Kept {
+    pub form: &'static str,
+    pub values: Vec<(&'static str, String)>,
+    pub error: String,
+}
+
+/// What the app page writes back into its forms after a refusal.
+#[derive(Default, Clone)]
+pub struct Refill {
+    pub key_name: Typed,
+    pub webhook_url: Typed,
+    pub kept: Option<Kept>,
+}
+
+/// The value of the field `field` of the form `form`: as typed when that form was refused,
+/// else as stored.
+fn field_value(kept: Option<&Kept>, form: &str, field: &str, stored: Option<&str>) -> String {
+    kept.filter(|k| k.form == form)
+        .and_then(|k| k.values.iter().find(|(f, _)| *f == field))
+        .map(|(_, v)| v.clone())
+        .or_else(|| stored.map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Why the form `form` was refused, at its top, with the id its fields point to.
+fn form_error(kept: Option<&Kept>, form: &str) -> impl IntoView {
+    kept.filter(|k| k.form == form).map(|k| {
+        let id = format!("{form}-error");
+        let message = k.error.clone();
+        view! { <p class="field-error" id=id role="alert">{message}</p> }
+    })
+}
+
+/// `aria-invalid` and `aria-describedby` of the fields of the form `form`.
+fn form_aria(kept: Option<&Kept>, form: &str) -> (Option<&'static str>, Option<String>) {
+    match kept.filter(|k| k.form == form) {
+        Some(_) => (Some("true"), Some(format!("{form}-error"))),
+        None => (None, None),
+    }
+}
+
 pub(super) fn csrf_field(csrf: &str) -> impl IntoView {
     let csrf = csrf.to_owned();
     view! { <input type="hidden" name="csrf" value=csrf/> }
@@ -326,6 +370,8 @@ pub struct AppPage<'a> {
     pub key_name: &'a Typed,
     /// The new webhook endpoint's URL, kept after a refusal.
     pub webhook_url: &'a Typed,
+    /// Another form of the page, kept after a refusal.
+    pub kept: Option<&'a Kept>,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
 }
@@ -391,6 +437,12 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     let a = page.app;
     let base = format!("/dashboard/apps/{}", a.uuid);
     let origins = a.origins();
+    let kept = page.kept;
+    let brand_aria = form_aria(kept, "branding");
+    let origins_aria = form_aria(kept, "origins");
+    let support_aria = form_aria(kept, "support");
+    let renewal_aria = form_aria(kept, "renewal");
+    let landing_aria = form_aria(kept, "landing");
     let tokens = page
         .tokens
         .iter()
@@ -429,12 +481,21 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
         .map_or_else(|| "Off".to_owned(), |p| format!("{p}%"));
     let late_fee_form = page.operator.then(|| {
         let action = format!("{base}/late-fee");
-        let current = page.late_fee_percent.clone().unwrap_or_default();
+        let kept = page.kept;
+        let current = field_value(
+            kept,
+            "late_fee",
+            "late_fee_percent",
+            page.late_fee_percent.as_deref(),
+        );
+        let (invalid, described) = form_aria(kept, "late_fee");
         view! {
             <form method="post" action=action>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "late_fee")}
                 <label for="late_fee_percent">"Late fee, percent (blank: off)"</label>
-                <input id="late_fee_percent" name="late_fee_percent" type="text" value=current/>
+                <input id="late_fee_percent" name="late_fee_percent" type="text" value=current
+                    aria-invalid=invalid aria-describedby=described/>
                 <button type="submit">"Save late fee"</button>
             </form>
         }
@@ -449,7 +510,14 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     };
     let keys_form = (page.operator && a.environment == "live").then(|| {
         let action = format!("{base}/payment-keys");
-        let current = a.payment_publishable_key.clone();
+        let current = field_value(
+            kept,
+            "keys",
+            "publishable_key",
+            Some(&a.payment_publishable_key),
+        );
+        let (keys_invalid, keys_described) = form_aria(kept, "keys");
+        let (secret_invalid, secret_described) = form_aria(kept, "webhook_secret");
         let webhook_action = format!("{base}/payment-webhook-secret");
         let webhook_url = page.processor_webhook_url.to_owned();
         let webhook_state = if page.webhook_secret_set {
@@ -463,10 +531,13 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <p>"The card processor's keys of this live app. The secret key is stored sealed and never shown again."</p>
                 <form method="post" action=action>
                     {csrf_field(&nav.csrf)}
+                    {form_error(kept, "keys")}
                     <label for="publishable_key">"Publishable key"</label>
-                    <input id="publishable_key" name="publishable_key" type="text" value=current required/>
+                    <input id="publishable_key" name="publishable_key" type="text" value=current required
+                        aria-invalid=keys_invalid aria-describedby=keys_described.clone()/>
                     <label for="secret_key">"Secret key"</label>
-                    <input id="secret_key" name="secret_key" type="password" autocomplete="off" required/>
+                    <input id="secret_key" name="secret_key" type="password" autocomplete="off" required
+                        aria-invalid=keys_invalid aria-describedby=keys_described/>
                     <button type="submit">"Save keys"</button>
                 </form>
                 <h3>"Processor webhooks"</h3>
@@ -477,8 +548,10 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <p data-testid="webhook-secret-state">{webhook_state}</p>
                 <form method="post" action=webhook_action>
                     {csrf_field(&nav.csrf)}
+                    {form_error(kept, "webhook_secret")}
                     <label for="webhook_secret">"Signing secret (whsec_...)"</label>
-                    <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off" required/>
+                    <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off" required
+                        aria-invalid=secret_invalid aria-describedby=secret_described/>
                     <button type="submit">"Save signing secret"</button>
                 </form>
             </section>
@@ -536,12 +609,19 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <h2>"Brand"</h2>
             <form method="post" action=format!("{base}/branding")>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "branding")}
                 <label for="display_name">"Display name"</label>
-                <input id="display_name" name="display_name" type="text" maxlength="100" required value=a.display_name.clone()/>
+                <input id="display_name" name="display_name" type="text" maxlength="100" required
+                    value=field_value(kept, "branding", "display_name", Some(&a.display_name))
+                    aria-invalid=brand_aria.0 aria-describedby=brand_aria.1.clone()/>
                 <label for="primary_color">"Colour (e.g. #1b4d3e)"</label>
-                <input id="primary_color" name="primary_color" type="text" value=a.primary_color.clone()/>
+                <input id="primary_color" name="primary_color" type="text"
+                    value=field_value(kept, "branding", "primary_color", a.primary_color.as_deref())
+                    aria-invalid=brand_aria.0 aria-describedby=brand_aria.1.clone()/>
                 <label for="logo_url">"Logo URL (https)"</label>
-                <input id="logo_url" name="logo_url" type="url" value=a.logo_url.clone()/>
+                <input id="logo_url" name="logo_url" type="url"
+                    value=field_value(kept, "branding", "logo_url", a.logo_url.as_deref())
+                    aria-invalid=brand_aria.0 aria-describedby=brand_aria.1.clone()/>
                 <button type="submit">"Save brand"</button>
             </form>
             <form method="post" action=format!("{base}/logo") enctype="multipart/form-data">
@@ -559,8 +639,12 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <p class="muted">"Flow page: " <code>{flow_url}</code></p>
             <form method="post" action=format!("{base}/origins")>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "origins")}
                 <label for="origins">"Origins"</label>
-                <textarea id="origins" name="origins" rows="4">{origins.join("\n")}</textarea>
+                <textarea id="origins" name="origins" rows="4"
+                    aria-invalid=origins_aria.0 aria-describedby=origins_aria.1>
+                    {field_value(kept, "origins", "origins", Some(&origins.join("\n")))}
+                </textarea>
                 <button type="submit">"Save origins"</button>
             </form>
         </section>
@@ -569,16 +653,27 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <p>"What customers are told to contact for anything but outages (support-info)."</p>
             <form method="post" action=format!("{base}/support")>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "support")}
                 <label for="support_name">"Name"</label>
-                <input id="support_name" name="name" type="text" value=a.support_name.clone()/>
+                <input id="support_name" name="name" type="text"
+                    value=field_value(kept, "support", "name", a.support_name.as_deref())
+                    aria-invalid=support_aria.0 aria-describedby=support_aria.1.clone()/>
                 <label for="support_phone">"Phone"</label>
-                <input id="support_phone" name="phone" type="tel" value=a.support_phone.clone()/>
+                <input id="support_phone" name="phone" type="tel"
+                    value=field_value(kept, "support", "phone", a.support_phone.as_deref())
+                    aria-invalid=support_aria.0 aria-describedby=support_aria.1.clone()/>
                 <label for="support_email">"E-mail"</label>
-                <input id="support_email" name="email" type="email" value=a.support_email.clone()/>
+                <input id="support_email" name="email" type="email"
+                    value=field_value(kept, "support", "email", a.support_email.as_deref())
+                    aria-invalid=support_aria.0 aria-describedby=support_aria.1.clone()/>
                 <label for="support_hours">"Hours"</label>
-                <input id="support_hours" name="hours" type="text" value=a.support_hours.clone()/>
+                <input id="support_hours" name="hours" type="text"
+                    value=field_value(kept, "support", "hours", a.support_hours.as_deref())
+                    aria-invalid=support_aria.0 aria-describedby=support_aria.1.clone()/>
                 <label for="support_url">"Web page (https)"</label>
-                <input id="support_url" name="url" type="url" value=a.support_url.clone()/>
+                <input id="support_url" name="url" type="url"
+                    value=field_value(kept, "support", "url", a.support_url.as_deref())
+                    aria-invalid=support_aria.0 aria-describedby=support_aria.1.clone()/>
                 <button type="submit">"Save support contacts"</button>
             </form>
         </section>
@@ -587,8 +682,11 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <p>"Where renewal notices send customers whose account has no link of its own (blank: our hosted renewal page)."</p>
             <form method="post" action=format!("{base}/renewal")>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "renewal")}
                 <label for="renewals_url">"Renewal link (https)"</label>
-                <input id="renewals_url" name="renewals_url" type="url" value=a.renewals_url.clone()/>
+                <input id="renewals_url" name="renewals_url" type="url"
+                    value=field_value(kept, "renewal", "renewals_url", a.renewals_url.as_deref())
+                    aria-invalid=renewal_aria.0 aria-describedby=renewal_aria.1/>
                 <button type="submit">"Save renewal link"</button>
             </form>
         </section>
@@ -598,8 +696,12 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <p>"The short text above the sign-up form of this app's hosted page (/go/" {a.slug.clone()} "), at most 600 characters."</p>
             <form method="post" action=format!("{base}/landing")>
                 {csrf_field(&nav.csrf)}
+                {form_error(kept, "landing")}
                 <label for="landing_text">"Landing text"</label>
-                <textarea id="landing_text" name="landing_text" rows="4" maxlength="600">{a.landing_text.clone().unwrap_or_default()}</textarea>
+                <textarea id="landing_text" name="landing_text" rows="4" maxlength="600"
+                    aria-invalid=landing_aria.0 aria-describedby=landing_aria.1>
+                    {field_value(kept, "landing", "landing_text", a.landing_text.as_deref())}
+                </textarea>
                 <button type="submit">"Save landing text"</button>
             </form>
         </section>

@@ -159,16 +159,21 @@ async fn create_endpoint(
                 services::Error::Refused(WebhookRefused::UrlNotAllowed(_))
             ) || matches!(&e, services::Error::Refused(WebhookRefused::Field(f)) if f.param == "url");
             let (status, why) = refusal(e)?;
-            let none = views::Typed::default();
             let page = if about_url {
-                let typed = views::Typed::refused(&typed_url, why);
-                super::render_app_typed(&state, &dash, &app, None, None, &none, &typed).await?
-            } else {
-                let kept = views::Typed {
-                    value: typed_url,
-                    error: None,
+                let refill = views::Refill {
+                    webhook_url: views::Typed::refused(&typed_url, why),
+                    ..views::Refill::default()
                 };
-                super::render_app_typed(&state, &dash, &app, None, Some(&why), &none, &kept).await?
+                super::render_app_typed(&state, &dash, &app, None, None, &refill).await?
+            } else {
+                let refill = views::Refill {
+                    webhook_url: views::Typed {
+                        value: typed_url,
+                        error: None,
+                    },
+                    ..views::Refill::default()
+                };
+                super::render_app_typed(&state, &dash, &app, None, Some(&why), &refill).await?
             };
             Ok(html(status, page))
         }
