@@ -726,7 +726,6 @@ both_engines! {
         live_card(&server, &fake, &token, DECLINES_LATER).await;
         let started: NaiveDate = start.parse().unwrap();
         live_on_to(&app, live_today(&app).max(started) + Duration::days(5)).await;
-        let token = fresh().await;
         let live = server::store::accounts::account_by_uuid(&app.state.db, account_uuid).await.unwrap().unwrap();
         let live_app = server::store::apps::app_by_uuid(&app.state.db, live.app_uuid).await.unwrap().unwrap();
         let clock = app.clock.for_account(&app.state.db, account_uuid).await.unwrap();
