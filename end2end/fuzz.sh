@@ -64,7 +64,7 @@ status=0
 run() { # name, token, path regex, seconds
   echo "--- $1"
   # From the scratch folder: schemathesis keeps a cache in its working directory.
-  (cd "$WORK" && "$ST" run "$BASE/v1/openapi.json" --url "$BASE" \
+  (cd "$WORK" && SCHEMATHESIS_HOOKS="$ROOT/end2end/fuzz_hooks.py" "$ST" run "$BASE/v1/openapi.json" --url "$BASE" \
     --header "Authorization: Bearer $2" --include-path-regex "$3" \
     --checks all --exclude-checks positive_data_acceptance \
     --max-examples "$EXAMPLES" --seed "$SEED" --max-time "$4" \

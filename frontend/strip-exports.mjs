@@ -7,15 +7,32 @@
 // larger. Then the precompressed copies are written again. The JS glue keeps its class
 // wrappers, never constructed. Usage: node frontend/strip-exports.mjs target/site/pkg/*.wasm
 // (binaryen's wasm-opt on PATH).
+//
+// Also emptied before the optimization: the asynchronous hydration of Leptos's type-erased views
+// (`AnyView`, which every `.into_any()` makes). Each erased view keeps a pointer to its
+// `hydrate_async`, so that code stays, a tenth of a flow's bundle, though only lazy islands and
+// lazy routes hydrate asynchronously: the flows' islands hydrate synchronously
+// (`hydrate_from_position`) and none is lazy. Those functions are found by their names (the
+// bundle keeps them until this step: `wasm-opt-features` in Cargo.toml has `-g`), less any that
+// other code calls (the compiler merges identical functions under one name: a helper of the
+// synchronous hydration can carry an asynchronous one's name), as wasm-opt's call graph shows;
+// their bodies become `unreachable`, and the optimization then drops all they alone called. A
+// bundle with none of them fails the build: Leptos renamed them, and this step must be looked
+// at again.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import zlib from "node:zlib";
 
 const UNUSED = /^(__wbg_)?intounderlying(bytesource|sink|source)_/;
+// Every function of asynchronous hydration, and the drop glue of its futures (as wasm-bindgen
+// writes their names): the futures' `poll` functions are reached through vtables too, which
+// keep them as long as they are there.
+const ASYNC_HYDRATION = /(^|::)hydrate_(from_)?async(::|<|$)/;
 // Light optimization (-O1, to a fixed point): what -Oz or -Os shrink of the raw file leaves
 // brotli more to send. Measured on the enrollment bundle (brotli): -Oz 196.0 KB, -Os 194.5 KB,
 // -O2 195.5 KB, -O1 184.6 KB, -O1 to a fixed point 183.6 KB.
-const OPTIMIZE = ["-O1", "--converge", "--enable-bulk-memory", "--enable-nontrapping-float-to-int"];
+const FEATURES = ["--enable-bulk-memory", "--enable-nontrapping-float-to-int"];
+const OPTIMIZE = ["-O1", "--converge", ...FEATURES];
 
 function leb(bytes, at) {
   let value = 0;
@@ -70,9 +87,129 @@ function withoutUnusedExports(wasm) {
   return [Buffer.concat(parts), removed];
 }
 
+/// The sections of a module: [id, start, body start, end].
+function sections(wasm) {
+  const out = [];
+  let at = 8;
+  while (at < wasm.length) {
+    const [size, body] = leb(wasm, at + 1);
+    out.push([wasm[at], at, body, body + size]);
+    at = body + size;
+  }
+  return out;
+}
+
+/// The functions of asynchronous hydration that only asynchronous hydration calls, by name:
+/// those whose names match ASYNC_HYDRATION, less those called by any other function (to a fixed
+/// point), from wasm-opt's call graph of `file`.
+function asyncHydrationOnly(file) {
+  const graph = execFileSync("wasm-opt", [...FEATURES, "--print-call-graph", file, "-o", "/dev/null"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+  });
+  const callers = new Map();
+  for (const line of graph.split("\n")) {
+    const edge = line.match(/^ {2}"(.*)" -> "(.*)"; \/\/ call$/);
+    if (!edge) continue;
+    const [, from, to] = edge;
+    if (!callers.has(to)) callers.set(to, new Set());
+    callers.get(to).add(from);
+  }
+  const names = new Set();
+  for (const line of graph.split("\n")) {
+    const node = line.match(/^ {2}"(.*)" \[style=/);
+    if (node && ASYNC_HYDRATION.test(node[1])) names.add(node[1]);
+  }
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const name of names) {
+      if ([...(callers.get(name) ?? [])].some((caller) => !names.has(caller))) {
+        names.delete(name);
+        changed = true;
+      }
+    }
+  }
+  return names;
+}
+
+/// The module with the bodies of the functions named in `names` made `unreachable`; how many.
+function withoutAsyncHydration(wasm, names) {
+  const all = sections(wasm);
+  // Function indices count the imported functions first.
+  let imported = 0;
+  for (const [id, , body] of all.filter(([id]) => id === 2)) {
+    let [count, p] = leb(wasm, body);
+    for (let i = 0; i < count; i++) {
+      for (let name = 0; name < 2; name++) {
+        const [length, at] = leb(wasm, p);
+        p = at + length;
+      }
+      const kind = wasm[p++];
+      if (kind === 0) {
+        imported++;
+        p = leb(wasm, p)[1];
+      } else if (kind === 1) {
+        p++;
+        const flags = wasm[p++];
+        p = leb(wasm, p)[1];
+        if (flags & 1) p = leb(wasm, p)[1];
+      } else if (kind === 2) {
+        const flags = wasm[p++];
+        p = leb(wasm, p)[1];
+        if (flags & 1) p = leb(wasm, p)[1];
+      } else if (kind === 3) {
+        p += 2;
+      } else {
+        throw new Error(`import kind ${kind}`);
+      }
+    }
+  }
+  const targets = new Set();
+  for (const [, , body, end] of all.filter(([id]) => id === 0)) {
+    const [length, at] = leb(wasm, body);
+    if (wasm.subarray(at, at + length).toString("utf8") !== "name") continue;
+    let p = at + length;
+    while (p < end) {
+      const sub = wasm[p];
+      const [size, start] = leb(wasm, p + 1);
+      if (sub === 1) {
+        let [count, q] = leb(wasm, start);
+        for (let i = 0; i < count; i++) {
+          const [index, r] = leb(wasm, q);
+          const [n, s] = leb(wasm, r);
+          if (names.has(wasm.subarray(s, s + n).toString("utf8"))) targets.add(index - imported);
+          q = s + n;
+        }
+      }
+      p = start + size;
+    }
+  }
+  const parts = [];
+  for (const [id, start, body, end] of all) {
+    if (id !== 10) {
+      parts.push(wasm.subarray(start, end));
+      continue;
+    }
+    let [count, p] = leb(wasm, body);
+    const bodies = [unsignedLeb(count)];
+    for (let i = 0; i < count; i++) {
+      const [size, at] = leb(wasm, p);
+      // No locals; `unreachable`; `end`.
+      bodies.push(targets.has(i) ? Buffer.from([3, 0, 0x00, 0x0b]) : wasm.subarray(p, at + size));
+      p = at + size;
+    }
+    const section = Buffer.concat(bodies);
+    parts.push(Buffer.from([10]), unsignedLeb(section.length), section);
+  }
+  return [Buffer.concat([wasm.subarray(0, 8), ...parts]), targets.size];
+}
+
 for (const file of process.argv.slice(2)) {
   const [stripped, removed] = withoutUnusedExports(readFileSync(file));
   writeFileSync(file, stripped);
+  const [emptied, erased] = withoutAsyncHydration(stripped, asyncHydrationOnly(file));
+  if (erased === 0) throw new Error(`${file}: no asynchronous hydration of erased views found (no names?)`);
+  writeFileSync(file, emptied);
   execFileSync("wasm-opt", [...OPTIMIZE, file, "-o", file], { stdio: "inherit" });
   const wasm = readFileSync(file);
   if (WebAssembly.Module.exports(new WebAssembly.Module(wasm)).some((e) => UNUSED.test(e.name))) {
@@ -89,5 +226,5 @@ for (const file of process.argv.slice(2)) {
     }),
   );
   writeFileSync(`${file}.gz`, zlib.gzipSync(wasm, { level: 9 }));
-  console.log(`${file}: ${removed} unused exports removed, optimized`);
+  console.log(`${file}: ${removed} unused exports removed, ${erased} asynchronous hydrations emptied, optimized`);
 }

@@ -143,7 +143,7 @@ impl ApiClient {
         if response.ok() {
             return Ok(text);
         }
-        match serde_json::from_str::<Envelope>(&text) {
+        match crate::json::from_str::<Envelope>(&text) {
             Ok(e) => Err(e.error.into()),
             Err(e) => Err(ClientError::network(e)),
         }
@@ -161,7 +161,7 @@ impl ApiClient {
             .transpose()
             .map_err(ClientError::network)?;
         let text = Self::exchange(method, path, bearer, body).await?;
-        serde_json::from_str(&text).map_err(ClientError::network)
+        crate::json::from_str(&text).map_err(ClientError::network)
     }
 
     #[cfg(not(feature = "hydrate"))]

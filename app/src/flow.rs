@@ -398,7 +398,7 @@ fn page_chrome() -> Chrome {
             .and_then(|w| w.document())
             .and_then(|d| d.get_element_by_id(CHROME_ID))
             .and_then(|e| e.text_content())
-            .and_then(|json| serde_json::from_str(&json).ok())
+            .and_then(|json| crate::json::from_str(&json).ok())
             .unwrap_or_default()
     }
     #[cfg(not(feature = "hydrate"))]

@@ -5,6 +5,8 @@ pub mod api;
 pub mod client;
 pub mod flow;
 pub mod format;
+#[cfg(feature = "hydrate")]
+pub mod json;
 pub mod views;
 
 use leptos::prelude::*;

@@ -4,8 +4,12 @@
 // throttled; a webhook endpoint is added and sent a test event, whose delivery (with the start
 // of the receiver's answer) shows in the log; an operator finds an account and opens its
 // invoice and a document as PDFs; an operator uploads an app's logo and edits one of its plan
-// groups (a wrong value refused at its field, then a new version). Screenshots at 360 and
-// 1280 px.
+// groups (a wrong value refused at its field, then a new version). The operator's tools: a
+// key is named, shown once after the form's redirect (a reload shows nothing and makes
+// nothing), and revoked only from a confirmation that names it; disabling an endpoint and
+// rotating its secret ask first; a refused value stays in its field with the reason beside
+// it; the audit log is filtered, paged and readable at 360 px; the API reference page.
+// Screenshots at 360 and 1280 px, axe-clean where noted.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +17,7 @@ import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
 import path from "node:path";
 import { api, artifacts, baseUrl, collectErrors, createApp, launchBrowser, root, serverBin, waitForServer } from "../lib/harness.mjs";
+import { assertAccessible } from "../lib/axe.mjs";
 
 let browser;
 // E-mails unique to this run, so that the test may run again on the same database.
@@ -48,6 +53,18 @@ async function shots(page, name) {
   }
 }
 
+/// Screenshots at both widths, with no horizontal page scroll and no axe violation at either.
+async function checkedShots(page, name) {
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(scrollWidth <= width, `the ${name} page is ${scrollWidth} px wide at ${width} px`);
+    await assertAccessible(page, `${name} at ${width} px`);
+    await page.screenshot({ path: path.join(artifacts, `dashboard-${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 async function apiStatus(token) {
   const r = await fetch(`${baseUrl}/v1/app`, { headers: { authorization: `Bearer ${token}` } });
   return r.status;
@@ -74,7 +91,7 @@ test("a partner signs in, creates a sandbox app, manages keys and origins", asyn
   await signIn(page, partnerEmail, password);
   await page.getByRole("heading", { name: "Apps" }).waitFor();
 
-  await page.getByLabel("Name").fill("Acme Energy");
+  await page.getByLabel("Name", { exact: true }).fill("Acme Energy");
   await page.getByLabel("Environment").selectOption("sandbox");
   await page.getByRole("button", { name: "Create app" }).click();
   await page.getByRole("heading", { name: "Your app was created" }).waitFor();
@@ -85,17 +102,38 @@ test("a partner signs in, creates a sandbox app, manages keys and origins", asyn
   await page.getByRole("heading", { name: "Acme Energy" }).waitFor();
   const appUuid = page.url().split("/").pop();
 
+  // A key without a name is refused beside its field, and what was typed stays.
+  await page.getByLabel("Name of the new key").fill("   ");
+  await page.getByRole("button", { name: "Create a key" }).click();
+  await page.locator("#key_name-error").waitFor();
+  assert.match(await page.locator("#key_name-error").innerText(), /Give the key a name/);
+  assert.equal(await page.getByLabel("Name of the new key").getAttribute("aria-invalid"), "true");
+  await checkedShots(page, "key-name-refused");
+  await page.getByLabel("Name of the new key").fill("Billing server");
   await page.getByRole("button", { name: "Create a key" }).click();
   await page.getByRole("heading", { name: "A new key was created" }).waitFor();
+  assert.match(page.url(), /\/dashboard\/shown$/, "the form answered with a redirect");
   const second = await page.locator("#token").inputValue();
+  assert.ok(!page.url().includes(second), "the key is never in the address");
   assert.equal(await apiStatus(second), 200);
+  await checkedShots(page, "key-shown");
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseUrl });
   await page.getByRole("button", { name: "Copy" }).click();
   await page.getByText("Copied.").waitFor();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), second, "the key is on the clipboard");
-  await page.getByRole("link", { name: "Continue to the app" }).click();
-  const prefix = second.slice(0, "swb_sandbox_".length + 8);
-  await page.getByRole("button", { name: `Revoke ${prefix}` }).click();
+  // A reload shows nothing and makes nothing.
+  await page.reload();
+  await page.getByRole("heading", { name: "Nothing to show" }).waitFor();
+  assert.equal(await page.locator("#token").count(), 0);
+  await page.goto(`${baseUrl}/dashboard/apps/${appUuid}`);
+  assert.equal(await page.getByRole("cell", { name: "Billing server", exact: true }).count(), 1, "one key of that name");
+  await page.getByRole("link", { name: "Revoke the key Billing server" }).click();
+  await page.getByRole("heading", { name: "Revoke the key “Billing server”?" }).waitFor();
+  await page.getByText("stops working at once").waitFor();
+  await page.getByText("The app's other active key keeps working.").waitFor();
+  assert.equal(await apiStatus(second), 200, "asking revokes nothing");
+  await checkedShots(page, "revoke-confirm");
+  await page.getByRole("button", { name: "Revoke the key" }).click();
   await page.getByText("The key was revoked.").waitFor();
   assert.equal(await apiStatus(second), 401, "a revoked key is refused");
   assert.equal(await apiStatus(first), 200, "the other key still works");
@@ -172,10 +210,11 @@ test("a webhook endpoint is added, sent a test event, and the delivery shows in 
   try {
     await signIn(page, hooksEmail, password);
     await page.getByRole("heading", { name: "Apps" }).waitFor();
-    await page.getByLabel("Name").fill("Acme Hooks");
+    await page.getByLabel("Name", { exact: true }).fill("Acme Hooks");
     await page.getByRole("button", { name: "Create app" }).click();
     await page.getByRole("link", { name: "Continue to the app" }).click();
     await page.getByRole("heading", { name: "Acme Hooks" }).waitFor();
+    const appPage = page.url();
 
     await page.getByLabel("Endpoint URL").fill(receiver.url);
     await page.getByRole("button", { name: "Add endpoint" }).click();
@@ -200,6 +239,40 @@ test("a webhook endpoint is added, sent a test event, and the delivery shows in 
     assert.equal(receiver.hits.length, 1, "one delivery");
     assert.equal(JSON.parse(receiver.hits[0].body).type, "webhook.test");
     await shots(page, "webhook");
+
+    // Disabling asks first, naming the endpoint; only the confirmation disables it.
+    await page.getByRole("link", { name: "Disable…" }).click();
+    await page.getByRole("heading", { name: `Disable the webhook endpoint ${receiver.url}?` }).waitFor();
+    await page.getByText("stops receiving the events").waitFor();
+    await checkedShots(page, "disable-confirm");
+    await page.getByRole("link", { name: "Cancel" }).click();
+    await page.getByText("State: enabled").waitFor();
+    await page.getByRole("link", { name: "Disable…" }).click();
+    await page.getByRole("button", { name: "Disable the endpoint" }).click();
+    await page.getByText("The endpoint is disabled.").waitFor();
+    await page.getByRole("button", { name: "Enable" }).click();
+    await page.getByText("The endpoint is enabled.").waitFor();
+
+    // Rotating asks first too; the new secret is shown once after the redirect.
+    await page.getByRole("link", { name: "Rotate the signing secret…" }).click();
+    await page.getByRole("heading", { name: `Rotate the signing secret of ${receiver.url}?` }).waitFor();
+    await checkedShots(page, "rotate-confirm");
+    await page.getByRole("button", { name: "Rotate the secret" }).click();
+    await page.getByRole("heading", { name: "Signing secret rotated" }).waitFor();
+    const rotated = await page.locator("#token").inputValue();
+    assert.match(rotated, /^whsec_/);
+    await page.reload();
+    await page.getByRole("heading", { name: "Nothing to show" }).waitFor();
+
+    // A refused URL stays in its field with the reason beside it (the browser's own check of
+    // the field is lifted, as a hand-made form would).
+    await page.goto(appPage);
+    await page.locator("form", { has: page.getByLabel("Endpoint URL") }).evaluate((f) => (f.noValidate = true));
+    await page.getByLabel("Endpoint URL").fill("ftp://hooks.example.com/in");
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await page.locator("#webhook_url-error").waitFor();
+    assert.equal(await page.getByLabel("Endpoint URL").inputValue(), "ftp://hooks.example.com/in");
+    await checkedShots(page, "webhook-url-refused");
     const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
     assert.deepEqual(unexpected, [], "no console errors");
   } finally {
@@ -293,6 +366,73 @@ test("an operator uploads an app's logo and versions one of its plan groups", as
     await shots(page, "plan-group");
     const groups = await api("GET", "/v1/app/plan-groups", app.token);
     assert.ok(groups.data.some((g) => g.base_charge_cents_per_month === 1234), JSON.stringify(groups));
+    const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+    assert.deepEqual(unexpected, [], "no console errors");
+  } finally {
+    await context.close();
+  }
+});
+
+test("the operator reads the audit log at 360 and 1280 px: filtered, paged, targets linked", async () => {
+  const app = createApp("Dashboard Audit Energy");
+  const email = `audit-${run}@switchboard.example`;
+  const password = createUser(email, "operator");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await signIn(page, email, password);
+    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    await checkedShots(page, "audit");
+
+    await page.getByLabel("Target (e.g. an app's id)").fill(app.app_uuid);
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL((u) => u.searchParams.get("target") === app.app_uuid);
+    const rows = page.locator("tbody tr");
+    assert.ok((await rows.count()) >= 1, "the app's creation is there");
+    for (const text of await rows.allInnerTexts()) assert.ok(text.includes(app.app_uuid), text);
+    assert.equal(await page.getByLabel("Target (e.g. an app's id)").inputValue(), app.app_uuid, "the filter keeps its value");
+    // The detail folds open; the target is a link to the app.
+    await rows.first().locator("summary").click();
+    assert.ok(await rows.first().locator("details").evaluate((d) => d.open));
+    await checkedShots(page, "audit-filtered");
+
+    // A date that is no date is said beside its field.
+    await page.goto(`${baseUrl}/dashboard/audit?from=yesterday`);
+    await page.locator("#from-error").waitFor();
+    await checkedShots(page, "audit-bad-date");
+
+    await page.goto(`${baseUrl}/dashboard/audit?target=${app.app_uuid}`);
+    await rows.first().getByRole("link").click();
+    await page.getByRole("heading", { name: "Dashboard Audit Energy" }).waitFor();
+    const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
+    assert.deepEqual(unexpected, [], "no console errors");
+  } finally {
+    await context.close();
+  }
+});
+
+test("the API reference reads as a page at 360 and 1280 px", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await page.goto(`${baseUrl}/docs/api`);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    await page.getByRole("heading", { name: "Shapes" }).waitFor();
+    const accept = page.locator("section.op", { hasText: "/renewal-plans/accept" });
+    assert.match(await accept.innerText(), /service_start_date/);
+    assert.match(await accept.innerText(), /Example request body/);
+    for (const width of [360, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(scrollWidth <= width, `the reference is ${scrollWidth} px wide at ${width} px`);
+      await assertAccessible(page, `the API reference at ${width} px`);
+      await page.screenshot({ path: path.join(artifacts, `api-reference-${width}.png`) });
+      await accept.screenshot({ path: path.join(artifacts, `api-reference-accept-${width}.png`) });
+    }
     const unexpected = errors.filter((e) => !e.startsWith("Failed to load resource"));
     assert.deepEqual(unexpected, [], "no console errors");
   } finally {

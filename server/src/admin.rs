@@ -41,7 +41,7 @@ pub async fn create_app(
 
 /// Issues another AppToken for an existing app.
 pub async fn create_token(db: &Db, clock: &Clock, app_uuid: Uuid) -> anyhow::Result<String> {
-    app_service::create_token(db, clock, &Actor::Cli, app_uuid)
+    app_service::create_token(db, clock, &Actor::Cli, app_uuid, "Made with the CLI")
         .await
         .map_err(cli_error)
 }

@@ -16,6 +16,14 @@ use super::{SupportContacts, Timestamp};
 pub struct DecimalText(pub String);
 
 impl<'de> Deserialize<'de> for DecimalText {
+    // The browser reads only what a decimal can be: going through `serde_json::Value` would put
+    // a reader of every JSON shape in the flows' bundles.
+    #[cfg(feature = "hydrate")]
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecimalVisitor)
+    }
+
+    #[cfg(not(feature = "hydrate"))]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match serde_json::Value::deserialize(d)? {
             serde_json::Value::String(s) => Ok(DecimalText(s)),
@@ -24,6 +32,43 @@ impl<'de> Deserialize<'de> for DecimalText {
                 "expected a decimal string or number",
             )),
         }
+    }
+}
+
+#[cfg(feature = "hydrate")]
+struct DecimalVisitor;
+
+#[cfg(feature = "hydrate")]
+impl serde::de::Visitor<'_> for DecimalVisitor {
+    type Value = DecimalText;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a decimal string or number")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<DecimalText, E> {
+        Ok(DecimalText(s.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<DecimalText, E> {
+        Ok(DecimalText(s))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<DecimalText, E> {
+        Ok(DecimalText(n.to_string()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<DecimalText, E> {
+        Ok(DecimalText(n.to_string()))
+    }
+
+    /// Written as the browser writes numbers (the shortest text that reads back the same, as
+    /// `serde_json` writes them), without Rust's float formatting in the bundle.
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<DecimalText, E> {
+        js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .map(|s| DecimalText(s.into()))
+            .map_err(|_| E::custom("not a decimal"))
     }
 }
 
@@ -204,6 +249,29 @@ pub struct Plan {
     pub is_renewal: bool,
     /// Set on custom plans: only this account may accept them.
     pub account_uuid: Option<Uuid>,
+    /// Renewal plans of a location with usage: what the plan would have cost over the home's
+    /// last twelve whole months (energy, base charge, delivery, solar credits, taxes and fees);
+    /// the plans come cheapest first by it. `null` without a whole month of usage.
+    #[serde(default)]
+    pub estimated_annual_cost_cents: Option<i64>,
+    /// What `estimated_annual_cost_cents` rests on.
+    #[serde(default)]
+    pub estimate_basis: Option<EstimateBasis>,
+}
+
+/// The usage a plan's estimated cost was computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct EstimateBasis {
+    /// `usage_history`: the home's own meter data.
+    pub kind: String,
+    /// The first day of the twelve months, and the last.
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    /// Whole months of the home's own usage.
+    pub months_of_usage: u32,
+    /// Months the meter did not report in full, counted at the average of the others.
+    pub months_estimated: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

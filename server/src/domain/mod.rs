@@ -104,6 +104,7 @@ pub mod disconnection;
 pub mod documents;
 pub mod emails;
 pub mod enrollment;
+pub mod estimate;
 pub mod events;
 pub mod flows;
 pub mod hosted;

@@ -99,6 +99,28 @@ pub fn is_flow_login_token(raw: &str) -> bool {
         .is_some_and(|s| s.len() == SECRET_LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
+/// The longest name a key may have.
+pub const KEY_NAME_MAX: usize = 60;
+
+/// A key's name as its member typed it: trimmed, 1 to 60 characters, no control characters.
+/// The name says which program uses the key, so that revoking it names what stops working.
+pub fn key_name(raw: &str) -> Result<String, super::FieldError> {
+    let name = raw.trim();
+    if name.is_empty() {
+        return Err(super::FieldError::invalid(
+            "name",
+            "Give the key a name, such as the program that will use it.",
+        ));
+    }
+    if name.chars().count() > KEY_NAME_MAX || name.chars().any(char::is_control) {
+        return Err(super::FieldError::invalid(
+            "name",
+            format!("A key's name has at most {KEY_NAME_MAX} characters, on one line."),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
 /// A payment session's client secret (single use, handed to the browser).
 pub fn issue_client_secret() -> IssuedToken {
     let id: String = random_secret().chars().take(24).collect();
@@ -153,6 +175,15 @@ pub fn classify(raw: &str) -> Option<TokenKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_name_is_trimmed_and_bounded() {
+        assert_eq!(key_name("  Billing server ").unwrap(), "Billing server");
+        assert_eq!(key_name("   ").unwrap_err().param, "name");
+        assert!(key_name(&"x".repeat(KEY_NAME_MAX)).is_ok());
+        assert!(key_name(&"x".repeat(KEY_NAME_MAX + 1)).is_err());
+        assert!(key_name("two\nlines").is_err());
+    }
 
     #[test]
     fn issued_tokens_classify_as_their_kind() {

@@ -244,7 +244,10 @@ pub async fn location_all_documents(
 
 /// Renewal plans for the location, from 90 days before its fixed contract ends (on the
 /// account's clock): priced as for a new customer, each starting only on the day after that
-/// end (`earliest_start_date` = `latest_start_date`). Event `location.renewal_plan_requested`.
+/// end (`earliest_start_date` = `latest_start_date`). Where the location has a whole month of
+/// usage in the last twelve, each plan carries `estimated_annual_cost_cents`, what it would
+/// have cost over those months (`estimate_basis`), and the plans come cheapest first by it.
+/// Event `location.renewal_plan_requested`.
 #[utoipa::path(
     post, path = "/v1/account/locations/{location_uuid}/renewal-plans/request", tag = "enrollment",
     params(("location_uuid" = Uuid, Path)),

@@ -6,8 +6,9 @@
 use app::api::{
     market::{
         Address, AddressSearchIn, AppPlansRequestIn, AveragePrices, Benchmark, BenchmarksIn,
-        BenchmarksOut, Eligibility, EligibilityIn, EsiIdSearchIn, FullAddressSearchIn, Plan,
-        PlanDocuments, PlanGroup, PlanRatesOut, PlansOut, PlansRequestIn, SupportInfo, Utility,
+        BenchmarksOut, Eligibility, EligibilityIn, EsiIdSearchIn, EstimateBasis,
+        FullAddressSearchIn, Plan, PlanDocuments, PlanGroup, PlanRatesOut, PlansOut,
+        PlansRequestIn, SupportInfo, Utility,
     },
     ErrorEnvelope, List, Timestamp,
 };
@@ -419,6 +420,14 @@ pub(super) fn render_plan(state: &AppState, p: &PricedPlan) -> Plan {
         },
         is_renewal: r.is_renewal,
         account_uuid: r.is_custom.then_some(r.account_uuid).flatten(),
+        estimated_annual_cost_cents: p.estimate.map(|e| e.total_cents),
+        estimate_basis: p.estimate.map(|e| EstimateBasis {
+            kind: "usage_history".to_owned(),
+            from: e.from,
+            to: e.to,
+            months_of_usage: e.months_of_usage,
+            months_estimated: e.months_filled,
+        }),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod collections;
 pub mod dashboard;
 pub mod deposits;
+pub mod docs;
 pub mod enrollment;
 pub mod error;
 pub mod events;
@@ -169,6 +170,7 @@ pub fn router(state: AppState) -> Router {
 
     let mut router = api
         .route("/v1/openapi.json", get(openapi::serve))
+        .merge(docs::router())
         .merge(flows::page_router())
         .merge(apps::logo_router())
         .merge(market::documents_router())

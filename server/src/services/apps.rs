@@ -152,7 +152,8 @@ pub async fn create_app_in(
         },
     )
     .await?;
-    store::apps::insert_app_token(tx, uuid, &token.prefix, &token.hash, now).await?;
+    store::apps::insert_app_token(tx, uuid, &token.prefix, &token.hash, FIRST_KEY_NAME, now)
+        .await?;
     // Every app starts with plans it can offer at once.
     for (position, group) in pricing::default_groups().into_iter().enumerate() {
         let position = i64::try_from(position).unwrap_or(i64::MAX);
@@ -188,25 +189,32 @@ pub(crate) async fn existing_app(db: &Db, app_uuid: Uuid) -> Result<AppRow, Erro
     }
 }
 
-/// Issues another AppToken for an existing app; the plain token is returned once.
+/// The name of the key every new app starts with.
+pub const FIRST_KEY_NAME: &str = "First key";
+
+/// Issues another AppToken, named `name`, for an existing app; the plain token is returned
+/// once.
 pub async fn create_token(
     db: &Db,
     clock: &Clock,
     actor: &Actor,
     app_uuid: Uuid,
+    name: &str,
 ) -> Result<String, Error<AppRefused>> {
+    let name = tokens::key_name(name)?;
     let app = existing_app(db, app_uuid).await?;
     let environment = app.environment_kind();
     let token = tokens::issue_app_token(environment);
     let now = clock.now();
     let mut tx = db.begin().await?;
-    store::apps::insert_app_token(&mut tx, app_uuid, &token.prefix, &token.hash, now).await?;
+    store::apps::insert_app_token(&mut tx, app_uuid, &token.prefix, &token.hash, &name, now)
+        .await?;
     audit::record(
         &mut tx,
         actor,
         "token.created",
         &format!("app:{app_uuid}"),
-        serde_json::json!({"token_prefix": token.prefix}),
+        serde_json::json!({"token_prefix": token.prefix, "name": name}),
         now,
     )
     .await?;
@@ -228,6 +236,11 @@ pub async fn revoke_token(
     if owner.is_none() || (app.is_some() && owner != app) {
         return refused(AppRefused::TokenNotFound(prefix));
     }
+    let owner = owner.unwrap_or_default();
+    let name = store::apps::app_token(db, owner, &prefix)
+        .await?
+        .map(|t| t.name)
+        .unwrap_or_default();
     let now = clock.now();
     let mut tx = db.begin().await?;
     if !store::apps::revoke_app_token(&mut tx, &prefix, now).await? {
@@ -237,8 +250,8 @@ pub async fn revoke_token(
         &mut tx,
         actor,
         "token.revoked",
-        &format!("app:{}", owner.unwrap_or_default()),
-        serde_json::json!({"token_prefix": prefix}),
+        &format!("app:{owner}"),
+        serde_json::json!({"token_prefix": prefix, "name": name}),
         now,
     )
     .await?;

@@ -14,7 +14,9 @@ use super::Error::{self, Failed, Refused};
 use crate::{
     domain::{
         address::{normalize, normalize_unit},
+        billing::ContractRates,
         enrollment::StartDateOutOfRange,
+        estimate::{annual_cost, last_twelve_months, AnnualEstimate},
         events::Event,
         market::{
             eligibility as retail_choice, parse_cutoff, price_expires_at, same_day_move_in,
@@ -377,6 +379,64 @@ pub struct PricedPlan {
     pub plan: PlanRow,
     pub utility: TduRow,
     pub earliest_switch_start_date: NaiveDate,
+    /// What it would have cost over the home's last twelve months of usage, where the location
+    /// has usage to go on.
+    pub estimate: Option<AnnualEstimate>,
+}
+
+/// Each plan's cost over the location's last twelve whole months of usage (on the account's
+/// clock), the plans ordered by it, cheapest first (ties keep their order). Plans stay as they
+/// are when the location has no whole month of usage, or the plan's rates cannot be read.
+pub async fn estimate_for_home(
+    core: &Core,
+    account_uuid: Uuid,
+    location: &store::enrollment::LocationRow,
+    plans: &mut [PricedPlan],
+) -> Result<()> {
+    let today = core
+        .clock
+        .for_account(&core.db, account_uuid)
+        .await?
+        .today();
+    let window = last_twelve_months(today);
+    let months = match super::usage::months_of(core, location, today, &window).await {
+        Ok(months) => months,
+        Err(Failed(e)) => return Err(Failed(e)),
+        Err(Refused(_)) => return Ok(()),
+    };
+    let mut tx = core.db.begin().await?;
+    let gross_receipts =
+        store::market::city_gross_receipts_percent(&mut tx, &location.city, &location.state)
+            .await?
+            .and_then(|t| t.trim().parse::<Decimal>().ok())
+            .unwrap_or_default();
+    drop(tx);
+    for p in plans.iter_mut() {
+        let r = &p.plan;
+        let (Ok(energy), Ok(buyback), Ok(tdu_per_kwh)) = (
+            r.energy_cents_per_kwh.trim().parse(),
+            r.solar_buyback_cents_per_kwh.trim().parse(),
+            r.tdu_cents_per_kwh.trim().parse(),
+        ) else {
+            continue;
+        };
+        p.estimate = annual_cost(
+            &months,
+            &window,
+            &ContractRates {
+                energy_cents_per_kwh: energy,
+                base_charge_cents_per_month: r.base_charge_cents_per_month,
+                solar_buyback_cents_per_kwh: buyback,
+            },
+            &DeliveryCharges {
+                fixed_cents_per_month: r.tdu_fixed_cents_per_month,
+                cents_per_kwh: tdu_per_kwh,
+            },
+            gross_receipts,
+        );
+    }
+    plans.sort_by_key(|p| p.estimate.map_or(i64::MAX, |e| e.total_cents));
+    Ok(())
 }
 
 /// An app's plan request: for a meter or a postal code, optionally for one of its accounts,
@@ -580,6 +640,7 @@ pub async fn accepted_plan(
         earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
         plan,
         utility,
+        estimate: None,
     }))
 }
 
@@ -755,6 +816,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
                 earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
                 plan,
                 utility: tdu.clone(),
+                estimate: None,
             });
         }
     }

@@ -111,12 +111,19 @@ pub async fn request_renewal_plans(
         .filter(|c| renewal_eligible(Some(terms(c)), today))
         .map(|c| renewal_start(c.end_date, today))
         .ok_or(Refused(RenewalRefused::NotEligible))?;
-    plans::request_renewal_plans(core, app, account, location.uuid, &location.esi_id, start)
+    let refused = |e| match e {
+        Refused(why) => Refused(RenewalRefused::Plans(why)),
+        Failed(e) => Failed(e),
+    };
+    let mut priced =
+        plans::request_renewal_plans(core, app, account, location.uuid, &location.esi_id, start)
+            .await
+            .map_err(refused)?;
+    // A renewing customer's own year of usage prices the plans, cheapest first.
+    plans::estimate_for_home(core, account, &location, &mut priced)
         .await
-        .map_err(|e| match e {
-            Refused(why) => Refused(RenewalRefused::Plans(why)),
-            Failed(e) => Failed(e),
-        })
+        .map_err(refused)?;
+    Ok(priced)
 }
 
 /// A renewal acceptance as the request gave it, parsed.

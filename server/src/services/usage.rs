@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::Error;
 use crate::{
     domain::{
+        estimate::MonthUsage,
         usage::{
             self, daily_data_range, first_of_month, has_usage_in, interval_period, last_of_month,
             month_of, monthly_totals, year_of, IntervalPeriod, UsageTotals,
@@ -120,6 +121,40 @@ async fn usage_between(
         }
     }
     Ok((days, bounds))
+}
+
+/// The location's usage in each of `window`'s months (by their first day; see
+/// `domain::estimate::last_twelve_months`), with how many of its days the meter reported.
+pub async fn months_of(
+    core: &Core,
+    location: &LocationRow,
+    today: NaiveDate,
+    window: &[NaiveDate],
+) -> Result<Vec<MonthUsage>, Error<UsageRefused>> {
+    let (Some(first), Some(last)) = (window.first(), window.last()) else {
+        return Ok(Vec::new());
+    };
+    let to = last_of_month(last.year(), last.month());
+    let (days, _) = usage_between(core, location, today, *first, to).await?;
+    let mut months: Vec<MonthUsage> = window
+        .iter()
+        .map(|m| MonthUsage {
+            month: *m,
+            days: 0,
+            consumption_kwh: Decimal::ZERO,
+            generation_kwh: Decimal::ZERO,
+        })
+        .collect();
+    for d in &days {
+        let first_day = first_of_month(d.day.year(), d.day.month());
+        if let Some(m) = months.iter_mut().find(|m| m.month == first_day) {
+            let t = totals(d);
+            m.days += 1;
+            m.consumption_kwh += t.consumption;
+            m.generation_kwh += t.generation;
+        }
+    }
+    Ok(months)
 }
 
 /// `from` when the location has usage in `from..=to`.

@@ -113,15 +113,17 @@ pub async fn insert_app_token(
     app_uuid: Uuid,
     prefix: &str,
     token_hash: &str,
+    name: &str,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let sql = "INSERT INTO app_tokens (uuid, app_uuid, prefix, token_hash, created_at) \
-        VALUES ($1, $2, $3, $4, $5)";
+    let sql = "INSERT INTO app_tokens (uuid, app_uuid, prefix, token_hash, name, created_at) \
+        VALUES ($1, $2, $3, $4, $5, $6)";
     on_tx!(tx, c => sqlx::query(sql)
         .bind(Uuid::new_v4())
         .bind(app_uuid)
         .bind(prefix)
         .bind(token_hash)
+        .bind(name)
         .bind(now)
         .execute(c)
         .await
@@ -189,6 +191,8 @@ pub async fn apps_of(db: &Db, organisation: Option<Uuid>) -> Result<Vec<AppRow>>
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AppTokenRow {
     pub prefix: String,
+    /// What its member named it (which program uses it).
+    pub name: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
@@ -196,9 +200,20 @@ pub struct AppTokenRow {
 
 /// An app's tokens, newest first.
 pub async fn app_tokens(db: &Db, app_uuid: Uuid) -> Result<Vec<AppTokenRow>> {
-    let sql = "SELECT prefix, created_at, last_used_at, revoked_at FROM app_tokens \
+    let sql = "SELECT prefix, name, created_at, last_used_at, revoked_at FROM app_tokens \
         WHERE app_uuid = $1 ORDER BY created_at DESC, prefix";
     on_db!(db, c => sqlx::query_as::<_, AppTokenRow>(sql).bind(app_uuid).fetch_all(c).await)
+}
+
+/// One of an app's tokens, by display prefix.
+pub async fn app_token(db: &Db, app_uuid: Uuid, prefix: &str) -> Result<Option<AppTokenRow>> {
+    let sql = "SELECT prefix, name, created_at, last_used_at, revoked_at FROM app_tokens \
+        WHERE app_uuid = $1 AND prefix = $2";
+    on_db!(db, c => sqlx::query_as::<_, AppTokenRow>(sql)
+        .bind(app_uuid)
+        .bind(prefix)
+        .fetch_optional(c)
+        .await)
 }
 
 /// The app a token (by display prefix) belongs to.

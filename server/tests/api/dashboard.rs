@@ -117,6 +117,20 @@ impl Browser {
         self.post(path, &form).await
     }
 
+    /// The page a form's redirect leads to.
+    pub(crate) async fn follow(&self, r: &Page) -> Page {
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "a redirect: {}", r.text);
+        self.get(&r.location).await
+    }
+
+    /// The secret a form just made, from the page its redirect leads to (shown once).
+    pub(crate) async fn shown(&self, r: &Page) -> Page {
+        assert_eq!(r.location, "/dashboard/shown", "{}", r.text);
+        let page = self.follow(r).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        page
+    }
+
     fn session_cookie(&self) -> String {
         let url = format!("{}/dashboard", self.base).parse().unwrap();
         self.jar
@@ -221,7 +235,7 @@ pub(crate) async fn create_sandbox_app(browser: &Browser, name: &str) -> (Uuid, 
             &[("name", name), ("environment", "sandbox")],
         )
         .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = browser.shown(&r).await;
     let token = r.shown_token();
     let at = r.text.find("/dashboard/apps/").unwrap() + "/dashboard/apps/".len();
     let uuid = Uuid::parse_str(&r.text[at..at + 36]).unwrap();
@@ -313,8 +327,8 @@ both_engines! {
         assert_eq!(r.body["environment"], "sandbox");
 
         let page = format!("/dashboard/apps/{uuid}");
-        let r = browser.submit(&page, &format!("{page}/tokens"), &[]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let r = browser.submit(&page, &format!("{page}/tokens"), &[("name", "Billing server")]).await;
+        let r = browser.shown(&r).await;
         let second = r.shown_token();
         assert_ne!(second, first);
         assert_eq!(app.get("/v1/app", &second).await.status, StatusCode::OK);
@@ -324,7 +338,7 @@ both_engines! {
         let prefix = prefix_of(&second);
         assert!(listed.text.contains(prefix), "keys are listed by prefix");
 
-        let r = browser.submit(&page, &format!("{page}/tokens/revoke"), &[("prefix", prefix)]).await;
+        let r = browser.submit(&page, &format!("{page}/tokens/revoke"), &[("prefix", prefix), ("confirm", "yes")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         let r = app.get("/v1/app", &second).await;
         assert_eq!(r.status, StatusCode::UNAUTHORIZED, "a revoked key is refused at once");
@@ -475,8 +489,10 @@ both_engines! {
         // A token of another app cannot be revoked through one's own app either.
         let (own, _) = create_sandbox_app(&stranger, "Globex Energy").await;
         let own_page = format!("/dashboard/apps/{own}");
-        let r = stranger.submit(&own_page, &format!("{own_page}/tokens/revoke"), &[("prefix", prefix)]).await;
+        let r = stranger.submit(&own_page, &format!("{own_page}/tokens/revoke"), &[("prefix", prefix), ("confirm", "yes")]).await;
         assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let r = stranger.get(&format!("{own_page}/tokens/revoke?prefix={prefix}")).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "nor is it named on a confirmation");
         assert_eq!(stranger.get("/dashboard/audit").await.status, StatusCode::NOT_FOUND, "the audit log is the operator's");
 
         let r = app.get("/v1/app", &token).await;
@@ -491,8 +507,7 @@ both_engines! {
         let r = browser
             .submit("/dashboard", "/dashboard/apps", &[("name", "Partner Live"), ("environment", "live")])
             .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        let token = r.shown_token();
+        let token = browser.shown(&r).await.shown_token();
         let r = app.get("/v1/app", &token).await;
         assert_eq!(r.body["environment"], "live");
         let uuid = r.body["uuid"].as_str().unwrap().to_owned();
@@ -565,8 +580,7 @@ both_engines! {
         let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
         let page = format!("/dashboard/apps/{uuid}");
         let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url), ("event_types", "")]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        let secret = r.shown_token();
+        let secret = browser.shown(&r).await.shown_token();
         assert!(secret.starts_with("whsec_"), "{secret}");
         let listed = browser.get(&page).await;
         assert!(listed.text.contains(&receiver.url));
@@ -586,17 +600,15 @@ both_engines! {
         assert!(log.contains("data-testid=\"delivery-payload\""), "{log}");
         assert!(log.contains("endpoint_uuid") && log.contains(&endpoint[endpoint.len() - 36..]), "{log}");
 
-        let r = browser.submit(&endpoint, &format!("{endpoint}/rotate"), &[]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        let rotated = r.shown_token();
+        let r = browser.submit(&endpoint, &format!("{endpoint}/rotate"), &[("confirm", "yes")]).await;
+        let rotated = browser.shown(&r).await.shown_token();
         assert!(rotated.starts_with("whsec_") && rotated != secret, "a new secret, shown once");
         assert!(!browser.get(&endpoint).await.text.contains(&rotated));
         // A member asks to see it again: the current one, and the look is audited.
         let r = browser.submit(&endpoint, &format!("{endpoint}/reveal"), &[]).await;
-        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-        assert_eq!(r.shown_token(), rotated);
+        assert_eq!(browser.shown(&r).await.shown_token(), rotated);
 
-        let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true")]).await;
+        let r = browser.submit(&endpoint, &format!("{endpoint}/enabled"), &[("disabled", "true"), ("confirm", "yes")]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
         assert!(browser.get(&endpoint).await.text.contains("disabled"));
 
@@ -613,7 +625,7 @@ both_engines! {
         let stranger = signed_in(&app, "stranger@example.com", Role::Partner, Some("Globex")).await;
         assert_eq!(stranger.get(&endpoint).await.status, StatusCode::NOT_FOUND);
         for form in ["test", "rotate", "enabled", "reveal"] {
-            let r = stranger.submit("/dashboard", &format!("{endpoint}/{form}"), &[]).await;
+            let r = stranger.submit("/dashboard", &format!("{endpoint}/{form}"), &[("confirm", "yes")]).await;
             assert_eq!(r.status, StatusCode::NOT_FOUND, "{form}");
         }
         let r = stranger.submit("/dashboard", &format!("{page}/webhooks"), &[("url", "https://evil.example/hook")]).await;
@@ -647,7 +659,7 @@ both_engines! {
         let r = browser
             .submit(&page, &format!("{page}/webhooks"), &[("url", "https://hooks.example.com/in"), ("event_types", "account.created"), ("event_types", "invoice.paid")])
             .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        browser.shown(&r).await;
         let listed = browser.get(&page).await;
         let at = listed.text.find(&format!("{page}/webhooks/")).unwrap() + page.len() + "/webhooks/".len();
         let endpoint = browser.get(&format!("{page}/webhooks/{}", &listed.text[at..at + 36])).await;
@@ -887,7 +899,7 @@ both_engines! {
         let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
         let page = format!("/dashboard/apps/{uuid}");
         let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url)]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        browser.shown(&r).await;
         let endpoint = first_endpoint(&browser, &page).await;
         let r = browser.submit(&endpoint, &format!("{endpoint}/test"), &[]).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
@@ -912,7 +924,7 @@ both_engines! {
         let (uuid, _) = create_sandbox_app(&browser, "Acme Energy").await;
         let page = format!("/dashboard/apps/{uuid}");
         let r = browser.submit(&page, &format!("{page}/webhooks"), &[("url", &receiver.url)]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        browser.shown(&r).await;
         let endpoint = first_endpoint(&browser, &page).await;
         let endpoint_uuid: Uuid = endpoint.rsplit('/').next().unwrap().parse().unwrap();
 

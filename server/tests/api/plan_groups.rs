@@ -397,9 +397,8 @@ both_engines! {
         let home = partner.get("/dashboard").await;
         assert!(home.text.contains("Acme Live") && home.text.contains("live"));
         let app_page = format!("/dashboard/apps/{live}");
-        let r = partner.submit(&app_page, &format!("{app_page}/tokens"), &[]).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        let token = r.shown_token();
+        let r = partner.submit(&app_page, &format!("{app_page}/tokens"), &[("name", "Live server")]).await;
+        let token = partner.shown(&r).await.shown_token();
         let r = app.get("/v1/app", &token).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert_eq!(r.body["environment"], "live");

@@ -335,3 +335,109 @@ both_engines! {
         assert!(all.iter().any(|c| c.status.as_str() == "cancelled" && c.start_date.to_string() == start), "{all:?}");
     }
 }
+
+/// Cents of `x` cents, half away from zero, as every bill line rounds.
+fn cents(x: Decimal) -> i64 {
+    use rust_decimal::prelude::ToPrimitive;
+    x.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+        .to_i64()
+        .unwrap()
+}
+
+/// One month billed by hand at a plan's rates: the energy and base charge, the utility's
+/// delivery charges, the solar credit, and the taxes on the sum of those lines.
+fn month_by_hand(plan: &Value, kwh: Decimal, exported: Decimal, gross_receipts: Decimal) -> i64 {
+    let rates = &plan["rates"];
+    let energy = cents(kwh * decimal(&rates["energy_cents_per_kwh"]));
+    let base = rates["base_charge_cents_per_month"].as_i64().unwrap();
+    let fixed = rates["tdu_fixed_cents_per_month"].as_i64().unwrap();
+    let delivery = cents(kwh * decimal(&rates["tdu_cents_per_kwh"]));
+    let buyback = decimal(&rates["solar_buyback_cents_per_kwh"]);
+    let credit = if exported > Decimal::ZERO && buyback > Decimal::ZERO {
+        cents(exported * buyback)
+    } else {
+        0
+    };
+    let taxable = energy + base + fixed + delivery - credit;
+    let assessment = cents(Decimal::from(taxable) * Decimal::new(1667, 4) / Decimal::ONE_HUNDRED);
+    let receipts = if gross_receipts > Decimal::ZERO {
+        cents(Decimal::from(taxable) * gross_receipts / Decimal::ONE_HUNDRED)
+    } else {
+        0
+    };
+    taxable + assessment + receipts
+}
+
+both_engines! {
+    with relaxed;
+    async fn renewal_plans_are_priced_on_the_homes_own_year_cheapest_first(app) {
+        let (uuid, token, location, end) = seeded(&app, "renew-true-cost@example.com").await;
+        to_days_before_end(&app, (&uuid, &token), &end, 60).await;
+        let r = request(&app, &token, &location).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let plans = r.body["plans"].as_array().unwrap().clone();
+        assert!(plans.len() >= 2, "{}", r.text);
+
+        // The twelve whole months before this one.
+        let today: chrono::NaiveDate = today(&app, &uuid).await.parse().unwrap();
+        let window = server::domain::estimate::last_twelve_months(today);
+        let basis = &plans[0]["estimate_basis"];
+        assert_eq!(basis["kind"], "usage_history", "{basis}");
+        assert_eq!(basis["from"], json!(window[0].to_string()), "{basis}");
+        assert_eq!(basis["months_of_usage"].as_i64().unwrap() + basis["months_estimated"].as_i64().unwrap(), 12, "{basis}");
+
+        // The home's usage, month by month, as its daily usage shows it; a month the meter did
+        // not report every day of is counted at the average of the whole ones.
+        use chrono::Datelike;
+        let mut whole = Vec::new();
+        for month in &window {
+            let r = app
+                .get(&format!("/v1/account/locations/{location}/usage/daily?year={}&month={}", month.year(), month.month()), &token)
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            let days = r.body["days"].as_array().unwrap();
+            let length = server::domain::usage::last_of_month(month.year(), month.month()).day() as usize;
+            if days.len() == length {
+                let sum = |k: &str| days.iter().map(|d| decimal(&d[k])).sum::<Decimal>();
+                whole.push((*month, sum("consumption"), sum("generation")));
+            }
+        }
+        assert!(!whole.is_empty());
+        assert_eq!(basis["months_of_usage"].as_i64().unwrap() as usize, whole.len(), "{basis}");
+        let n = Decimal::from(whole.len());
+        let average = |f: fn(&(chrono::NaiveDate, Decimal, Decimal)) -> Decimal| (whole.iter().map(f).sum::<Decimal>() / n).round_dp(3);
+        let (avg_kwh, avg_exported) = (average(|w| w.1), average(|w| w.2));
+        // The gross receipts percent of the home's city, as its bills show it (none outside
+        // city limits).
+        let bills = app.get("/v1/account/billing/invoices?limit=1", &token).await;
+        let number = bills.body["data"][0]["number"].as_str().unwrap().to_owned();
+        let bill = app.get(&format!("/v1/account/billing/invoices/{number}"), &token).await;
+        let gross_receipts = bill.body["charges_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["charges"].as_array().unwrap().clone())
+            .find(|c| c["description"] == "Gross receipts reimbursement")
+            .map(|c| decimal(&c["rate"]))
+            .unwrap_or_default();
+        let by_hand = |plan: &Value| -> i64 {
+            window
+                .iter()
+                .map(|m| match whole.iter().find(|w| w.0 == *m) {
+                    Some(w) => month_by_hand(plan, w.1, w.2, gross_receipts),
+                    None => month_by_hand(plan, avg_kwh, avg_exported, gross_receipts),
+                })
+                .sum()
+        };
+        for p in &plans {
+            assert_eq!(p["estimated_annual_cost_cents"].as_i64(), Some(by_hand(p)), "{p}");
+        }
+        // Cheapest first.
+        let costs: Vec<i64> = plans.iter().map(|p| p["estimated_annual_cost_cents"].as_i64().unwrap()).collect();
+        let mut sorted = costs.clone();
+        sorted.sort();
+        assert_eq!(costs, sorted);
+        // The EFL's averages are still there.
+        assert!(plans[0]["average_price_cents_per_kwh"]["kwh_1000"].is_string(), "{}", plans[0]);
+    }
+}

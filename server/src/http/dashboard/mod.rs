@@ -6,6 +6,7 @@
 //! any app the member may not see. Changes go through the same `services` functions as the CLI.
 
 mod accounts;
+mod audit;
 mod credit_review;
 mod logo;
 mod plan_groups;
@@ -13,6 +14,7 @@ mod refunds;
 mod requests;
 mod reset;
 mod sandbox;
+mod shown;
 mod utility;
 mod views;
 mod weather;
@@ -89,8 +91,12 @@ pub fn router(state: &AppState) -> Router<AppState> {
             post(set_payment_webhook_secret),
         )
         .route("/dashboard/apps/{app}/tokens", post(create_token))
-        .route("/dashboard/apps/{app}/tokens/revoke", post(revoke_token))
-        .route("/dashboard/audit", get(audit_page))
+        .route(
+            "/dashboard/apps/{app}/tokens/revoke",
+            get(revoke_page).post(revoke_token),
+        )
+        .merge(shown::routes())
+        .merge(audit::routes())
         .merge(webhooks::routes())
         .merge(accounts::routes())
         .merge(reset::routes())
@@ -480,13 +486,21 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
 }
 
 async fn home(State(state): State<AppState>, dash: Dash, Query(done): Query<Done>) -> PageResult {
-    let page = apps_list(&state, &dash, done_message(done.done.as_deref()), None).await?;
+    let page = apps_list(
+        &state,
+        &dash,
+        &views::Typed::default(),
+        done_message(done.done.as_deref()),
+        None,
+    )
+    .await?;
     Ok(html(StatusCode::OK, page))
 }
 
 async fn apps_list(
     state: &AppState,
     dash: &Dash,
+    typed: &views::Typed,
     notice: Option<&str>,
     error: Option<&str>,
 ) -> ApiResult<String> {
@@ -507,6 +521,7 @@ async fn apps_list(
         &dash.nav(),
         &apps,
         &organisations,
+        typed,
         notice,
         error,
     ))
@@ -532,10 +547,15 @@ async fn create_app(
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let member = dash.member();
+    let kept = views::Typed {
+        value: form.name.clone(),
+        error: None,
+    };
     let environment = match Environment::parse(form.environment.trim()) {
         Some(e) => e,
         None => {
-            let page = apps_list(&state, &dash, None, Some("Choose sandbox or live.")).await?;
+            let page =
+                apps_list(&state, &dash, &kept, None, Some("Choose sandbox or live.")).await?;
             return Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page));
         }
     };
@@ -558,6 +578,7 @@ async fn create_app(
             let page = apps_list(
                 &state,
                 &dash,
+                &kept,
                 None,
                 Some("Live apps are created by the operator; ask them for one."),
             )
@@ -576,13 +597,31 @@ async fn create_app(
     )
     .await
     {
-        Ok(created) => Ok(html(
-            StatusCode::CREATED,
-            views::token_shown(&dash.nav(), created.uuid, &created.token, true),
-        )),
+        Ok(created) => {
+            shown::show_once(
+                &state,
+                &dash.session,
+                shown::Secret {
+                    made: shown::Made::App,
+                    app: created.uuid,
+                    endpoint: None,
+                    label: services::apps::FIRST_KEY_NAME,
+                    secret: &created.token,
+                },
+            )
+            .await
+        }
+        Err(services::Error::Refused(AppRefused::Field(e))) if e.param == "name" => {
+            let typed = views::Typed::refused(
+                &form.name,
+                "Give the app a name of 1 to 100 characters, on one line.",
+            );
+            let page = apps_list(&state, &dash, &typed, None, None).await?;
+            Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
+        }
         Err(e) => {
             let why = refusal(e)?;
-            let page = apps_list(&state, &dash, None, Some(&why)).await?;
+            let page = apps_list(&state, &dash, &kept, None, Some(&why)).await?;
             Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
         }
     }
@@ -613,6 +652,20 @@ async fn render_app(
     notice: Option<&str>,
     error: Option<&str>,
 ) -> ApiResult<String> {
+    let none = views::Typed::default();
+    render_app_typed(state, dash, app, notice, error, &none, &none).await
+}
+
+/// The app page, with what was typed into its key or webhook form kept after a refusal.
+async fn render_app_typed(
+    state: &AppState,
+    dash: &Dash,
+    app: &AppRow,
+    notice: Option<&str>,
+    error: Option<&str>,
+    key_name: &views::Typed,
+    webhook_url: &views::Typed,
+) -> ApiResult<String> {
     let tokens = store::apps::app_tokens(&state.db, app.uuid).await?;
     let endpoints = webhooks::endpoints(state, app.uuid).await?;
     let flow_url = format!(
@@ -641,6 +694,8 @@ async fn render_app(
             processor_webhook_url: &processor_webhook_url,
             operator: dash.member().is_operator(),
             readiness: &readiness,
+            key_name,
+            webhook_url,
             notice,
             error,
         },
@@ -919,19 +974,46 @@ async fn set_payment_webhook_secret(
     after_change(&state, &dash, &app, result, "webhook_secret").await
 }
 
+#[derive(Deserialize)]
+struct CreateTokenForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    name: String,
+}
+
 async fn create_token(
     State(state): State<AppState>,
     dash: Dash,
     Path(app): Path<Uuid>,
-    Form(form): Form<CsrfForm>,
+    Form(form): Form<CreateTokenForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
-    match services::apps::create_token(&state.db, &state.clock, &dash.actor(), app.uuid).await {
-        Ok(token) => Ok(html(
-            StatusCode::CREATED,
-            views::token_shown(&dash.nav(), app.uuid, &token, false),
-        )),
+    let result =
+        services::apps::create_token(&state.db, &state.clock, &dash.actor(), app.uuid, &form.name)
+            .await;
+    match result {
+        Ok(token) => {
+            shown::show_once(
+                &state,
+                &dash.session,
+                shown::Secret {
+                    made: shown::Made::Key,
+                    app: app.uuid,
+                    endpoint: None,
+                    label: form.name.trim(),
+                    secret: &token,
+                },
+            )
+            .await
+        }
+        Err(services::Error::Refused(AppRefused::Field(e))) if e.param == "name" => {
+            let typed = views::Typed::refused(&form.name, e.message);
+            let none = views::Typed::default();
+            let page = render_app_typed(&state, &dash, &app, None, None, &typed, &none).await?;
+            Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page))
+        }
         Err(e) => {
             let why = refusal(e)?;
             let page = render_app(&state, &dash, &app, None, Some(&why)).await?;
@@ -946,6 +1028,63 @@ struct RevokeForm {
     csrf: String,
     #[serde(default)]
     prefix: String,
+    /// `yes` from the confirmation page; anything else asks first.
+    #[serde(default)]
+    confirm: String,
+}
+
+#[derive(Deserialize)]
+struct RevokeQuery {
+    #[serde(default)]
+    prefix: String,
+}
+
+/// Asks before a key is revoked, naming it and what stops working.
+async fn revoke_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path(app): Path<Uuid>,
+    Query(query): Query<RevokeQuery>,
+) -> PageResult {
+    let app = member_app(&state, &dash, app).await?;
+    confirm_revoke(&state, &dash, &app, &query.prefix).await
+}
+
+async fn confirm_revoke(state: &AppState, dash: &Dash, app: &AppRow, prefix: &str) -> PageResult {
+    let tokens = store::apps::app_tokens(&state.db, app.uuid).await?;
+    let key = tokens
+        .iter()
+        .find(|t| t.prefix == prefix.trim() && t.revoked_at.is_none())
+        .ok_or_else(|| ApiError::not_found("key"))?;
+    let others = tokens
+        .iter()
+        .filter(|t| t.revoked_at.is_none() && t.prefix != key.prefix)
+        .count();
+    let mut effects = vec![format!(
+        "The key “{}” ({}…) of {} stops working at once: every API request made with it is refused.",
+        key.name, key.prefix, app.display_name
+    )];
+    effects.push(match others {
+        0 => "It is the app's only active key: every program of the app that calls the API stops until a new key is made and put in its place.".to_owned(),
+        1 => "The app's other active key keeps working.".to_owned(),
+        n => format!("The app's other {n} active keys keep working."),
+    });
+    effects.push("A revoked key never works again; this cannot be undone.".to_owned());
+    let base = format!("/dashboard/apps/{}", app.uuid);
+    Ok(html(
+        StatusCode::OK,
+        views::confirm(
+            &dash.nav(),
+            views::Confirm {
+                title: format!("Revoke the key “{}”?", key.name),
+                effects,
+                action: format!("{base}/tokens/revoke"),
+                fields: vec![("prefix", key.prefix.clone())],
+                button: "Revoke the key",
+                cancel: base,
+            },
+        ),
+    ))
 }
 
 async fn revoke_token(
@@ -956,6 +1095,9 @@ async fn revoke_token(
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
+    if form.confirm != "yes" {
+        return confirm_revoke(&state, &dash, &app, &form.prefix).await;
+    }
     let result = services::apps::revoke_token(
         &state.db,
         &state.clock,
@@ -965,15 +1107,4 @@ async fn revoke_token(
     )
     .await;
     after_change(&state, &dash, &app, result, "revoked").await
-}
-
-// ---------------------------------------------------------------------------------------------
-// The audit log
-
-async fn audit_page(State(state): State<AppState>, dash: Dash) -> PageResult {
-    if !dash.member().is_operator() {
-        return Err(ApiError::not_found("page").into());
-    }
-    let entries = store::audit::latest_entries(&state.db, 200).await?;
-    Ok(html(StatusCode::OK, views::audit(&dash.nav(), &entries)))
 }

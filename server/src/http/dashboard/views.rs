@@ -3,11 +3,9 @@
 //! JavaScript and with the keyboard alone.
 
 use leptos::prelude::*;
-use uuid::Uuid;
 
 use crate::store::{
     apps::{AppRow, AppTokenRow},
-    audit::AuditRow,
     users::OrganisationRow,
     webhooks::EndpointRow,
 };
@@ -47,6 +45,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                         {utility}
                         {audit}
                         <li><a href="/dashboard/password">"Password"</a></li>
+                        <li><a href="/docs/api">"API reference"</a></li>
                     </ul>
                 </nav>
                 <form class="sign-out" method="post" action="/dashboard/sign-out">
@@ -89,6 +88,39 @@ pub(super) fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoVi
         view! { <p class="error" role="alert">{e}</p> }
     });
     view! { {notice} {error} }
+}
+
+/// A value typed into a form that was refused, and why (in plain words), shown beside its
+/// field so that nothing typed is lost.
+#[derive(Default, Clone)]
+pub struct Typed {
+    pub value: String,
+    pub error: Option<String>,
+}
+
+impl Typed {
+    pub fn refused(value: &str, error: impl Into<String>) -> Typed {
+        Typed {
+            value: value.to_owned(),
+            error: Some(error.into()),
+        }
+    }
+
+    /// `aria-invalid` and `aria-describedby` of the field `id`.
+    fn aria(&self, id: &str) -> (Option<&'static str>, Option<String>) {
+        match self.error {
+            Some(_) => (Some("true"), Some(format!("{id}-error"))),
+            None => (None, None),
+        }
+    }
+
+    /// The message beside the field `id`, when its value was refused.
+    fn message(&self, id: &str) -> impl IntoView {
+        let id = format!("{id}-error");
+        self.error
+            .clone()
+            .map(|m| view! { <p class="field-error" id=id>{m}</p> })
+    }
 }
 
 pub(super) fn csrf_field(csrf: &str) -> impl IntoView {
@@ -144,6 +176,7 @@ pub fn apps(
     nav: &Nav,
     apps: &[AppRow],
     organisations: &[OrganisationRow],
+    typed: &Typed,
     notice: Option<&str>,
     error: Option<&str>,
 ) -> String {
@@ -185,6 +218,7 @@ pub fn apps(
             </select>
         }
     });
+    let name_aria = typed.aria("name");
     let body = view! {
         <h1>"Apps"</h1>
         {messages(notice, error)}
@@ -200,7 +234,9 @@ pub fn apps(
             <form method="post" action="/dashboard/apps">
                 {csrf_field(&nav.csrf)}
                 <label for="name">"Name"</label>
-                <input id="name" name="name" type="text" maxlength="100" required/>
+                <input id="name" name="name" type="text" maxlength="100" required value=typed.value.clone()
+                    aria-invalid=name_aria.0 aria-describedby=name_aria.1/>
+                {typed.message("name")}
                 <label for="environment">"Environment"</label>
                 <select id="environment" name="environment">
                     <option value="sandbox">"Sandbox"</option>
@@ -215,27 +251,49 @@ pub fn apps(
     document("Apps", Some(nav), body)
 }
 
-/// A new AppToken, shown this once.
-pub fn token_shown(nav: &Nav, app: Uuid, token: &str, new_app: bool) -> String {
-    let token = token.to_owned();
-    let href = format!("/dashboard/apps/{app}");
-    let heading = if new_app {
-        "Your app was created"
-    } else {
-        "A new key was created"
-    };
+/// A change that cannot be taken back, asked about first: what it is done to, what stops
+/// working, and the one button that does it (the form posts `confirm=yes`).
+pub struct Confirm {
+    pub title: String,
+    /// What the change affects, a sentence each.
+    pub effects: Vec<String>,
+    pub action: String,
+    /// The form's other hidden fields.
+    pub fields: Vec<(&'static str, String)>,
+    pub button: &'static str,
+    /// Where "Cancel" goes back to.
+    pub cancel: String,
+}
+
+pub fn confirm(nav: &Nav, c: Confirm) -> String {
+    let effects = c
+        .effects
+        .into_iter()
+        .map(|e| view! { <li>{e}</li> })
+        .collect_view();
+    let fields = c
+        .fields
+        .into_iter()
+        .map(|(name, value)| view! { <input type="hidden" name=name value=value/> })
+        .collect_view();
+    let title = c.title.clone();
     let body = view! {
-        <section class="card">
-            <h1>{heading}</h1>
-            <p>"This is the app's new API key (AppToken). It is shown only now: copy it and keep it secret."</p>
-            <label for="token">"API key"</label>
-            <input id="token" class="secret" type="text" readonly value=token/>
-            {copy_button("token")}
-            <p><a href=href>"Continue to the app"</a></p>
+        <section class="card confirm" data-testid="confirm">
+            <h1>{title}</h1>
+            <ul>{effects}</ul>
+            <form method="post" action=c.action>
+                {csrf_field(&nav.csrf)}
+                {fields}
+                <input type="hidden" name="confirm" value="yes"/>
+                <div class="actions">
+                    <button type="submit" class="danger">{c.button}</button>
+                    <a href=c.cancel>"Cancel"</a>
+                </div>
+            </form>
         </section>
     }
     .into_any();
-    document(heading, Some(nav), body)
+    document(&c.title, Some(nav), body)
 }
 
 /// A button that copies the shown-once field `id` (hidden until the page's script runs), and
@@ -264,6 +322,10 @@ pub struct AppPage<'a> {
     pub operator: bool,
     /// A live app's checklist before customers may start.
     pub readiness: &'a crate::services::apps::Readiness,
+    /// The new key's name, kept after a refusal.
+    pub key_name: &'a Typed,
+    /// The new webhook endpoint's URL, kept after a refusal.
+    pub webhook_url: &'a Typed,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
 }
@@ -341,19 +403,17 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 None => "active".to_owned(),
             };
             let revoke = t.revoked_at.is_none().then(|| {
-                let action = format!("{base}/tokens/revoke");
-                let label = format!("Revoke {prefix}");
-                let value = prefix.clone();
+                let query: String = form_urlencoded::byte_serialize(prefix.as_bytes()).collect();
+                let href = format!("{base}/tokens/revoke?prefix={query}");
+                let label = format!("Revoke the key {}", t.name);
                 view! {
-                    <form method="post" action=action class="inline">
-                        {csrf_field(&nav.csrf)}
-                        <input type="hidden" name="prefix" value=value/>
-                        <button type="submit" class="danger" aria-label=label>"Revoke"</button>
-                    </form>
+                    <a class="button danger" href=href aria-label=label>"Revoke…"</a>
                 }
             });
+            let name = t.name.clone();
             view! {
                 <tr>
+                    <td>{name}</td>
                     <td><code>{prefix}"…"</code></td>
                     <td>{created}</td>
                     <td>{used}</td>
@@ -439,6 +499,8 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     let title = a.display_name.clone();
     let meta = format!("{} app · slug {} · id {}", a.environment, a.slug, a.uuid);
     let flow_url = page.flow_url.to_owned();
+    let key_aria = page.key_name.aria("key_name");
+    let url_aria = page.webhook_url.aria("webhook_url");
     let body = view! {
         <h1>{title}</h1>
         <p class="muted">{meta}</p>
@@ -449,7 +511,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <div class="table-wrap">
                 <table>
                     <thead><tr>
-                        <th scope="col">"Key"</th><th scope="col">"Created"</th>
+                        <th scope="col">"Name"</th><th scope="col">"Key"</th><th scope="col">"Created"</th>
                         <th scope="col">"Last used"</th><th scope="col">"State"</th><th scope="col"><span class="sr-only">"Actions"</span></th>
                     </tr></thead>
                     <tbody>{tokens}</tbody>
@@ -457,6 +519,11 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             </div>
             <form method="post" action=format!("{base}/tokens")>
                 {csrf_field(&nav.csrf)}
+                <label for="key_name">"Name of the new key"</label>
+                <span class="muted" id="key_name-hint">"Which program will use it, e.g. “Billing server”: the list and the revoke confirmation show it."</span>
+                <input id="key_name" name="name" type="text" maxlength="60" required value=page.key_name.value.clone()
+                    aria-invalid=key_aria.0 aria-describedby=key_aria.1.unwrap_or_else(|| "key_name-hint".to_owned())/>
+                {page.key_name.message("key_name")}
                 <button type="submit">"Create a key"</button>
             </form>
         </section>
@@ -542,7 +609,9 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <form method="post" action=format!("{base}/webhooks")>
                 {csrf_field(&nav.csrf)}
                 <label for="webhook_url">"Endpoint URL"</label>
-                <input id="webhook_url" name="url" type="url" required/>
+                <input id="webhook_url" name="url" type="url" required value=page.webhook_url.value.clone()
+                    aria-invalid=url_aria.0 aria-describedby=url_aria.1/>
+                {page.webhook_url.message("webhook_url")}
                 <fieldset class="event-types">
                     <legend>"Event types (none ticked: every event)"</legend>
                     {event_type_choices()}
@@ -556,41 +625,4 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
     }
     .into_any();
     document(&a.display_name, Some(nav), body)
-}
-
-pub fn audit(nav: &Nav, entries: &[AuditRow]) -> String {
-    let rows = entries
-        .iter()
-        .map(|e| {
-            let when = time(e.created_at);
-            let who = e.actor.clone();
-            let action = e.action.clone();
-            let target = e.target.clone();
-            let detail = e.detail.clone();
-            view! {
-                <tr>
-                    <td>{when}</td>
-                    <td>{who}</td>
-                    <td>{action}</td>
-                    <td><code>{target}</code></td>
-                    <td><code class="detail">{detail}</code></td>
-                </tr>
-            }
-        })
-        .collect_view();
-    let body = view! {
-        <h1>"Audit log"</h1>
-        <p>"Changes made in the dashboard or with the CLI, and every look at a customer's data from the dashboard, newest first (secrets are never recorded)."</p>
-        <div class="table-wrap">
-            <table>
-                <thead><tr>
-                    <th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"What"</th>
-                    <th scope="col">"Target"</th><th scope="col">"Detail"</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
-    }
-    .into_any();
-    document("Audit log", Some(nav), body)
 }

@@ -18,7 +18,11 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{html, member_app, see_other, views, CsrfForm, Dash, PageError, PageResult};
+use super::{
+    html, member_app, see_other,
+    shown::{self, Made},
+    views, CsrfForm, Dash, PageError, PageResult,
+};
 use crate::{
     http::{error::ApiError, AppState},
     services::{self, webhooks::WebhookRefused},
@@ -38,7 +42,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/enabled",
-            post(set_enabled),
+            get(disable_page).post(set_enabled),
         )
         .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/test",
@@ -46,7 +50,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/rotate",
-            post(rotate_secret),
+            get(rotate_page).post(rotate_secret),
         )
         .route(
             "/dashboard/apps/{app}/webhooks/{endpoint}/reveal",
@@ -131,6 +135,7 @@ async fn create_endpoint(
     let form = EndpointForm::from_pairs(pairs);
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
+    let typed_url = form.url.clone();
     let input = CreateWebhookEndpointIn {
         url: form.url.trim().to_owned(),
         event_types: form.event_types,
@@ -146,54 +151,50 @@ async fn create_endpoint(
     )
     .await
     {
-        Ok(endpoint) => Ok(html(
-            StatusCode::CREATED,
-            secret_shown(&dash.nav(), &app, &endpoint),
-        )),
+        Ok(endpoint) => show_secret(&state, &dash, &app, &endpoint, Made::Endpoint).await,
         Err(e) => {
+            // A refused URL is said beside the URL field; anything else above the page.
+            let about_url = matches!(
+                &e,
+                services::Error::Refused(WebhookRefused::UrlNotAllowed(_))
+            ) || matches!(&e, services::Error::Refused(WebhookRefused::Field(f)) if f.param == "url");
             let (status, why) = refusal(e)?;
-            let page = super::render_app(&state, &dash, &app, None, Some(&why)).await?;
+            let none = views::Typed::default();
+            let page = if about_url {
+                let typed = views::Typed::refused(&typed_url, why);
+                super::render_app_typed(&state, &dash, &app, None, None, &none, &typed).await?
+            } else {
+                let kept = views::Typed {
+                    value: typed_url,
+                    error: None,
+                };
+                super::render_app_typed(&state, &dash, &app, None, Some(&why), &none, &kept).await?
+            };
             Ok(html(status, page))
         }
     }
 }
 
-fn secret_shown(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow) -> String {
-    secret_page(nav, app, endpoint, "Webhook endpoint added")
-}
-
-fn secret_page(nav: &views::Nav, app: &AppRow, endpoint: &EndpointRow, heading: &str) -> String {
-    secret_page_saying(
-        nav,
-        app,
-        endpoint,
-        heading,
-        "Copy it and keep it secret. A member of the app can show it again from the endpoint's page (each look is in the audit log).",
-    )
-}
-
-fn secret_page_saying(
-    nav: &views::Nav,
+/// The endpoint's signing secret, shown once on the page after the redirect.
+async fn show_secret(
+    state: &AppState,
+    dash: &Dash,
     app: &AppRow,
     endpoint: &EndpointRow,
-    heading: &str,
-    note: &'static str,
-) -> String {
-    let href = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
-    let secret = endpoint.secret.clone();
-    let url = endpoint.url.clone();
-    let body = view! {
-        <section class="card">
-            <h1>{heading.to_owned()}</h1>
-            <p>"Deliveries to " <code>{url}</code> " are signed with this secret. " {note}</p>
-            <label for="token">"Signing secret"</label>
-            <input id="token" class="secret" type="text" readonly value=secret/>
-            {views::copy_button("token")}
-            <p><a href=href>"Continue to the endpoint"</a></p>
-        </section>
-    }
-    .into_any();
-    views::document(heading, Some(nav), body)
+    made: Made,
+) -> PageResult {
+    shown::show_once(
+        state,
+        &dash.session,
+        shown::Secret {
+            made,
+            app: app.uuid,
+            endpoint: Some(endpoint.uuid),
+            label: &endpoint.url,
+            secret: &endpoint.secret,
+        },
+    )
+    .await
 }
 
 async fn endpoint_of(
@@ -287,10 +288,20 @@ fn endpoint_view(
         (true, None) => "disabled".to_owned(),
         (false, _) => "enabled".to_owned(),
     };
-    let (toggle_value, toggle_label) = if endpoint.disabled {
-        ("false", "Enable")
+    // Enabling starts deliveries again at once; disabling stops them, so it is asked first.
+    let toggle = if endpoint.disabled {
+        let action = format!("{base}/enabled");
+        view! {
+            <form method="post" action=action class="inline">
+                {views::csrf_field(&nav.csrf)}
+                <input type="hidden" name="disabled" value="false"/>
+                <button type="submit">"Enable"</button>
+            </form>
+        }
+        .into_any()
     } else {
-        ("true", "Disable")
+        let href = format!("{base}/enabled?disabled=true");
+        view! { <a class="button" href=href>"Disable…"</a> }.into_any()
     };
     let rows = deliveries
         .iter()
@@ -347,21 +358,14 @@ fn endpoint_view(
             <p><code>{url}</code></p>
             <p>"Events: " {types}</p>
             <p>"State: " {state}</p>
-            <form method="post" action=format!("{base}/enabled") class="inline">
-                {views::csrf_field(&nav.csrf)}
-                <input type="hidden" name="disabled" value=toggle_value/>
-                <button type="submit">{toggle_label}</button>
-            </form>
+            {toggle}
             " "
             <form method="post" action=format!("{base}/test") class="inline">
                 {views::csrf_field(&nav.csrf)}
                 <button type="submit">"Send a test event"</button>
             </form>
             " "
-            <form method="post" action=format!("{base}/rotate") class="inline">
-                {views::csrf_field(&nav.csrf)}
-                <button type="submit">"Rotate the signing secret"</button>
-            </form>
+            <a class="button" href=format!("{base}/rotate")>"Rotate the signing secret…"</a>
             " "
             <form method="post" action=format!("{base}/reveal") class="inline">
                 {views::csrf_field(&nav.csrf)}
@@ -402,6 +406,87 @@ struct EnabledForm {
     csrf: String,
     #[serde(default)]
     disabled: String,
+    /// `yes` from the confirmation page; disabling without it asks first.
+    #[serde(default)]
+    confirm: String,
+}
+
+/// Asks before an endpoint is disabled, naming it and what stops.
+async fn disable_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+) -> PageResult {
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    Ok(confirm_disable(&dash, &app, &endpoint))
+}
+
+fn confirm_disable(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::response::Response {
+    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let types = endpoint.event_type_list();
+    let types = if types.is_empty() {
+        "every event type".to_owned()
+    } else {
+        types.join(", ")
+    };
+    html(
+        StatusCode::OK,
+        views::confirm(
+            &dash.nav(),
+            views::Confirm {
+                title: format!("Disable the webhook endpoint {}?", endpoint.url),
+                effects: vec![
+                    format!(
+                        "{} stops receiving the events of {} it subscribes to ({types}): nothing is sent to it while it is disabled, retries waiting included.",
+                        endpoint.url, app.display_name
+                    ),
+                    "The events are kept: after enabling it again, “Recover failed deliveries” sends the ones it missed.".to_owned(),
+                    "The app's other endpoints keep receiving their events.".to_owned(),
+                ],
+                action: format!("{base}/enabled"),
+                fields: vec![("disabled", "true".to_owned())],
+                button: "Disable the endpoint",
+                cancel: base,
+            },
+        ),
+    )
+}
+
+/// Asks before an endpoint's signing secret is rotated, naming it and what changes.
+async fn rotate_page(
+    State(state): State<AppState>,
+    dash: Dash,
+    Path((app, endpoint)): Path<(Uuid, Uuid)>,
+) -> PageResult {
+    let app = member_app(&state, &dash, app).await?;
+    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    Ok(confirm_rotate(&dash, &app, &endpoint))
+}
+
+fn confirm_rotate(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::response::Response {
+    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    html(
+        StatusCode::OK,
+        views::confirm(
+            &dash.nav(),
+            views::Confirm {
+                title: format!("Rotate the signing secret of {}?", endpoint.url),
+                effects: vec![
+                    format!(
+                        "Deliveries of {} to {} are signed with a new secret from now on, shown to you once on the next page.",
+                        app.display_name, endpoint.url
+                    ),
+                    "For 24 hours they carry a signature with the old secret too; after that a receiver still checking the old secret refuses every delivery.".to_owned(),
+                    "Put the new secret in the receiver within those 24 hours.".to_owned(),
+                ],
+                action: format!("{base}/rotate"),
+                fields: Vec::new(),
+                button: "Rotate the secret",
+                cancel: base,
+            },
+        ),
+    )
 }
 
 async fn set_enabled(
@@ -414,6 +499,9 @@ async fn set_enabled(
     let app = member_app(&state, &dash, app).await?;
     let endpoint = endpoint_of(&state, &app, endpoint).await?;
     let disabled = form.disabled == "true";
+    if disabled && !endpoint.disabled && form.confirm != "yes" {
+        return Ok(confirm_disable(&dash, &app, &endpoint));
+    }
     let input = UpdateWebhookEndpointIn {
         disabled: Patch::Value(disabled),
         ..UpdateWebhookEndpointIn::default()
@@ -487,19 +575,27 @@ async fn rotate_secret(
     State(state): State<AppState>,
     dash: Dash,
     Path((app, endpoint)): Path<(Uuid, Uuid)>,
-    Form(form): Form<CsrfForm>,
+    Form(form): Form<ConfirmForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
     let app = member_app(&state, &dash, app).await?;
     let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    if form.confirm != "yes" {
+        return Ok(confirm_rotate(&dash, &app, &endpoint));
+    }
     let rotated =
         services::webhooks::rotate_secret(&state, app.uuid, endpoint.uuid, Some(&dash.actor()))
             .await
             .map_err(page_error)?;
-    Ok(html(
-        StatusCode::CREATED,
-        secret_page(&dash.nav(), &app, &rotated, "Signing secret rotated"),
-    ))
+    show_secret(&state, &dash, &app, &rotated, Made::Rotated).await
+}
+
+#[derive(Deserialize)]
+struct ConfirmForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    confirm: String,
 }
 
 /// Shows the endpoint's signing secret again to a member of the app (audited).
@@ -515,16 +611,7 @@ async fn reveal_secret(
     let shown = services::webhooks::reveal_secret(&state, app.uuid, endpoint.uuid, &dash.actor())
         .await
         .map_err(page_error)?;
-    Ok(html(
-        StatusCode::OK,
-        secret_page_saying(
-            &dash.nav(),
-            &app,
-            &shown,
-            "Signing secret",
-            "Keep it secret: this look is in the app's audit log.",
-        ),
-    ))
+    show_secret(&state, &dash, &app, &shown, Made::Revealed).await
 }
 
 #[derive(Deserialize)]
