@@ -172,7 +172,13 @@ fn split(total: Decimal, weights: &[i64]) -> Vec<Decimal> {
 /// The day's 15-minute intervals, from local midnight to the next (96 of them, 92 or 100 when
 /// the clocks change), adding up exactly to the day's figures.
 pub fn intervals(esi_id: &str, date: NaiveDate) -> Vec<Interval> {
-    let day = day_usage(esi_id, date);
+    intervals_of(&day_usage(esi_id, date))
+}
+
+/// The 15-minute intervals of a day as reported (`intervals`), adding up exactly to `day`'s
+/// figures: a day the meter measured nothing (disconnected) has every interval at zero.
+pub fn intervals_of(day: &DayUsage) -> Vec<Interval> {
+    let date = day.date;
     let start = start_of_market_day(date);
     let end = date
         .succ_opt()
@@ -570,6 +576,17 @@ mod tests {
         assert_eq!(all[1].start - all[0].start, Duration::minutes(15));
         // Local midnight in July is 05:00 UTC.
         assert_eq!(all[0].start.hour(), 5);
+    }
+
+    #[test]
+    fn a_day_without_service_has_every_interval_at_zero() {
+        let day = d("2026-07-14");
+        let all = intervals_of(&DayUsage::none(day));
+        assert_eq!(all.len(), 96);
+        assert!(all
+            .iter()
+            .all(|i| i.consumption.is_zero() && i.generation.is_zero()));
+        assert_eq!(intervals_of(&day_usage(ESI, day)), intervals(ESI, day));
     }
 
     #[test]

@@ -179,6 +179,16 @@ fn totals(d: &UsageDayRow) -> UsageTotals {
     }
 }
 
+fn day_of(d: &UsageDayRow) -> usage::DayUsage {
+    usage::DayUsage {
+        date: d.day,
+        consumption: dec(&d.consumption_kwh),
+        generation: dec(&d.generation_kwh),
+        vehicle_charging: dec(&d.vehicle_kwh),
+        eligible_vehicle_charging: dec(&d.eligible_vehicle_kwh),
+    }
+}
+
 /// Usage by month of `year` (default: this year on the account's clock).
 pub async fn monthly(
     core: &Core,
@@ -263,7 +273,9 @@ pub async fn intervals(
     let (days, bounds) = usage_between(core, &location, today, from, to).await?;
     let intervals = days
         .iter()
-        .flat_map(|d| usage::intervals(&location.esi_id, d.day))
+        // Split the day's own figures, so a day without service has no consumption in its
+        // intervals either.
+        .flat_map(|d| usage::intervals_of(&day_of(d)))
         .collect();
     let neighbours = match period {
         IntervalPeriod::Day(_) => {

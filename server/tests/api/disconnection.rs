@@ -21,6 +21,8 @@ use crate::{
         HOUSE,
     },
     helpers::TestApp,
+    payments::session,
+    utility::{live_submission_with_processor, worklist},
 };
 use server::domain::users::Role;
 
@@ -596,6 +598,25 @@ both_engines! {
             }
         }
         assert_eq!(checked, off.len() as i64, "every day without service was billed once, at nothing");
+
+        // The usage views agree: a day without service has no consumption, by day or by
+        // 15-minute interval; a served day's intervals add up to its day.
+        let location = account_of(&app, &uuid).await["locations"][0]["uuid"].as_str().unwrap().to_owned();
+        let kwh = |v: &Value| v.as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap();
+        for (day, served) in [(off[0], false), (*off.last().unwrap(), false), (cut - Duration::days(1), true)] {
+            let daily = app.get(&format!("/v1/account/locations/{location}/usage/daily?year={}&month={}", day.year(), day.month()), &token).await;
+            assert_eq!(daily.status, StatusCode::OK, "{}", daily.text);
+            let row = daily.body["days"].as_array().unwrap().iter().find(|d| date(&d["date"]) == day).cloned().unwrap_or_else(|| panic!("{day} in {}", daily.text));
+            let r = app.get(&format!("/v1/account/locations/{location}/usage/intervals?date={day}"), &token).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            let intervals = r.body["intervals"].as_array().unwrap();
+            let sum: rust_decimal::Decimal = intervals.iter().map(|i| kwh(&i["consumption"])).sum();
+            assert_eq!(sum, kwh(&row["consumption"]), "{day}: {}", r.text);
+            assert_eq!(sum.is_zero(), !served, "{day}: {}", r.text);
+            if !served {
+                assert!(intervals.iter().all(|i| kwh(&i["consumption"]).is_zero() && kwh(&i["generation"]).is_zero()), "{day}: {}", r.text);
+            }
+        }
     }
 
     async fn an_unpaid_final_bill_is_told_in_writing_and_never_leads_to_a_disconnection(app) {
@@ -648,5 +669,165 @@ both_engines! {
         assert_eq!(count(&app, &uuid, "location.disconnection_requested").await, 0);
         pay_everything(&app, &token).await;
         assert_eq!(invoice(&app, &token, &number).await["status"], "paid");
+    }
+}
+
+/// The market's date on the service clock (a live account's clock).
+fn live_today(app: &TestApp) -> NaiveDate {
+    server::domain::market::market_date(app.clock.now())
+}
+
+/// Moves the service clock on to `day` (same time of day) and lets the workers catch up.
+async fn live_on_to(app: &TestApp, day: NaiveDate) {
+    let days = (day - live_today(app)).num_days();
+    assert!(days >= 0, "{day} is in the past");
+    app.clock.advance(Duration::days(days));
+}
+
+async fn live_card(
+    server: &TestApp,
+    fake: &crate::fake_processor::FakeProcessor,
+    token: &str,
+    number: &str,
+) {
+    let (_, secret) = session(server, token).await;
+    let pm = fake.confirm_card(&secret, number);
+    let added = server
+        .post(
+            "/v1/account/billing/ensure-payment-method-added",
+            token,
+            &json!({"payment_method_id": pm}),
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+}
+
+both_engines! {
+    with relaxed;
+    async fn a_live_disconnection_and_reconnection_wait_for_the_operator_on_the_worklist(app) {
+        let (fake, server, live_token, token, account, start) = live_submission_with_processor(&app).await;
+        // The customer's token, anew after the clock moved past its expiry.
+        let fresh = || async {
+            let r = server.post(&format!("/v1/app/accounts/{account}/token"), &live_token, &Value::Null).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            r.body["token"].as_str().unwrap().to_owned()
+        };
+        let account_uuid: uuid::Uuid = account.parse().unwrap();
+        let submission = worklist(&app, true)[0]["uuid"].as_str().unwrap().to_owned();
+        let ops = signed_in(&server, "ops@example.com", Role::Operator, None).await;
+        for answer in [&[("answer", "accepted"), ("start_date", start.as_str())][..], &[("answer", "active")][..]] {
+            let r = ops.submit("/dashboard/utility", &format!("/dashboard/utility/{submission}"), answer).await;
+            assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        }
+        crate::enrollment::settles_at(&server, &token, crate::enrollment::pair("active", "active")).await;
+
+        // From now on the customer's card declines; the cycle's bill (the meter read stands in
+        // for the utility's) goes unpaid past its due date.
+        live_card(&server, &fake, &token, DECLINES_LATER).await;
+        let started: NaiveDate = start.parse().unwrap();
+        live_on_to(&app, live_today(&app).max(started) + Duration::days(5)).await;
+        let live = server::store::accounts::account_by_uuid(&app.state.db, account_uuid).await.unwrap().unwrap();
+        let live_app = server::store::apps::app_by_uuid(&app.state.db, live.app_uuid).await.unwrap().unwrap();
+        let clock = app.clock.for_account(&app.state.db, account_uuid).await.unwrap();
+        let mut tx = app.state.db.begin().await.unwrap();
+        let bill = server::services::billing::simulate_invoice(&mut tx, &server.state, &clock, &live_app, account_uuid)
+            .await
+            .unwrap()
+            .unwrap();
+        tx.commit().await.unwrap();
+        let number = bill.number.clone();
+        live_on_to(&app, bill.payment_due_date + Duration::days(1)).await;
+        let token = fresh().await;
+        app.eventually("the bill turns past due and is noticed", || async {
+            notices(&server, &token).await.iter().any(|n| n["invoice_number"] == number.as_str() && n["status"] == "noticed")
+        })
+        .await;
+        assert_eq!(invoice(&server, &token, &number).await["status"], "past_due");
+        let n = notice_of(&server, &token, &number).await;
+        let disconnection = n["uuid"].as_str().unwrap().to_owned();
+        let earliest = date(&n["earliest_disconnection_date"]);
+        assert!((earliest - date(&n["notice_date"])).num_days() >= 10, "{n}");
+
+        // Nothing before the earliest date.
+        live_on_to(&app, earliest - Duration::days(1)).await;
+        let token = fresh().await;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "noticed");
+
+        // On it the request goes to the operator's worklist; no simulator carries it out.
+        live_on_to(&app, earliest).await;
+        let token = fresh().await;
+        app.eventually("the disconnection is requested", || async {
+            notice_of(&server, &token, &number).await["status"] == "requested"
+        })
+        .await;
+        assert_eq!(count(&app, &account, "location.disconnection_requested").await, 1);
+        app.clock.advance(Duration::hours(6));
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        let token = fresh().await;
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "requested", "waits for the operator");
+        let ops = signed_in(&server, "clerk@example.com", Role::Operator, None).await;
+        assert_eq!(count(&app, &account, "location.disconnected").await, 0);
+
+        let page = format!("/dashboard/accounts/{account}");
+        let action = format!("{page}/disconnections/{disconnection}/done");
+        let shown = ops.get(&page).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+        assert!(shown.text.contains("The utility disconnected") && shown.text.contains(&action), "{}", shown.text);
+
+        // A partner member records nothing.
+        let partner = signed_in(&server, "pat@partner.example", Role::Partner, Some("Partner Co")).await;
+        let r = partner.submit("/dashboard", &action, &[]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "requested");
+
+        // The operator records the utility's disconnection: audited, the location is off.
+        let r = ops.submit(&page, &action, &[]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        let n = notice_of(&server, &token, &number).await;
+        assert_eq!(n["status"], "disconnected", "{n}");
+        assert_eq!(count(&app, &account, "location.disconnected").await, 1);
+        server.state.http.caches.accounts.invalidate(&account_uuid);
+        let me = server.get("/v1/account", &token).await.body;
+        assert_eq!(me["locations"][0]["is_service_active"], false, "{me}");
+        let audit = server::store::audit::latest_entries(&app.state.db, 50).await.unwrap();
+        let recorded: Vec<_> = audit.iter().filter(|e| e.action == "account.utility_order_recorded").collect();
+        assert_eq!(recorded.len(), 1, "{audit:?}");
+        assert_eq!(recorded[0].actor, "clerk@example.com");
+        assert!(recorded[0].detail.contains(&disconnection) && recorded[0].detail.contains("disconnect"), "{}", recorded[0].detail);
+        // Recorded once: again is no order.
+        let r = ops.submit(&page, &action, &[]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+        // The customer pays: the reconnection is asked of the worklist, and waits there too.
+        live_card(&server, &fake, &token, "4242424242424242").await;
+        // Everything past due (the cycle's own read may have billed again meanwhile).
+        for i in all_invoices(&server, &token).await {
+            if i["status"] == "past_due" || i["status"] == "open" {
+                let paid = server.post(&format!("/v1/account/billing/invoices/{}/pay", i["number"].as_str().unwrap()), &token, &Value::Null).await;
+                assert_eq!(paid.status, StatusCode::OK, "{}", paid.text);
+            }
+        }
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "reconnect_requested");
+        assert_eq!(count(&app, &account, "location.reconnection_requested").await, 1);
+        app.clock.advance(Duration::hours(6));
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        let token = fresh().await;
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "reconnect_requested", "waits for the operator");
+        assert_eq!(count(&app, &account, "location.reconnected").await, 0);
+        let shown = ops.get(&page).await;
+        assert!(shown.text.contains("The utility reconnected"), "{}", shown.text);
+        let r = partner.submit("/dashboard", &action, &[]).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+        let r = ops.submit(&page, &action, &[]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert_eq!(notice_of(&server, &token, &number).await["status"], "reconnected");
+        assert_eq!(count(&app, &account, "location.reconnected").await, 1);
+        server.state.http.caches.accounts.invalidate(&account_uuid);
+        let me = server.get("/v1/account", &token).await.body;
+        assert_eq!(me["locations"][0]["is_service_active"], true, "{me}");
+        let audit = server::store::audit::latest_entries(&app.state.db, 50).await.unwrap();
+        assert_eq!(audit.iter().filter(|e| e.action == "account.utility_order_recorded" && e.actor == "clerk@example.com").count(), 2);
     }
 }

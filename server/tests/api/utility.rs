@@ -10,13 +10,14 @@ use crate::{
     cli::{operator, succeeds},
     dashboard::signed_in,
     enrollment::{event_types, pair, relaxed, settles_at, status, with_meters, SWITCH_HOLD},
+    fake_processor::FakeProcessor,
     helpers::TestApp,
     live_payments::live,
     payments::session,
 };
 
 /// The worklist as the operator sees it.
-fn worklist(app: &TestApp, pending_only: bool) -> Vec<Value> {
+pub(crate) fn worklist(app: &TestApp, pending_only: bool) -> Vec<Value> {
     let mut args = vec!["market", "submissions", "list", "--json"];
     if pending_only {
         args.push("--pending");
@@ -27,6 +28,14 @@ fn worklist(app: &TestApp, pending_only: bool) -> Vec<Value> {
 /// A live customer whose enrollment waits on the operator's worklist: the server, the
 /// customer's token, the account's id and the start date they asked for.
 pub(crate) async fn live_submission(app: &TestApp) -> (TestApp, String, String, String) {
+    let (_, server, _, token, account, start) = live_submission_with_processor(app).await;
+    (server, token, account, start)
+}
+
+/// `live_submission`, with the fake processor the live app charges through and the app's token.
+pub(crate) async fn live_submission_with_processor(
+    app: &TestApp,
+) -> (FakeProcessor, TestApp, String, String, String, String) {
     with_meters(app).await;
     let (fake, server, live_uuid, live_token) = live(app).await;
     let created = server
@@ -146,7 +155,7 @@ pub(crate) async fn live_submission(app: &TestApp) -> (TestApp, String, String, 
     tx.commit().await.unwrap();
 
     settles_at(&server, &token, pair("reviewing", "utility_submitted")).await;
-    (server, token, account, start)
+    (fake, server, live_token, token, account, start)
 }
 
 both_engines! {
