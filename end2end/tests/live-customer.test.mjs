@@ -426,26 +426,28 @@ test("a live customer signs up in the embedded flow, is switched by the operator
   assert.equal(held.status, 402, JSON.stringify(heldBody));
   assert.equal(heldBody.error.decline_code, "authentication_required");
   const asking = await mail.next((m) => m.text.includes("/hosted/link?token=") && m.text.includes(owed[0].number) && /confirm/i.test(m.subject));
-  const link = new URL(asking.text.match(/\S*\/hosted\/link\?token=\S+/)[0]);
+  const confirmLink = new URL(asking.text.match(/\S*\/hosted\/link\?token=\S+/)[0]);
 
   // The link's page (one click, so that a mail scanner's visit spends nothing), then the bank's
   // check in the processor's component, at a phone's width.
-  const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
-  const errors = collectErrors(page);
-  await page.goto(`${base}${link.pathname}${link.search}`);
-  await page.getByRole("button").first().click();
-  await page.waitForURL((u) => u.pathname === "/hosted/authenticate");
-  const confirmButton = page.getByRole("button", { name: "Confirm with your bank" });
+  const payContext = await browser.newContext({ viewport: { width: 360, height: 800 } });
+  await servePartnerSite(payContext);
+  const payPage = await payContext.newPage();
+  const payErrors = collectErrors(payPage);
+  await payPage.goto(`${base}${confirmLink.pathname}${confirmLink.search}`);
+  await payPage.getByRole("button").first().click();
+  await payPage.waitForURL((u) => u.pathname === "/hosted/authenticate");
+  const confirmButton = payPage.getByRole("button", { name: "Confirm with your bank" });
   await confirmButton.waitFor();
-  await assertAccessible(page, "the payment-confirmation page");
-  await page.screenshot({ path: path.join(artifacts, "live-customer-5-authenticate.png"), fullPage: true });
-  const clientSecret = await page.locator("#authenticate").getAttribute("data-client-secret");
+  await assertAccessible(payPage, "the payment-confirmation page");
+  await payPage.screenshot({ path: path.join(artifacts, "live-customer-5-authenticate.png"), fullPage: true });
+  const clientSecret = await payPage.locator("#authenticate").getAttribute("data-client-secret");
   const intent = clientSecret.split("_secret_")[0];
   await confirmButton.click();
-  await page.getByRole("button", { name: "Complete authentication" }).click();
-  await page.locator("#authenticate[data-state=confirmed]").waitFor();
-  await page.locator("[data-testid=authenticate-status]", { hasText: "your bank confirmed the payment" }).waitFor();
-  await page.screenshot({ path: path.join(artifacts, "live-customer-6-confirmed.png"), fullPage: true });
+  await payPage.getByRole("button", { name: "Complete authentication" }).click();
+  await payPage.locator("#authenticate[data-state=confirmed]").waitFor();
+  await payPage.locator("[data-testid=authenticate-status]", { hasText: "your bank confirmed the payment" }).waitFor();
+  await payPage.screenshot({ path: path.join(artifacts, "live-customer-6-confirmed.png"), fullPage: true });
   const atProcessor = await fetch(`${processor}/v1/payment_intents/${intent}`, { headers: { authorization: `Bearer ${secretKey}` } }).then((r) => r.json());
   assert.equal(atProcessor.status, "succeeded", JSON.stringify(atProcessor).slice(0, 400));
 
@@ -456,11 +458,11 @@ test("a live customer signs up in the embedded flow, is switched by the operator
     async () => (await call("GET", `/v1/account/billing/invoices/${owed[0].number}`, token)).status,
     (status) => status === "paid",
   );
-  await page.reload();
-  await page.locator("[data-testid=authenticate-settled]", { hasText: "went through" }).waitFor();
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await assertAccessible(page, "the payment-confirmation page, settled");
-  await page.screenshot({ path: path.join(artifacts, "live-customer-7-settled.png"), fullPage: true });
-  assert.deepEqual(errors, []);
-  await page.close();
+  await payPage.reload();
+  await payPage.locator("[data-testid=authenticate-settled]", { hasText: "went through" }).waitFor();
+  await payPage.setViewportSize({ width: 1280, height: 900 });
+  await assertAccessible(payPage, "the payment-confirmation page, settled");
+  await payPage.screenshot({ path: path.join(artifacts, "live-customer-7-settled.png"), fullPage: true });
+  assert.deepEqual(payErrors, []);
+  await payContext.close();
 });
