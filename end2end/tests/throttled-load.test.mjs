@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { api, collectErrors, createApp, launchBrowser, waitForServer } from "../lib/harness.mjs";
-import { flowLink, seededCustomer } from "../lib/accounts.mjs";
+import { appErrors, flowLink, seededCustomer } from "../lib/accounts.mjs";
 
 const BUDGET_MS = 3_000;
 const SLOW_4G = {
@@ -82,7 +82,9 @@ async function measure(scope, accountUuid) {
     console.log(line);
     assert.ok(urls.size >= 2, `the bundle's WASM and JS were fetched: ${[...urls.values()]}`);
     assert.ok(marks.hydrated < BUDGET_MS, `${scope}: interactive after ${Math.round(marks.hydrated)} ms (budget ${BUDGET_MS})`);
-    assert.deepEqual(errors, []);
+    // A seeded account is months from its renewal window: the renewal flow asks, hears 409
+    // `renewal_not_eligible` and says when renewal opens, as it should.
+    assert.deepEqual(appErrors(errors, ...(scope === "renewal" ? [409] : [])), []);
   } finally {
     await context.close();
   }
