@@ -243,6 +243,17 @@ pub fn apply_to_final_bill(held_cents: i64, final_bill_cents: i64) -> (i64, i64)
     }
 }
 
+/// What a final bill could not take of a deposit and is not back with the customer yet
+/// (`refund_left_cents` of a deposit applied to the final bill; a refund earned by on-time
+/// payments is still to be credited on the next bills, not owed).
+pub fn owed_cents(refund_reason: Option<&str>, refund_left_cents: i64) -> i64 {
+    if refund_reason == Some("final_bill") {
+        refund_left_cents
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +445,12 @@ mod tests {
         assert_eq!(apply_to_final_bill(20_000, 5_000), (0, 15_000));
         assert_eq!(apply_to_final_bill(20_000, 25_000), (5_000, 0));
         assert_eq!(apply_to_final_bill(20_000, 20_000), (0, 0));
+    }
+
+    #[test]
+    fn only_what_a_final_bill_left_is_owed() {
+        assert_eq!(super::owed_cents(Some("final_bill"), 1234), 1234);
+        assert_eq!(super::owed_cents(Some("on_time_payments"), 1234), 0);
+        assert_eq!(super::owed_cents(None, 0), 0);
     }
 }

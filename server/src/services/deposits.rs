@@ -116,11 +116,10 @@ fn view_of(
 impl DepositView {
     /// What the final bill left of the deposit that has not gone back to the customer yet.
     pub fn owed_cents(&self) -> i64 {
-        if self.row.refund_reason.as_deref() == Some("final_bill") {
-            self.row.refund_left_cents
-        } else {
-            0
-        }
+        crate::domain::deposits::owed_cents(
+            self.row.refund_reason.as_deref(),
+            self.row.refund_left_cents,
+        )
     }
 }
 

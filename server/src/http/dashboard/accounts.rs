@@ -303,11 +303,7 @@ fn dollars(cents: i64) -> String {
 /// The account's deposit: what was asked and paid, its interest, what came back and how, and
 /// anything the final bill left that is still owed to the customer.
 fn deposit_view(d: &store::credit_reviews::DepositRow) -> impl IntoView {
-    let owed = if d.refund_reason.as_deref() == Some("final_bill") {
-        d.refund_left_cents
-    } else {
-        0
-    };
+    let owed = crate::domain::deposits::owed_cents(d.refund_reason.as_deref(), d.refund_left_cents);
     let row = |label: &'static str, value: String| {
         view! { <tr><th scope="row">{label}</th><td>{value}</td></tr> }
     };
