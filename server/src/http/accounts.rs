@@ -216,24 +216,30 @@ impl AccountView {
 
 /// The account, from this instance's cache when it was read within the cache's TTL.
 async fn account_view(state: &AppState, app: &AppRow, uuid: Uuid) -> ApiResult<Arc<AccountView>> {
-    let now = state.clock.now();
-    if let Some(view) = state.http.caches.accounts.get(&uuid, now) {
-        if view.row.app_uuid == app.uuid {
-            return Ok(view);
-        }
-        return Err(ApiError::not_found("account"));
+    let view = state
+        .http
+        .caches
+        .accounts
+        .get_or_fill(
+            &uuid,
+            || state.clock.now(),
+            || async {
+                let row = store::accounts::account_of_app(&state.db, app.uuid, uuid)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("account"))?;
+                let json = serde_json::to_vec(&render(state, &row, app, true).await?)
+                    .map_err(ApiError::internal)?;
+                Ok::<_, ApiError>(Arc::new(AccountView {
+                    row,
+                    json: Bytes::from(json),
+                }))
+            },
+        )
+        .await?;
+    if view.row.app_uuid == app.uuid {
+        return Ok(view);
     }
-    let row = store::accounts::account_of_app(&state.db, app.uuid, uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    let json =
-        serde_json::to_vec(&render(state, &row, app, true).await?).map_err(ApiError::internal)?;
-    let view = Arc::new(AccountView {
-        row,
-        json: Bytes::from(json),
-    });
-    state.http.caches.accounts.insert(uuid, view.clone(), now);
-    Ok(view)
+    Err(ApiError::not_found("account"))
 }
 
 async fn account_of(

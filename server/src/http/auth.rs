@@ -95,15 +95,17 @@ async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Princi
     let token = bearer(headers)?;
     let kind = tokens::classify(token).ok_or_else(invalid_token)?;
     let digest = tokens::token_digest(token);
+    let principal = state
+        .http
+        .caches
+        .principals
+        .get_or_fill(
+            &digest,
+            || state.clock.now(),
+            || async move { lookup(state, kind, &tokens::hex_of(&digest)).await },
+        )
+        .await?;
     let now = state.clock.now();
-    let principal = match state.http.caches.principals.get(&digest, now) {
-        Some(p) => p,
-        None => {
-            let p = lookup(state, kind, &tokens::hex_of(&digest)).await?;
-            state.http.caches.principals.insert(digest, p.clone(), now);
-            p
-        }
-    };
     if let Principal::Account { expires_at, .. } = &principal {
         if *expires_at <= now {
             return Err(ApiError::new(
