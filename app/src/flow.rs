@@ -173,9 +173,6 @@ mod browser {
     /// delivers it only where the parent's origin matches.
     pub fn post_close(reason: &str, scope: &str, next: Option<&str>, origins: &[String]) {
         forget_session();
-        let Some(window) = web_sys::window() else {
-            return;
-        };
         let message = js_sys::Object::new();
         for (key, value) in [
             ("type", super::CLOSE_MESSAGE_TYPE),

@@ -81,7 +81,8 @@ both_engines! {
             assert_eq!(r.body["error"]["param"], param, "{}", r.text);
             assert_eq!(r.body["error"]["type"], "invalid_request_error");
         }
-        // An AccountToken has no flow.
+        // An AccountToken has no flow (a second later: the account's requests are rate limited).
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let account_token = app.account_token(&account).await;
         let r = app.post("/v1/account/flow-events", &account_token, &json!({"name": "opened"})).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"), "{}", r.text);
