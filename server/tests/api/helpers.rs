@@ -402,13 +402,14 @@ impl TestApp {
         }
     }
 
-    /// Waits (up to 20 s) until `check` answers true.
+    /// Waits until `check` answers true: up to 60 s, since a busy machine can take that long to
+    /// start a process; a check that passes returns at once.
     pub async fn eventually<F, Fut>(&self, what: &str, mut check: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !check().await {
             assert!(
                 std::time::Instant::now() < deadline,
