@@ -751,6 +751,60 @@ pub struct FlowLoginIn {
     pub plan_group_uuid: Option<Uuid>,
 }
 
+/// `POST /v1/account/flow-events`: what happened in the flow (the `service-flow-event`
+/// message's fields; its other fields are ignored).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowEventIn {
+    /// `opened`, `step_viewed`, `error_shown`, `exited`, `completed` or `handed_off`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The step shown (required for `step_viewed`): a lowercase slug such as `plan`.
+    #[serde(default)]
+    pub step: Option<String>,
+    /// The code of the error shown (required for `error_shown`, refused otherwise).
+    #[serde(default)]
+    pub error_code: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowEventOut {
+    /// The flow session's public id, as its messages and `flow.session_ended` name it.
+    pub flow_session_id: Uuid,
+}
+
+/// One step of a flow funnel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowFunnelStep {
+    pub step: String,
+    /// Sessions that showed this step.
+    pub sessions: i64,
+    /// Of the sessions started, as a percent with one decimal (`"62.5"`).
+    pub share_percent: String,
+}
+
+/// `GET /v1/app/flow-funnel`: an app's flow sessions of one scope opened over a period.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub struct FlowFunnelOut {
+    pub scope: String,
+    /// The period's first market day.
+    pub from: NaiveDate,
+    /// Its last market day (included).
+    pub to: NaiveDate,
+    pub sessions_started: i64,
+    /// In the flow's order (the enrollment's steps), else by sessions reaching them.
+    pub steps: Vec<FlowFunnelStep>,
+    pub sessions_completed: i64,
+    /// Of the sessions started, as a percent with one decimal.
+    pub completion_percent: String,
+    /// Median time from a completed session's first event to its completion; null when none
+    /// completed.
+    pub median_duration_seconds: Option<i64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct FlowLoginOut {

@@ -183,6 +183,13 @@ impl ApiClient {
         Self::send(method, path, &self.token, body).await
     }
 
+    /// `POST /v1/account/flow-events` with an event's JSON; the answer's body.
+    #[cfg(feature = "hydrate")]
+    pub async fn flow_event(&self, json: String) -> Result<String, ClientError> {
+        let path = "/v1/account/flow-events";
+        Self::exchange(gloo_net::http::Method::POST, path, &self.token, Some(json)).await
+    }
+
     /// `GET /v1/account`.
     pub async fn account(&self) -> Result<Account, ClientError> {
         self.call(Method::GET, "/v1/account", NO_BODY).await

@@ -37,6 +37,7 @@ mod chart;
 mod documents;
 #[cfg(any(feature = "ssr", feature = "enrollment"))]
 mod enrollment;
+mod events;
 #[cfg(any(feature = "ssr", feature = "enrollment"))]
 mod forms;
 #[cfg(any(
@@ -117,6 +118,9 @@ pub async fn load_flow_branding(app_uuid: Uuid) -> Result<Option<FlowBranding>, 
 /// The message a flow sends its host when it closes.
 pub const CLOSE_MESSAGE_TYPE: &str = "service-flow-close";
 
+/// The message a flow sends its host at each event (`events::track`).
+pub const EVENT_MESSAGE_TYPE: &str = "service-flow-event";
+
 /// Defines `window.switchboardNative(json)`, which hands a flow's message, as JSON text, to
 /// each native webview bridge present: React Native's `window.ReactNativeWebView`, an iOS
 /// `WKScriptMessageHandler` the app registers as `switchboard`
@@ -169,9 +173,6 @@ mod browser {
     /// delivers it only where the parent's origin matches.
     pub fn post_close(reason: &str, scope: &str, next: Option<&str>, origins: &[String]) {
         forget_session();
-        let Some(window) = web_sys::window() else {
-            return;
-        };
         let message = js_sys::Object::new();
         for (key, value) in [
             ("type", super::CLOSE_MESSAGE_TYPE),
@@ -183,10 +184,19 @@ mod browser {
         if let Some(next) = next {
             let _ = js_sys::Reflect::set(&message, &"next".into(), &next.into());
         }
+        post(&message, origins);
+    }
+
+    /// Posts `message` to the parent window at each of `origins` (the browser delivers it only
+    /// where the parent's origin matches), and to the native webview bridges.
+    pub fn post(message: &js_sys::Object, origins: &[String]) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
         if let Ok(Some(parent)) = window.parent() {
             if !js_sys::Object::is(&parent, &window) {
                 for origin in origins {
-                    let _ = parent.post_message(&message, origin);
+                    let _ = parent.post_message(message, origin);
                 }
             }
         }
@@ -194,7 +204,7 @@ mod browser {
         let native = js_sys::Reflect::get(&window, &"switchboardNative".into())
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-        if let (Some(native), Ok(json)) = (native, js_sys::JSON::stringify(&message)) {
+        if let (Some(native), Ok(json)) = (native, js_sys::JSON::stringify(message)) {
             let _ = native.call1(&window, &json);
         }
     }
@@ -468,6 +478,18 @@ fn Frame(
     let next = StoredValue::new(None::<&'static str>);
     let origins = StoredValue::new(origins);
     let tell_host = move |reason: &'static str| {
+        // Leaving is an event first: it reaches the host before the close message.
+        if reason == "exited" {
+            events::track(
+                if next.get_value().is_some() {
+                    "handed_off"
+                } else {
+                    "exited"
+                },
+                None,
+                None,
+            );
+        }
         #[cfg(feature = "hydrate")]
         origins.with_value(|o| browser::post_close(reason, scope, next.get_value(), o));
         #[cfg(not(feature = "hydrate"))]
@@ -497,6 +519,8 @@ fn Frame(
         #[cfg(feature = "hydrate")]
         match browser::take_session(scope) {
             Some(token) => {
+                events::start(ApiClient::new(token.clone()), scope, origins.get_value());
+                events::track("opened", None, None);
                 flow.start(ApiClient::new(token));
                 load();
             }
@@ -505,12 +529,31 @@ fn Frame(
         #[cfg(not(feature = "hydrate"))]
         let _ = (ApiClient::new, load);
     });
+    // The step shown (the enrollment's steps; the other flows have one screen, `start`), and
+    // the flow done.
+    Effect::new(move |_| {
+        if phase.get() == Phase::Ready {
+            let step = if scope == "enrollment" {
+                flow.step.get().slug()
+            } else {
+                "start"
+            };
+            events::track("step_viewed", Some(step), None);
+        }
+    });
+    Effect::new(move |_| {
+        if flow.done.get() {
+            events::track("completed", None, None);
+        }
+    });
     Effect::new(move |_| {
         if let Some(e) = first.error.get() {
             // A session that has ended cannot come back: the host hears it and may open a new
             // flow link.
             if e.code.starts_with("token_") {
                 tell_host("expired");
+            } else {
+                events::track("error_shown", None, Some(&e.code));
             }
             phase.set(Phase::Failed(e));
         }

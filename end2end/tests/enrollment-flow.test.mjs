@@ -311,6 +311,23 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
     const [message] = await closeMessages(page);
     assert.deepEqual(message.data, { type: "service-flow-close", reason: "completed", scope: "enrollment" });
 
+    // Each step was told to the host as it showed (`service-flow-event`), under one public
+    // session id, the completion among them, and before the close.
+    const all = await page.evaluate(() => window.__messages.map((m) => m.data));
+    const told = all.filter((d) => d && d.type === "service-flow-event");
+    assert.equal(told[0].name, "opened");
+    const shown = [...new Set(told.filter((e) => e.name === "step_viewed").map((e) => e.step))];
+    assert.deepEqual(shown, ["address", "plan", "identity", "credit", "payment", "billing", "review", "done"]);
+    assert.equal(told.filter((e) => e.name === "completed").length, 1);
+    assert.ok(!told.some((e) => e.name === "exited" || e.name === "abandoned"));
+    const ids = new Set(told.map((e) => e.flow_session_id));
+    assert.equal(ids.size, 1, "one session");
+    const [sessionId] = ids;
+    assert.match(sessionId, /^[0-9a-f-]{36}$/);
+    assert.ok(!link.includes(sessionId), "the id is not the token");
+    assert.ok(told.every((e) => e.scope === "enrollment" && !("error_code" in e)));
+    assert.ok(all.findIndex((d) => d && d.type === "service-flow-close") > all.findIndex((d) => d && d.name === "completed"));
+
     // The spent link, opened again in the frame, tells the host it expired.
     await page.evaluate((link) => {
       window.__messages = [];

@@ -54,6 +54,9 @@ pub enum JobKind {
     UtilityServiceOrder,
     /// What a final bill left of a deposit goes back to the card (`jobs::cycle`).
     DepositPayout,
+    /// A flow session's end: its `flow.session_ended` summary once it is over
+    /// (`services::flows::end_session`).
+    FlowSessionEnd,
 }
 
 impl JobKind {
@@ -75,6 +78,7 @@ impl JobKind {
         JobKind::Disconnect,
         JobKind::UtilityServiceOrder,
         JobKind::DepositPayout,
+        JobKind::FlowSessionEnd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -96,6 +100,7 @@ impl JobKind {
             JobKind::Disconnect => "collections.disconnect",
             JobKind::UtilityServiceOrder => "collections.utility_order",
             JobKind::DepositPayout => "deposit.payout",
+            JobKind::FlowSessionEnd => "flow.session_end",
         }
     }
 

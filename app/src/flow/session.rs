@@ -219,6 +219,7 @@ pub fn ErrorNotice(task: Task, #[prop(into)] retry: Callback<()>) -> impl IntoVi
     });
     move || {
         task.error.get().map(|e| {
+            super::events::track("error_shown", None, Some(&e.code));
             let network = e.is_network()
                 || matches!(e.code.as_str(), "internal_error" | "service_unavailable" | "rate_limited");
             view! {

@@ -42,6 +42,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.payment_plan_accepted",
     "account.payment_plan_ended",
     "invoice.corrected",
+    "flow.session_ended",
     TEST_EVENT_TYPE,
 ];
 
@@ -304,6 +305,17 @@ pub enum Event {
         /// Overpaid: refunded to the card the bill was paid with.
         refunded_cents: i64,
     },
+    /// A flow session ended (`domain::flow_events::session_state`): its summary.
+    FlowSessionEnded {
+        account_uuid: Uuid,
+        flow_session_id: Uuid,
+        scope: String,
+        outcome: String,
+        steps_reached: Vec<String>,
+        last_step: Option<String>,
+        duration_seconds: i64,
+        started_at: DateTime<Utc>,
+    },
     WebhookTest {
         endpoint_uuid: Uuid,
     },
@@ -368,6 +380,7 @@ impl Event {
             Event::PaymentPlanAccepted { .. } => "account.payment_plan_accepted",
             Event::PaymentPlanEnded { .. } => "account.payment_plan_ended",
             Event::InvoiceCorrected { .. } => "invoice.corrected",
+            Event::FlowSessionEnded { .. } => "flow.session_ended",
             Event::WebhookTest { .. } => TEST_EVENT_TYPE,
         }
     }
@@ -403,7 +416,8 @@ impl Event {
             | Event::FinalBillNoticeSent { account_uuid, .. }
             | Event::PaymentPlanAccepted { account_uuid, .. }
             | Event::PaymentPlanEnded { account_uuid, .. }
-            | Event::InvoiceCorrected { account_uuid, .. } => Some(*account_uuid),
+            | Event::InvoiceCorrected { account_uuid, .. }
+            | Event::FlowSessionEnded { account_uuid, .. } => Some(*account_uuid),
             Event::PaymentFailed(p) | Event::PaymentSuccessful(p) => Some(p.account_uuid),
             Event::DisconnectionRequested(o)
             | Event::Disconnected(o)
@@ -963,6 +977,20 @@ pub const EVENT_DOCS: &[EventDoc] = &[
         ],
     },
     EventDoc {
+        kind: "flow.session_ended",
+        about: "A flow session ended: completed, left (`exited`, or `handed_off` to another flow), or abandoned (no event for 10 minutes); sent once per session, within 15 minutes of its end.",
+        fields: &[
+            field("account_uuid", FieldType::Uuid, "The account."),
+            field("flow_session_id", FieldType::Uuid, "The session, as its `service-flow-event` messages name it."),
+            field("scope", FieldType::Text, "The flow: `enrollment`, `update-payment-method`, `billing`, `documents` or `renewal`."),
+            field("outcome", FieldType::Text, "`completed`, `exited`, `handed_off` or `abandoned`."),
+            field("steps_reached", FieldType::Texts, "The steps shown, in the order first shown."),
+            nullable("last_step", FieldType::Text, "The last step shown (none when the flow never showed one)."),
+            field("duration_seconds", FieldType::Integer, "From the session's first event to the one that ended it (its last, when abandoned)."),
+            field("started_at", FieldType::Timestamp, "When the flow link was opened."),
+        ],
+    },
+    EventDoc {
         kind: "webhook.test",
         about: "A test event sent to one endpoint from the dashboard or the API.",
         fields: &[field(
@@ -1204,6 +1232,16 @@ mod tests {
                 credit_cents: 0,
                 refunded_cents: 0,
             },
+            Event::FlowSessionEnded {
+                account_uuid: id,
+                flow_session_id: id,
+                scope: "enrollment".to_owned(),
+                outcome: "completed".to_owned(),
+                steps_reached: vec!["address".to_owned()],
+                last_step: Some("done".to_owned()),
+                duration_seconds: 60,
+                started_at: at,
+            },
             Event::WebhookTest { endpoint_uuid: id },
         ]
     }
@@ -1261,7 +1299,7 @@ mod tests {
         assert!(is_known_event_type("location.renewal_email_sent"));
         assert!(is_known_event_type("account.status_updated"));
         assert!(!is_known_event_type("account.deleted"));
-        assert_eq!(EVENT_TYPES.len(), 36);
+        assert_eq!(EVENT_TYPES.len(), 37);
     }
 
     #[test]

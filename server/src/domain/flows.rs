@@ -74,6 +74,10 @@ impl FlowScope {
         if path.is_empty() {
             return get;
         }
+        // Every flow records what happens in it (`domain::flow_events`).
+        if path == "/flow-events" {
+            return method == "POST";
+        }
         let documents = path.starts_with("/locations/") && path.ends_with("/documents") && get;
         match self {
             FlowScope::Enrollment => {
@@ -333,6 +337,8 @@ mod tests {
             ),
         ];
         for scope in FlowScope::ALL {
+            assert!(scope.allows("POST", "/v1/account/flow-events"));
+            assert!(!scope.allows("GET", "/v1/account/flow-events"));
             // The plan read belongs to no flow (docs/api-conventions.md lists it under none).
             assert!(!scope.allows("GET", "/v1/account/locations/{location_uuid}/plan"));
         }

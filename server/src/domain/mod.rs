@@ -106,6 +106,7 @@ pub mod emails;
 pub mod enrollment;
 pub mod estimate;
 pub mod events;
+pub mod flow_events;
 pub mod flows;
 pub mod hosted;
 pub mod jobs;

@@ -52,6 +52,8 @@ pub struct AccountPrincipal {
     pub scope: Option<FlowScope>,
     /// The plan group a flow link was made for: its plans are the only ones offered.
     pub plan_group: Option<Uuid>,
+    /// The flow session's public id (`flow_session_id`), for a flow session opened with one.
+    pub flow_session: Option<Uuid>,
 }
 
 pub(crate) fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
@@ -139,8 +141,7 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             account_principal(
                 state,
                 (row.app_uuid, row.account_uuid),
-                None,
-                None,
+                (None, None, None),
                 row.expires_at,
             )
             .await
@@ -153,8 +154,7 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
             account_principal(
                 state,
                 (row.app_uuid, row.account_uuid),
-                Some(scope),
-                row.plan_group_uuid,
+                (Some(scope), row.plan_group_uuid, row.uuid),
                 row.expires_at,
             )
             .await
@@ -165,8 +165,7 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
 async fn account_principal(
     state: &AppState,
     (app_uuid, account_uuid): (Uuid, Uuid),
-    scope: Option<FlowScope>,
-    plan_group: Option<Uuid>,
+    (scope, plan_group, flow_session): (Option<FlowScope>, Option<Uuid>, Option<Uuid>),
     expires_at: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<Principal> {
     let app = store::apps::app_by_uuid(&state.db, app_uuid)
@@ -178,6 +177,7 @@ async fn account_principal(
             account_uuid,
             scope,
             plan_group,
+            flow_session,
         },
         expires_at,
     })

@@ -30,7 +30,7 @@ use crate::{
             AcceptPlanRefused, BillingAddressRefused, CancelServiceRefused, ConfirmAddressRefused,
             FinalizeRefused, IdentityRefused,
         },
-        flows::FlowLoginRefused,
+        flows::{FlowEventRefused, FlowLoginRefused},
         invoices::InvoiceRefused,
         live_payments::ProcessorWebhookRefused,
         plans::PlansRefused,
@@ -425,6 +425,18 @@ impl From<FlowLoginRefused> for ApiError {
                 ApiError::not_found("plan group").with_param("plan_group_uuid")
             }
             FlowLoginRefused::AppNotReady(missing) => ApiError::app_not_ready(&missing),
+        }
+    }
+}
+
+impl From<FlowEventRefused> for ApiError {
+    fn from(why: FlowEventRefused) -> Self {
+        match why {
+            FlowEventRefused::Field(e) => e.into(),
+            FlowEventRefused::NotAFlow => ApiError::new(
+                ErrorCode::ScopeDenied,
+                "Only a flow session records flow events",
+            ),
         }
     }
 }

@@ -3,7 +3,10 @@
 //! page keeps in its window's name (no cookie, no storage, so flows work in cross-site iframes
 //! where third-party cookies and storage are blocked). The session may call only its scope's endpoints.
 
-use app::api::{ErrorEnvelope, FlowLoginIn, FlowLoginOut, Timestamp};
+use app::api::{
+    ErrorEnvelope, FlowEventIn, FlowEventOut, FlowFunnelOut, FlowFunnelStep, FlowLoginIn,
+    FlowLoginOut, Timestamp,
+};
 use axum::{
     extract::State,
     http::{header, HeaderValue, StatusCode},
@@ -15,8 +18,8 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::{
-    auth::AppPrincipal,
-    error::ApiResult,
+    auth::{AccountPrincipal, AppPrincipal},
+    error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     routes, ApiRouter, AppState,
 };
@@ -24,15 +27,114 @@ use crate::{
     domain::{
         self,
         apps::{brand_color, text_on},
+        flow_events::{percent_text, Funnel},
     },
-    services::flows::{self, LinkOpening},
+    services::flows::{self, FunnelPeriod, LinkOpening},
     store::apps::AppRow,
 };
 use app::format::html_escape;
 
-/// `flow-login`, under `/v1/app`.
+/// `flow-login` and `flow-funnel`, under `/v1/app`.
 pub fn app_router() -> ApiRouter {
-    ApiRouter::new().routes(routes!(create_flow_login))
+    ApiRouter::new()
+        .routes(routes!(create_flow_login))
+        .routes(routes!(flow_funnel))
+}
+
+/// `flow-events`, under `/v1/account` (flow sessions only).
+pub fn account_router() -> ApiRouter {
+    ApiRouter::new().routes(routes!(record_flow_event))
+}
+
+/// Record an event of the flow session (the flows call it with each `service-flow-event`
+/// message they post to their host).
+#[utoipa::path(
+    post, path = "/v1/account/flow-events", tag = "flows",
+    request_body = FlowEventIn,
+    responses(
+        (status = 200, description = "Recorded: the session's public id", body = FlowEventOut),
+        (status = 400, description = "Missing or unknown name, a step or error code that is not a slug, an error code on an event other than error_shown; nothing is recorded", body = ErrorEnvelope),
+        (status = 403, description = "Not a flow session (an AccountToken has no flow): scope_denied", body = ErrorEnvelope),
+    ),
+    security(("account_token" = []))
+)]
+pub async fn record_flow_event(
+    State(state): State<AppState>,
+    principal: AccountPrincipal,
+    Json(input): Json<FlowEventIn>,
+) -> ApiResult<axum::Json<FlowEventOut>> {
+    let id = flows::record_event(
+        &state,
+        principal.account_uuid,
+        principal.flow_session,
+        input.name.as_deref(),
+        input.step.as_deref(),
+        input.error_code.as_deref(),
+    )
+    .await?;
+    Ok(axum::Json(FlowEventOut {
+        flow_session_id: id,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FunnelQuery {
+    scope: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// The funnel of the app's flow sessions of one scope opened over a period: sessions started,
+/// the share that reached each step, the completion rate and the median time to complete.
+#[utoipa::path(
+    get, path = "/v1/app/flow-funnel", tag = "flows",
+    params(
+        ("scope" = String, Query, description = "`enrollment`, `update-payment-method`, `billing`, `documents` or `renewal`"),
+        ("from" = Option<String>, Query, description = "First market day, YYYY-MM-DD (default: 29 days before `to`)"),
+        ("to" = Option<String>, Query, description = "Last market day, included, YYYY-MM-DD (default: today); at most 366 days in all"),
+    ),
+    responses(
+        (status = 200, description = "The funnel", body = FlowFunnelOut),
+        (status = 400, description = "Missing or unknown scope, a date that is not YYYY-MM-DD, a period backwards or longer than 366 days", body = ErrorEnvelope),
+    ),
+    security(("app_token" = []))
+)]
+pub async fn flow_funnel(
+    State(state): State<AppState>,
+    principal: AppPrincipal,
+    Query(query): Query<FunnelQuery>,
+) -> ApiResult<axum::Json<FlowFunnelOut>> {
+    let (scope, period) = flows::funnel_query(
+        &state,
+        query.scope.as_deref(),
+        query.from.as_deref(),
+        query.to.as_deref(),
+    )
+    .map_err(ApiError::from)?;
+    let funnel = flows::funnel(&state, principal.app.uuid, scope, &period).await?;
+    Ok(axum::Json(funnel_out(scope.as_str(), &period, &funnel)))
+}
+
+/// A funnel as the API (and the dashboard) shows it.
+pub fn funnel_out(scope: &str, period: &FunnelPeriod, f: &Funnel) -> FlowFunnelOut {
+    FlowFunnelOut {
+        scope: scope.to_owned(),
+        from: period.from,
+        to: period.to,
+        sessions_started: f.sessions_started,
+        steps: f
+            .steps
+            .iter()
+            .map(|s| FlowFunnelStep {
+                step: s.step.clone(),
+                sessions: s.sessions,
+                share_percent: percent_text(s.share_permille),
+            })
+            .collect(),
+        sessions_completed: f.completed,
+        completion_percent: percent_text(f.completion_permille),
+        median_duration_seconds: f.median_seconds,
+    }
 }
 
 /// Where flow links land.

@@ -137,7 +137,8 @@ impl ApiRoutes {
                 .merge(collections::router())
                 .merge(usage::router())
                 .merge(sandbox::account_router())
-                .merge(market::account_router()),
+                .merge(market::account_router())
+                .merge(flows::account_router()),
             public: ApiRouter::new()
                 .merge(ops::router())
                 .merge(processor::router()),

@@ -38,6 +38,7 @@ use crate::domain::{
         (name = "billing", description = "Payment method and invoices (AccountToken)"),
         (name = "usage", description = "A location's usage and meter reads (AccountToken)"),
         (name = "processor", description = "The built-in test-mode payment processor (publishable key)"),
+        (name = "flows", description = "Embedded flows: the events a flow records (its session) and an app's funnel (AppToken)"),
         (name = "events", description = "Events of the app (AppToken)"),
         (name = "webhooks", description = "Webhook endpoints and deliveries (AppToken)"),
         (name = "sandbox", description = "Sandbox-only helpers: test clocks, simulated events, sent e-mails"),

@@ -1,5 +1,5 @@
 //! Background work: the durable job queue (`queue`), the dispatch of each `outbox::JobKind` to
-//! its handler (`dispatch`), the handlers of the enrollment, credit, billing and renewal jobs,
+//! its handler (`dispatch`), the handlers of the enrollment, credit, billing, renewal and flow session jobs,
 //! the sandbox accounts' clocks (`sandbox`), and the deletion of old finished work
 //! (`retention`). Use cases that handlers share with the HTTP layer live in `services`; nothing
 //! here is called from `http` except running an account's due jobs.
@@ -7,6 +7,7 @@
 pub mod collections;
 pub mod credit;
 pub mod cycle;
+pub mod flows;
 pub mod pipeline;
 pub mod queue;
 pub mod renewal;
@@ -62,5 +63,6 @@ pub async fn dispatch(ctx: &JobContext) -> anyhow::Result<()> {
         JobKind::Disconnect => collections::disconnect(ctx).await,
         JobKind::UtilityServiceOrder => collections::service_order(ctx).await,
         JobKind::DepositPayout => cycle::deposit_payout(ctx).await,
+        JobKind::FlowSessionEnd => flows::session_end(ctx).await,
     }
 }

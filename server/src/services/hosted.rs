@@ -265,7 +265,7 @@ async fn open_flow_session(
         expires_at: now,
         used_at: Some(now),
     };
-    store::flows::insert_flow_session(tx, &session.hash, &login, now + FLOW_SESSION_TTL, now)
+    super::flows::start_session(tx, core, &session.hash, &login, now + FLOW_SESSION_TTL, now)
         .await?;
     Ok(hosted_flow_location(scope, app_uuid, &session.plain, back))
 }

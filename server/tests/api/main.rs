@@ -32,6 +32,7 @@ mod enrollment;
 mod errors;
 mod fake_bureau;
 mod fake_processor;
+mod flow_events;
 mod flows;
 mod hosted;
 mod idempotency;

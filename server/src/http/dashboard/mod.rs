@@ -8,6 +8,7 @@
 mod accounts;
 mod audit;
 mod credit_review;
+mod funnel;
 mod logo;
 mod plan_groups;
 mod refunds;
@@ -107,6 +108,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(credit_review::routes())
         .merge(weather::routes())
         .merge(utility::routes())
+        .merge(funnel::routes())
         .layer(websession::layer(state, SessionKind::Dashboard))
         .layer(middleware::from_fn(page_headers))
         .route("/dashboard/assets/dashboard.css", get(stylesheet))

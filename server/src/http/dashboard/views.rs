@@ -606,6 +606,11 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
             <p><a href=format!("{base}/plan-groups")>"Plan groups"</a></p>
         </section>
         <section class="card">
+            <h2>"Flow funnel"</h2>
+            <p>"How customers move through each embedded flow: sessions started, the share reaching each step, completion and the median time."</p>
+            <p><a href=format!("{base}/funnel")>"Flow funnel"</a></p>
+        </section>
+        <section class="card">
             <h2>"Brand"</h2>
             <form method="post" action=format!("{base}/branding")>
                 {csrf_field(&nav.csrf)}
