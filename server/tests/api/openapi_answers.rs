@@ -1,5 +1,5 @@
-//! The OpenAPI document lists what every operation can answer beside its own results: 401 and
-//! 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
+//! The OpenAPI document lists what every operation can answer beside its own results: 401, 403
+//! (a token of the other kind, a flow's token out of its scope) and 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
 //! the `Idempotency-Key` header on every write; it states the limits, names and rules the server
 //! enforces, and the server refuses what it forbids (offsets past the maximum).
 
@@ -20,8 +20,19 @@ fn every_operation_documents_its_standard_errors_and_idempotency_key() {
             let responses = op["responses"].as_object().unwrap();
             let has = |status: &str| responses.contains_key(status);
             if gated {
-                assert!(has("401") && has("429"), "{method} {path}: {responses:?}");
-                for status in ["401", "429"] {
+                assert!(
+                    has("401") && has("403") && has("429"),
+                    "{method} {path}: {responses:?}"
+                );
+                let forbidden = responses["403"]["description"].as_str().unwrap();
+                assert!(
+                    forbidden.contains("token_wrong_type"),
+                    "{method} {path}: {forbidden}"
+                );
+                if path.starts_with("/v1/account") {
+                    assert!(forbidden.contains("scope_denied"), "{method} {path}");
+                }
+                for status in ["401", "403", "429"] {
                     assert_eq!(
                         responses[status]["content"]["application/json"]["schema"]["$ref"],
                         "#/components/schemas/ErrorEnvelope",
@@ -142,6 +153,34 @@ fn the_document_states_the_limits_the_server_enforces() {
 }
 
 both_engines! {
+    async fn the_esi_id_pattern_is_the_reference_datas_prefixes(app) {
+        let table: Vec<(String, usize)> = server::store::market::esi_prefixes(&app.state.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.prefix, usize::try_from(p.esi_id_length).unwrap()))
+            .collect();
+        let known: Vec<(String, usize)> = server::domain::market::KNOWN_ESI_PREFIXES
+            .iter()
+            .map(|(prefix, length)| ((*prefix).to_owned(), *length))
+            .collect();
+        assert_eq!(known, table);
+
+        let pattern = server::domain::market::esi_id_pattern();
+        let doc = document();
+        let mut stated = 0;
+        for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+            let object = schema.get("allOf").map_or(schema, |all| &all[0]);
+            if let Some(field) = object["properties"].get("esi_id") {
+                if name.ends_with("In") {
+                    assert_eq!(field["pattern"], json!(pattern), "{name}");
+                    stated += 1;
+                }
+            }
+        }
+        assert!(stated >= 6, "{stated}");
+    }
+
     async fn offsets_beyond_the_maximum_are_refused(app) {
         let account = app.create_account(json!({
             "email": "offset@example.com", "first_name": "Ana", "last_name": "Díaz"
