@@ -135,9 +135,9 @@ impl Modify for StandardAnswers {
                 };
                 if gated && writes {
                     let params = op.parameters.get_or_insert_with(Vec::new);
-                    if !params.iter().any(|p| p.name == "Idempotency-Key") {
-                        params.push(idempotency_key());
-                    }
+                    // One header, as `http::idempotency` reads it, where a handler names it too.
+                    params.retain(|p| p.name != "Idempotency-Key");
+                    params.push(idempotency_key());
                 }
                 let has_input = op.request_body.is_some()
                     || op.parameters.as_ref().is_some_and(|p| !p.is_empty());

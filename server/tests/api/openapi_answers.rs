@@ -114,7 +114,32 @@ fn the_document_states_the_limits_the_server_enforces() {
         prop("EligibilityIn", "postal_code")["pattern"],
         r"^\s*[0-9]{5}\s*$"
     );
-    assert_eq!(prop("CreateAccountIn", "first_name")["pattern"], r"\S");
+    // A name: no control characters, something besides blanks.
+    assert_eq!(
+        prop("CreateAccountIn", "first_name")["pattern"],
+        r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    );
+    // What must be agreed, and what a patch may not clear.
+    assert_eq!(
+        prop("AcceptPlanIn", "terms_accepted")["enum"],
+        json!([true])
+    );
+    assert!(schemas["AcceptPlanIn"]["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("terms_accepted")));
+    assert_eq!(prop("CreditCheckIn", "consent")["enum"], json!([true]));
+    assert_eq!(prop("UpdateAccountIn", "email")["type"], "string");
+    assert_eq!(prop("CreateAccountIn", "date_of_birth")["minLength"], 10);
+    assert_eq!(prop("CreateAccountIn", "metadata")["maxProperties"], 20);
+    let idempotency_key = doc["paths"]["/v1/app/accounts"]["post"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .unwrap()["schema"]
+        .clone();
+    assert_eq!(idempotency_key["maxLength"], 255);
     assert_eq!(prop("AdvanceClockIn", "days")["maximum"], 3650);
     let scopes = prop("FlowLoginIn", "scope")["enum"].clone();
     assert!(
@@ -179,6 +204,16 @@ both_engines! {
             }
         }
         assert!(stated >= 6, "{stated}");
+    }
+
+    async fn a_whole_number_written_with_a_fraction_is_an_integer(app) {
+        let path = "/v1/app/accounts/enroll/address-search";
+        let whole = app.post(path, &app.app_token, &json!({"query": "1", "limit": 2.0})).await;
+        assert_eq!(whole.status, StatusCode::OK, "{}", whole.text);
+        assert!(whole.body.as_array().unwrap().len() <= 2, "{}", whole.text);
+        let part = app.post(path, &app.app_token, &json!({"query": "1", "limit": 2.5})).await;
+        assert_eq!(part.status, StatusCode::BAD_REQUEST, "{}", part.text);
+        assert_eq!(part.body["error"]["param"], "limit");
     }
 
     async fn offsets_beyond_the_maximum_are_refused(app) {
