@@ -47,6 +47,29 @@ pub struct EsiPrefix {
     pub esi_id_length: usize,
 }
 
+/// The ESI ID prefixes of the reference data (`tdu_esi_prefixes`, migration 0002), each with its
+/// utility's ESI ID length, sorted: what the OpenAPI document states an ESI ID may be. A test
+/// holds them to the table.
+pub const KNOWN_ESI_PREFIXES: &[(&str, usize)] = &[
+    ("1003278", 17),
+    ("1008901", 22),
+    ("1017699", 17),
+    ("1020404", 17),
+    ("1040051", 17),
+    ("1040060", 17),
+    ("1044372", 17),
+];
+
+/// The ESI IDs whose prefix and length name a utility (`KNOWN_ESI_PREFIXES`), blanks around
+/// allowed, as a regular expression.
+pub fn esi_id_pattern() -> String {
+    let ids: Vec<String> = KNOWN_ESI_PREFIXES
+        .iter()
+        .map(|(prefix, length)| format!("{prefix}[0-9]{{{}}}", length - prefix.len()))
+        .collect();
+    format!(r"^\s*({})\s*$", ids.join("|"))
+}
+
 /// The market's calendar date of an instant (the market keeps Central time).
 pub fn market_date(t: DateTime<Utc>) -> NaiveDate {
     t.with_timezone(&Chicago).date_naive()
@@ -397,6 +420,29 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_esi_id_pattern_names_each_known_prefix_at_its_length() {
+        let pattern = esi_id_pattern();
+        assert!(pattern.starts_with(r"^\s*(1003278[0-9]{10}|1008901[0-9]{15}|"));
+        assert!(pattern.ends_with(r"|1044372[0-9]{10})\s*$"));
+        let prefixes = [
+            EsiPrefix {
+                prefix: "1008901".into(),
+                tdu: "CENTERPOINT".into(),
+                esi_id_length: 22,
+            },
+            EsiPrefix {
+                prefix: "1044372".into(),
+                tdu: "ONCOR".into(),
+                esi_id_length: 17,
+            },
+        ];
+        for id in ["1008901000000000000000", "10443720000000000"] {
+            let esi = EsiId::parse(id).unwrap();
+            assert!(tdu_for_esi_id(&esi, &prefixes).is_some(), "{id}");
+        }
     }
 
     #[test]

@@ -106,13 +106,16 @@ pub async fn pay_deposit(
     principal: AccountPrincipal,
     body: axum::body::Bytes,
 ) -> ApiResult<axum::Json<Deposit>> {
+    // No body, or `null`, pays it all now.
     let input: PayDepositIn = if body.iter().all(u8::is_ascii_whitespace) {
         PayDepositIn::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| {
-            ApiError::new(ErrorCode::ParameterInvalid, format!("invalid body: {e}"))
-                .with_param("instalments")
-        })?
+        serde_json::from_slice::<Option<PayDepositIn>>(&body)
+            .map_err(|e| {
+                ApiError::new(ErrorCode::ParameterInvalid, format!("invalid body: {e}"))
+                    .with_param("instalments")
+            })?
+            .unwrap_or_default()
     };
     let paid = deposits::pay_deposit(
         &state,

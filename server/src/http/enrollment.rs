@@ -664,6 +664,10 @@ pub async fn put_billing_address(
     Json(input): Json<BillingAddressIn>,
 ) -> ApiResult<axum::Json<BillingAddressOut>> {
     let address = if input.same_as_service_address {
+        // An address sent beside it is not used, but a malformed one is still refused.
+        if let Some(raw) = input.address {
+            parse_postal_address("address", raw)?;
+        }
         None
     } else {
         let raw = input

@@ -73,7 +73,12 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         serde_error(&path, e.inner(), e.inner().classify())
-    })?;
+    });
+    let value = match value {
+        Ok(value) => value,
+        // JSON has one kind of number: `6.0` is the integer 6 where an integer is asked for.
+        Err(refused) => return with_whole_numbers(bytes).ok_or(refused),
+    };
     de.end().map_err(|_| {
         ApiError::new(
             ErrorCode::BodyMalformed,
@@ -81,6 +86,36 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         )
     })?;
     Ok(value)
+}
+
+/// `bytes` read again with each whole number written with a fraction (`6.0`, `2e1`) taken as
+/// the integer it is; `None` when it has none or is still refused.
+fn with_whole_numbers<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    fn whole(value: &mut serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // Within 2^53 every whole f64 is exactly an integer.
+                let exact = f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0;
+                if exact {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let i = f as i64;
+                    *n = i.into();
+                }
+                exact
+            }
+            serde_json::Value::Array(items) => items.iter_mut().fold(false, |a, v| whole(v) | a),
+            serde_json::Value::Object(fields) => {
+                fields.values_mut().fold(false, |a, v| whole(v) | a)
+            }
+            _ => false,
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if !whole(&mut value) {
+        return None;
+    }
+    serde_json::from_value(value).ok()
 }
 
 fn serde_error(

@@ -553,6 +553,7 @@ pub async fn account_request_plans(
     responses(
         (status = 200, description = "Market median and plan averages per usage", body = BenchmarksOut),
         (status = 400, description = "Neither esi_id nor postal_code", body = ErrorEnvelope),
+        (status = 404, description = "No meter with this ESI ID is in the directory (`esi_id_not_found`)", body = ErrorEnvelope),
         (status = 422, description = "`esi_id_invalid`, `not_in_retail_choice_area`", body = ErrorEnvelope),
     ),
     security(("app_token" = []))

@@ -76,8 +76,9 @@ impl Modify for BearerTokens {
 }
 
 /// What the gates and extractors answer for every operation beside the answers its handler
-/// documents: 400 for a malformed request (any operation with parameters or a body), 401 and 429
-/// for the token groups (missing or bad token; rate limits and failed authentications), 404 for
+/// documents: 400 for a malformed request (any operation with parameters or a body), 401, 403 and
+/// 429 for the token groups (missing or bad token; a token of the other kind or, on the account
+/// routes, outside its flow's scope; rate limits and failed authentications), 404 for
 /// a path naming a resource, and the `Idempotency-Key` header (with its 409 and 422) on every
 /// write of the token groups.
 struct StandardAnswers;
@@ -110,7 +111,12 @@ impl Modify for StandardAnswers {
                 .required(Required::False)
                 .schema(Some(
                     ObjectBuilder::new()
-                        .schema_type(SchemaType::from_iter([Type::String, Type::Null])),
+                        .schema_type(SchemaType::Type(Type::String))
+                        .min_length(Some(1))
+                        .max_length(Some(255))
+                        // Visible ASCII, spaces and tabs, with at least one visible character
+                        // (what `http::idempotency` takes once the header's edges are trimmed).
+                        .pattern(Some(r"^[\t -~]*[!-~][\t -~]*$")),
                 ))
                 .build()
         };
@@ -130,9 +136,9 @@ impl Modify for StandardAnswers {
                 };
                 if gated && writes {
                     let params = op.parameters.get_or_insert_with(Vec::new);
-                    if !params.iter().any(|p| p.name == "Idempotency-Key") {
-                        params.push(idempotency_key());
-                    }
+                    // One header, as `http::idempotency` reads it, where a handler names it too.
+                    params.retain(|p| p.name != "Idempotency-Key");
+                    params.push(idempotency_key());
                 }
                 let has_input = op.request_body.is_some()
                     || op.parameters.as_ref().is_some_and(|p| !p.is_empty());
@@ -141,9 +147,15 @@ impl Modify for StandardAnswers {
                     answers.push(("400", "The request is malformed or a parameter is invalid"));
                 }
                 if gated {
+                    answers.push(("401", "No token, or one that is invalid or expired"));
                     answers.push((
-                        "401",
-                        "No token, or one that is invalid, expired or of the other kind",
+                        "403",
+                        if path.starts_with("/v1/app/") {
+                            "`token_wrong_type`: an AccountToken on a route of the AppToken"
+                        } else {
+                            "`token_wrong_type`: an AppToken on a route of the AccountToken; \
+                             `scope_denied`: a flow's token on an endpoint its flow may not call"
+                        },
                     ));
                     answers.push((
                         "429",
@@ -170,13 +182,14 @@ impl Modify for StandardAnswers {
                         std::collections::btree_map::Entry::Vacant(v) => {
                             v.insert(error(description));
                         }
-                        // The handler documents its own answers of this status: the idempotency
-                        // one joins them.
+                        // The handler documents its own answers of this status: the gate's
+                        // and the idempotency ones join them.
                         std::collections::btree_map::Entry::Occupied(mut o)
-                            if description.starts_with("`idempotency") =>
+                            if description.starts_with('`') =>
                         {
+                            let code = description.split('`').nth(1).unwrap_or_default();
                             if let RefOr::T(response) = o.get_mut() {
-                                if !response.description.contains("idempotency") {
+                                if !response.description.contains(code) {
                                     response.description =
                                         format!("{}; {description}", response.description);
                                 }
@@ -284,13 +297,15 @@ impl Modify for EventSchemas {
 
 /// What the server enforces that the derived schemas cannot say: the names each enumerated field
 /// takes (from the lists the server parses with), the listing ranges of `limit` and `offset`, and
-/// the rules between fields (`esi_id` or `postal_code`; exactly one of `to` and `days`).
+/// the rules between fields (`esi_id` or `postal_code`; exactly one of `to` and `days`), and the
+/// ESI IDs of the known utilities.
 struct Constraints;
 
 impl Modify for Constraints {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         use utoipa::openapi::schema::{
-            AllOfBuilder, AnyOfBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
+            AllOfBuilder, AnyOfBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Schema,
+            SchemaFormat, SchemaType, Type,
         };
         use utoipa::openapi::{path::ParameterIn, Ref, RefOr};
 
@@ -340,6 +355,173 @@ impl Modify for Constraints {
         set_enum("CreateWebhookEndpointIn", "event_types", EVENT_TYPES);
         set_enum("UpdateWebhookEndpointIn", "event_types", EVENT_TYPES);
 
+        // An ESI ID names a known utility's prefix at its length (the reference data's table).
+        let esi_id = crate::domain::market::esi_id_pattern();
+        for schema in components.schemas.values_mut() {
+            let RefOr::T(Schema::Object(object)) = schema else {
+                continue;
+            };
+            if let Some(RefOr::T(Schema::Object(field))) = object.properties.get_mut("esi_id") {
+                if field.pattern.is_some() {
+                    field.pattern = Some(esi_id.clone());
+                }
+            }
+        }
+
+        // What the parsers take, where the derived schema says less.
+        fn field_of<'a>(
+            components: &'a mut utoipa::openapi::Components,
+            schema: &str,
+            property: &str,
+        ) -> &'a mut utoipa::openapi::schema::Object {
+            let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) else {
+                panic!("no schema {schema}");
+            };
+            match object.properties.get_mut(property) {
+                Some(RefOr::T(Schema::Object(field))) => field,
+                _ => panic!("no property {schema}.{property}"),
+            }
+        }
+        // Text: no control characters, something besides blanks.
+        let text = format!("^{TEXT}*[^\\s{CONTROL}]{TEXT}*$");
+        for (schema, property) in [
+            ("CreateAccountIn", "first_name"),
+            ("CreateAccountIn", "last_name"),
+            ("UpdateAccountIn", "first_name"),
+            ("UpdateAccountIn", "last_name"),
+            ("IdentityIn", "first_name"),
+            ("IdentityIn", "last_name"),
+        ] {
+            field_of(components, schema, property).pattern = Some(text.clone());
+        }
+        field_of(components, "PostalAddressIn", "address_1").pattern = Some(text.clone());
+        field_of(components, "PostalAddressIn", "city").pattern = Some(text.clone());
+        field_of(components, "PostalAddressIn", "address_2").pattern = Some(format!("^{TEXT}*$"));
+        // Fields a patch may leave out but not clear; a postal address's lines but the second.
+        let address = ["address_1", "city", "state", "postal_code"];
+        for property in address {
+            field_of(components, "PostalAddressIn", property).schema_type =
+                SchemaType::Type(Type::String);
+        }
+        for (schema, property) in [
+            ("UpdateAccountIn", "email"),
+            ("UpdateAccountIn", "first_name"),
+            ("UpdateAccountIn", "last_name"),
+        ] {
+            field_of(components, schema, property).schema_type = SchemaType::Type(Type::String);
+        }
+        for (schema, property) in [
+            ("CreateAccountIn", "phone"),
+            ("UpdateAccountIn", "phone"),
+            ("IdentityIn", "phone"),
+        ] {
+            field_of(components, schema, property).pattern = Some(US_PHONE.to_owned());
+        }
+        for (schema, property) in [
+            ("CreateAccountIn", "renewals_url"),
+            ("UpdateAccountIn", "renewals_url"),
+        ] {
+            field_of(components, schema, property).pattern = Some(renewals_url());
+        }
+        for (schema, property) in [
+            ("CreateWebhookEndpointIn", "url"),
+            ("UpdateWebhookEndpointIn", "url"),
+        ] {
+            let url = field_of(components, schema, property);
+            url.pattern = Some(endpoint_url());
+            url.max_length = Some(2048);
+        }
+        for property in ["url", "disabled"] {
+            let field = field_of(components, "UpdateWebhookEndpointIn", property);
+            if let SchemaType::Array(types) = &field.schema_type {
+                let kind = types.iter().find(|t| **t != Type::Null).cloned();
+                field.schema_type = SchemaType::Type(kind.unwrap_or(Type::String));
+            }
+        }
+        field_of(components, "IdentityIn", "date_of_birth").format =
+            Some(SchemaFormat::KnownFormat(KnownFormat::Date));
+        field_of(components, "CreditCheckIn", "ssn").pattern = Some(SSN.to_owned());
+        // `domain::account::parse_metadata`.
+        for schema in ["CreateAccountIn", "UpdateAccountIn"] {
+            let metadata = field_of(components, schema, "metadata");
+            metadata.max_properties = Some(20);
+            metadata.property_names = Some(Box::new(Schema::Object(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(40))
+                    .pattern(Some(format!("^{TEXT}*$")))
+                    .build(),
+            )));
+            metadata.additional_properties = Some(Box::new(
+                utoipa::openapi::schema::AdditionalProperties::RefOr(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .max_length(Some(500))
+                        .into(),
+                ),
+            ));
+        }
+        // A date, an instant or a UUID is never shorter than its shortest form: the length
+        // keeps a generator that ignores formats from taking `""` for one.
+        for (name, schema) in components.schemas.iter_mut() {
+            let RefOr::T(Schema::Object(object)) = schema else {
+                continue;
+            };
+            if !name.ends_with("In") {
+                continue;
+            }
+            for property in object.properties.values_mut() {
+                let RefOr::T(Schema::Object(field)) = property else {
+                    continue;
+                };
+                let shortest = match &field.format {
+                    Some(SchemaFormat::KnownFormat(KnownFormat::Date)) => 10,
+                    Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)) => 20,
+                    Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)) => 32,
+                    _ => continue,
+                };
+                field.min_length.get_or_insert(shortest);
+            }
+        }
+        // Dollars of a partner's commission (`domain::market::parse_dollars_to_cents`).
+        if let Some(RefOr::T(Schema::Object(object))) =
+            components.schemas.get_mut("AppPlansRequestIn")
+        {
+            if let Some(RefOr::T(Schema::OneOf(one_of))) = object
+                .properties
+                .get_mut("partner_commission_per_month_dollars")
+            {
+                for item in &mut one_of.items {
+                    if matches!(item, RefOr::Ref(_)) {
+                        *item = AllOfBuilder::new()
+                            .item(item.clone())
+                            .item(ObjectBuilder::new().pattern(Some(DOLLARS)))
+                            .into();
+                    }
+                }
+            }
+        }
+        // Agreements that must be given.
+        field_of(components, "CreditCheckIn", "consent").enum_values = Some(vec![true.into()]);
+        let agreements = ["AcceptPlanIn", "AcceptRenewalIn"];
+        for schema in agreements {
+            let terms = field_of(components, schema, "terms_accepted");
+            terms.schema_type = SchemaType::Type(Type::Boolean);
+            terms.enum_values = Some(vec![true.into()]);
+        }
+        let mut require = |schema: &str, property: &str| {
+            if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) {
+                object.required.push(property.to_owned());
+            }
+        };
+        for schema in agreements {
+            require(schema, "terms_accepted");
+        }
+        for property in address {
+            require("PostalAddressIn", property);
+        }
+
         // Rules between fields: the object as derived, and one or any of its variants.
         let present = |property: &str, schema: RefOr<Schema>| -> RefOr<Schema> {
             ObjectBuilder::new()
@@ -371,6 +553,23 @@ impl Modify for Constraints {
             );
         }
         combine(
+            "BillingAddressIn",
+            AnyOfBuilder::new()
+                .item(present(
+                    "same_as_service_address",
+                    ObjectBuilder::new()
+                        .schema_type(Type::Boolean)
+                        .enum_values(Some([true]))
+                        .into(),
+                ))
+                .item(present(
+                    "address",
+                    Ref::from_schema_name("PostalAddressIn").into(),
+                ))
+                .description(Some("`address` unless `same_as_service_address` is true"))
+                .into(),
+        );
+        combine(
             "AdvanceClockIn",
             OneOfBuilder::new()
                 .item(present("to", Ref::from_schema_name("Timestamp").into()))
@@ -381,6 +580,32 @@ impl Modify for Constraints {
                 .description(Some("Exactly one of `to` and `days`"))
                 .into(),
         );
+
+        // A body whose every field is optional may be left out (read as `{}`).
+        let all_optional: Vec<String> = components
+            .schemas
+            .iter()
+            .filter_map(|(name, schema)| match schema {
+                RefOr::T(Schema::Object(o)) if o.required.is_empty() => {
+                    Some(format!("#/components/schemas/{name}"))
+                }
+                _ => None,
+            })
+            .collect();
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [&mut item.put, &mut item.post, &mut item.patch];
+            for op in operations.into_iter().flatten() {
+                let Some(body) = op.request_body.as_mut() else {
+                    continue;
+                };
+                let optional = body.content.get("application/json").is_some_and(|c| {
+                    matches!(&c.schema, Some(RefOr::Ref(r)) if all_optional.contains(&r.ref_location))
+                });
+                if optional {
+                    body.required = Some(utoipa::openapi::Required::False);
+                }
+            }
+        }
 
         // Query parameters.
         for (path, item) in &mut openapi.paths.paths {
@@ -413,6 +638,18 @@ impl Modify for Constraints {
                             schema.minimum = Some(0.into());
                             schema.maximum = Some(Page::MAX_OFFSET.into());
                         }
+                        // `domain::usage`'s range of years, and the months of one.
+                        (_, "year") => {
+                            schema.minimum = Some(2000.into());
+                            schema.maximum = Some(2100.into());
+                        }
+                        (_, "month") => {
+                            schema.minimum = Some(1.into());
+                            schema.maximum = Some(12.into());
+                        }
+                        (path, "date") if path.contains("/usage/") => {
+                            schema.pattern = Some(r"^(20[0-9]{2}|2100)-".to_owned());
+                        }
                         ("/v1/app/events", "type") => {
                             schema.enum_values = Some(names(EVENT_TYPES));
                         }
@@ -423,6 +660,38 @@ impl Modify for Constraints {
             }
         }
     }
+}
+
+/// A character of text: anything but a control character (`char::is_control`).
+const TEXT: &str = r"[^\x00-\x1f\x7f-\x9f]";
+const CONTROL: &str = r"\x00-\x1f\x7f-\x9f";
+
+/// A US number as `domain::account::parse_us_phone` takes it: ten digits (after an optional
+/// country code 1), area code and exchange from 2 to 9, spaces, dashes, dots and parentheses
+/// anywhere, a `+` first.
+const US_PHONE: &str = r"^\s*\+?[ .()-]*(1[ .()-]*)?[2-9]([ .()-]*[0-9]){2}[ .()-]*[2-9]([ .()-]*[0-9]){6}[ .()-]*\s*$";
+
+/// A Social Security number the SSA could have issued (`domain::account::parse_ssn`): no area
+/// 000, 666 or 900-999, no group 00, no serial 0000; with both dashes or none.
+const SSN: &str = r"^\s*(00[1-9]|0[1-9][0-9]|[1-5][0-9]{2}|6[0-5][0-9]|66[0-57-9]|6[7-9][0-9]|[78][0-9]{2})(-(0[1-9]|[1-9][0-9])-|(0[1-9]|[1-9][0-9]))(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})\s*$";
+
+/// Dollars from 0 to 1,000 with at most two decimal places.
+const DOLLARS: &str = r"^\s*([0-9]{1,3}(\.[0-9]{1,2})?|1000(\.00?)?)\s*$";
+
+/// A host name whose last label begins with a letter (not an address), an optional port (up to
+/// 65535), then anything: the URLs every parser reads alike.
+const HOST_AND_PATH: &str = r"([A-Za-z0-9_-]+\.)*[A-Za-z][A-Za-z0-9_-]*(:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})?)?([/?#][\s\S]*)?";
+
+/// Where renewal notices send the customer (`domain::account::parse_renewals_url`): https, or
+/// http on the local machine (in sandbox).
+fn renewals_url() -> String {
+    format!(r"^\s*(https://{HOST_AND_PATH}|http://localhost(:[0-9]{{1,4}})?([/?#][\s\S]*)?)\s*$")
+}
+
+/// A webhook endpoint (`domain::webhooks::parse_endpoint_url`): http or https (a live app's must
+/// be https and public, else `422 url_not_allowed`).
+fn endpoint_url() -> String {
+    format!(r"^\s*https?://{HOST_AND_PATH}\s*$")
 }
 
 /// The document as served (and as committed), pretty-printed.

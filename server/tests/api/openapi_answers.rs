@@ -1,5 +1,5 @@
-//! The OpenAPI document lists what every operation can answer beside its own results: 401 and
-//! 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
+//! The OpenAPI document lists what every operation can answer beside its own results: 401, 403
+//! (a token of the other kind, a flow's token out of its scope) and 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
 //! the `Idempotency-Key` header on every write; it states the limits, names and rules the server
 //! enforces, and the server refuses what it forbids (offsets past the maximum).
 
@@ -20,8 +20,19 @@ fn every_operation_documents_its_standard_errors_and_idempotency_key() {
             let responses = op["responses"].as_object().unwrap();
             let has = |status: &str| responses.contains_key(status);
             if gated {
-                assert!(has("401") && has("429"), "{method} {path}: {responses:?}");
-                for status in ["401", "429"] {
+                assert!(
+                    has("401") && has("403") && has("429"),
+                    "{method} {path}: {responses:?}"
+                );
+                let forbidden = responses["403"]["description"].as_str().unwrap();
+                assert!(
+                    forbidden.contains("token_wrong_type"),
+                    "{method} {path}: {forbidden}"
+                );
+                if path.starts_with("/v1/account") {
+                    assert!(forbidden.contains("scope_denied"), "{method} {path}");
+                }
+                for status in ["401", "403", "429"] {
                     assert_eq!(
                         responses[status]["content"]["application/json"]["schema"]["$ref"],
                         "#/components/schemas/ErrorEnvelope",
@@ -103,7 +114,32 @@ fn the_document_states_the_limits_the_server_enforces() {
         prop("EligibilityIn", "postal_code")["pattern"],
         r"^\s*[0-9]{5}\s*$"
     );
-    assert_eq!(prop("CreateAccountIn", "first_name")["pattern"], r"\S");
+    // A name: no control characters, something besides blanks.
+    assert_eq!(
+        prop("CreateAccountIn", "first_name")["pattern"],
+        r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    );
+    // What must be agreed, and what a patch may not clear.
+    assert_eq!(
+        prop("AcceptPlanIn", "terms_accepted")["enum"],
+        json!([true])
+    );
+    assert!(schemas["AcceptPlanIn"]["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("terms_accepted")));
+    assert_eq!(prop("CreditCheckIn", "consent")["enum"], json!([true]));
+    assert_eq!(prop("UpdateAccountIn", "email")["type"], "string");
+    assert_eq!(prop("CreateAccountIn", "date_of_birth")["minLength"], 10);
+    assert_eq!(prop("CreateAccountIn", "metadata")["maxProperties"], 20);
+    let idempotency_key = doc["paths"]["/v1/app/accounts"]["post"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .unwrap()["schema"]
+        .clone();
+    assert_eq!(idempotency_key["maxLength"], 255);
     assert_eq!(prop("AdvanceClockIn", "days")["maximum"], 3650);
     let scopes = prop("FlowLoginIn", "scope")["enum"].clone();
     assert!(
@@ -142,6 +178,44 @@ fn the_document_states_the_limits_the_server_enforces() {
 }
 
 both_engines! {
+    async fn the_esi_id_pattern_is_the_reference_datas_prefixes(app) {
+        let table: Vec<(String, usize)> = server::store::market::esi_prefixes(&app.state.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.prefix, usize::try_from(p.esi_id_length).unwrap()))
+            .collect();
+        let known: Vec<(String, usize)> = server::domain::market::KNOWN_ESI_PREFIXES
+            .iter()
+            .map(|(prefix, length)| ((*prefix).to_owned(), *length))
+            .collect();
+        assert_eq!(known, table);
+
+        let pattern = server::domain::market::esi_id_pattern();
+        let doc = document();
+        let mut stated = 0;
+        for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+            let object = schema.get("allOf").map_or(schema, |all| &all[0]);
+            if let Some(field) = object["properties"].get("esi_id") {
+                if name.ends_with("In") {
+                    assert_eq!(field["pattern"], json!(pattern), "{name}");
+                    stated += 1;
+                }
+            }
+        }
+        assert!(stated >= 6, "{stated}");
+    }
+
+    async fn a_whole_number_written_with_a_fraction_is_an_integer(app) {
+        let path = "/v1/app/accounts/enroll/address-search";
+        let whole = app.post(path, &app.app_token, &json!({"query": "1", "limit": 2.0})).await;
+        assert_eq!(whole.status, StatusCode::OK, "{}", whole.text);
+        assert!(whole.body.as_array().unwrap().len() <= 2, "{}", whole.text);
+        let part = app.post(path, &app.app_token, &json!({"query": "1", "limit": 2.5})).await;
+        assert_eq!(part.status, StatusCode::BAD_REQUEST, "{}", part.text);
+        assert_eq!(part.body["error"]["param"], "limit");
+    }
+
     async fn offsets_beyond_the_maximum_are_refused(app) {
         let account = app.create_account(json!({
             "email": "offset@example.com", "first_name": "Ana", "last_name": "Díaz"
