@@ -325,7 +325,13 @@ test("a customer enrolls in the embedded flow with card 4242 and the host hears 
     const [sessionId] = ids;
     assert.match(sessionId, /^[0-9a-f-]{36}$/);
     assert.ok(!link.includes(sessionId), "the id is not the token");
-    assert.ok(told.every((e) => e.scope === "enrollment" && !("error_code" in e)));
+    assert.ok(told.every((e) => e.scope === "enrollment"));
+    // The one error shown is the plan step's own (accepting without ticking the terms), told by
+    // its code only.
+    assert.deepEqual(
+      told.filter((e) => "error_code" in e).map((e) => [e.name, e.step, e.error_code]),
+      [["error_shown", "plan", "invalid_input"]],
+    );
     assert.ok(all.findIndex((d) => d && d.type === "service-flow-close") > all.findIndex((d) => d && d.name === "completed"));
 
     // The spent link, opened again in the frame, tells the host it expired.
