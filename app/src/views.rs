@@ -81,6 +81,22 @@ pub struct Plan {
     pub average_price_cents_per_kwh: AveragePrices,
     pub renewable_percent: u8,
     pub documents: PlanDocuments,
+    /// Renewal plans of a home with usage: what the plan would have cost over its last year.
+    #[cfg(any(feature = "ssr", feature = "renewal"))]
+    #[serde(default)]
+    pub estimated_annual_cost_cents: Option<i64>,
+    #[cfg(any(feature = "ssr", feature = "renewal"))]
+    #[serde(default)]
+    pub estimate_basis: Option<EstimateBasis>,
+}
+
+/// Of `api::market::EstimateBasis`: the year of usage an estimate rests on.
+#[cfg(any(feature = "ssr", feature = "renewal"))]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct EstimateBasis {
+    pub from: String,
+    pub to: String,
+    pub months_estimated: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -78,6 +78,15 @@ test("inside the window: renewal plans, acceptance with terms, and the renewal q
     assert.match(await plan.locator("table.averages").innerText(), /500 kWh[\s\S]*1,000 kWh[\s\S]*2,000 kWh/);
     const efl = await plan.getByRole("link", { name: "Electricity Facts Label" }).getAttribute("href");
     assert.equal((await fetch(new URL(efl, baseUrl))).status, 200);
+    // A home with most of a year of usage: each plan says what it would have cost this home,
+    // and the plans come cheapest first by it.
+    const estimates = await flow.locator("[data-testid=plan-estimate]").allInnerTexts();
+    assert.equal(estimates.length, await flow.locator("[data-testid=plan]").count(), estimates.join(" | "));
+    for (const e of estimates) {
+      assert.match(e, /^\$[\d,]+\.\d\d a year estimated for your home's use from \w+ \d+, \d{4} to \w+ \d+, \d{4}/);
+    }
+    const yearly = estimates.map((e) => Number(e.slice(1, e.indexOf(" ")).replaceAll(",", "")));
+    assert.deepEqual(yearly, [...yearly].sort((a, b) => a - b), estimates.join(" | "));
     await shot(page, "renewal-1280-1-plans.png");
 
     await plan.locator("[data-testid=choose-plan]").click();

@@ -29,7 +29,15 @@ impl Core {
     /// The card processor of `app`: the built-in test-mode one for sandbox apps, the real one
     /// with the app's own keys for live apps.
     pub async fn processor_for(&self, app: &AppRow) -> ProcessorResult<Processor> {
-        payments::processor_for(&self.db, &self.clock, &self.config, &self.pii, app).await
+        payments::processor_for(
+            &self.db,
+            &self.clock,
+            &self.config,
+            &self.pii,
+            &self.adapters.processor_http,
+            app,
+        )
+        .await
     }
 
     /// Tells whoever keeps copies of account reads (the HTTP layer's cache) that the account

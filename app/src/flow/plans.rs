@@ -115,6 +115,7 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
             },
         ),
     ];
+    let estimate = estimate(&plan);
     let docs = plan.documents.clone();
     let name = plan.name.clone();
     let pick = plan.clone();
@@ -129,6 +130,7 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
                 " per kWh"
                 <span class="muted">" average at 1,000 kWh a month, a typical home's use"</span>
             </p>
+            {estimate}
             <ul class="terms" data-testid="plan-terms">
                 {terms.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}
             </ul>
@@ -165,6 +167,40 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
             </button>
         </article>
     }
+}
+
+/// What the plan would have cost this home over the year its meter reported (renewal plans of
+/// a home with usage come cheapest first by it), with the months it rests on.
+#[cfg(any(feature = "ssr", feature = "renewal"))]
+fn estimate(plan: &Plan) -> Option<impl IntoView> {
+    let cents = plan.estimated_annual_cost_cents?;
+    let basis = plan.estimate_basis.as_ref()?;
+    let filled = match basis.months_estimated {
+        0 => String::new(),
+        1 => "; one month the meter did not fully report is counted at the others' average"
+            .to_owned(),
+        n => format!(
+            "; {n} months the meter did not fully report are counted at the others' average"
+        ),
+    };
+    let source = format!(
+        " estimated for your home's use from {} to {}{filled}",
+        long_date(basis.from.as_str()),
+        long_date(basis.to.as_str()),
+    );
+    Some(view! {
+        <p class="estimate" data-testid="plan-estimate">
+            <strong>{dollars(cents)}</strong>
+            " a year"
+            <span class="muted">{source}</span>
+        </p>
+    })
+}
+
+/// The enrollment flow's plans are a stranger's: no usage to estimate from.
+#[cfg(not(any(feature = "ssr", feature = "renewal")))]
+fn estimate(_: &Plan) -> Option<()> {
+    None
 }
 
 /// Start date and acceptance of the chosen plan.

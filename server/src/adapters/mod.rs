@@ -17,16 +17,19 @@ use std::sync::{Arc, RwLock};
 
 use directory::{AddressIndex, FstIndex};
 
-/// What handlers reach of the market: the address index in use (swapped whole on rebuild).
+/// What handlers reach of the outside world: the address index in use (swapped whole on
+/// rebuild), and this server's HTTP client of the card processor.
 #[derive(Clone)]
 pub struct Adapters {
     index: Arc<RwLock<Arc<dyn AddressIndex>>>,
+    pub processor_http: reqwest::Client,
 }
 
 impl Default for Adapters {
     fn default() -> Self {
         Adapters {
             index: Arc::new(RwLock::new(Arc::new(FstIndex::empty()))),
+            processor_http: payments::http_client(),
         }
     }
 }

@@ -11,7 +11,7 @@
 //! stay `Send` without boxing), and `Processor` dispatches over the two implementations with an
 //! enum: the set is closed and known here, and `processor_for` picks one per app.
 
-use std::{fmt, future::Future, sync::OnceLock, time::Duration};
+use std::{fmt, future::Future, time::Duration};
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -174,6 +174,7 @@ pub async fn processor_for(
     clock: &Clock,
     config: &Config,
     pii: &PiiKey,
+    http: &reqwest::Client,
     app: &AppRow,
 ) -> ProcessorResult<Processor> {
     if app.environment == app::api::Environment::Sandbox.as_str() {
@@ -206,6 +207,7 @@ pub async fn processor_for(
         ))?;
     Ok(Processor::Remote(RemoteProcessor {
         db: db.clone(),
+        http: http.clone(),
         clock: clock.clone(),
         app_uuid: app.uuid,
         base,
@@ -358,6 +360,7 @@ impl PaymentProcessor for BuiltInProcessor {
 /// The real processor's REST API with one app's keys.
 pub struct RemoteProcessor {
     db: Db,
+    http: reqwest::Client,
     clock: Clock,
     app_uuid: Uuid,
     base: String,
@@ -375,19 +378,20 @@ impl fmt::Debug for RemoteProcessor {
     }
 }
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .timeout(REMOTE_TIMEOUT)
-            .connect_timeout(REMOTE_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent("Switchboard/1")
-            .build()
-            // Building fails only without a TLS backend; the default client still works.
-            .unwrap_or_default()
-    })
+/// The HTTP client of one server's calls to the processor. Each server builds its own: its
+/// pooled connections are driven by the runtime that opened them, so a client shared by two
+/// runtimes (a process that starts several servers) can pick a connection whose runtime is
+/// gone and fail a request that would have gone through.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(REMOTE_TIMEOUT)
+        .connect_timeout(REMOTE_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent("Switchboard/1")
+        .build()
+        // Building fails only without a TLS backend; the default client still works.
+        .unwrap_or_default()
 }
 
 #[derive(Deserialize)]
@@ -483,7 +487,7 @@ fn plausible_id(id: &str) -> bool {
 
 impl RemoteProcessor {
     fn post(&self, path: &str, form: &[(&str, &str)]) -> reqwest::RequestBuilder {
-        client()
+        self.http
             .post(format!("{}{path}", self.base))
             .bearer_auth(self.secret_key.expose())
             .form(form)
@@ -594,7 +598,8 @@ impl PaymentProcessor for RemoteProcessor {
         let Some(customer) = self.customer(account_uuid, false).await? else {
             return Err(ProcessorError::NotFound);
         };
-        let resp = client()
+        let resp = self
+            .http
             .get(format!(
                 "{}/v1/payment_methods/{payment_method_id}",
                 self.base
@@ -747,7 +752,8 @@ impl PaymentProcessor for RemoteProcessor {
         if !plausible_id(payment_id) {
             return Err(ProcessorError::NotFound);
         }
-        let resp = client()
+        let resp = self
+            .http
             .get(format!("{}/v1/payment_intents/{payment_id}", self.base))
             .bearer_auth(self.secret_key.expose())
             .send()

@@ -1,6 +1,12 @@
 //! `TestApp`: a running server on its own database, with typed helpers.
 
-use std::net::SocketAddr;
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex, OnceLock,
+    },
+};
 
 use reqwest::{header::HeaderMap, Method, StatusCode};
 use serde_json::Value;
@@ -12,6 +18,75 @@ use server::{
     store::market::ServiceAddressRow,
 };
 use uuid::Uuid;
+
+/// Whether everything logged is kept (from the first `captured_logs` on).
+static KEEPING: AtomicBool = AtomicBool::new(false);
+
+/// What is kept of the logs, once `captured_logs` was called.
+fn kept_logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static KEPT: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    KEPT.get_or_init(|| Arc::new(Mutex::new(Vec::new())))
+}
+
+/// The one subscriber of this test binary. A server error is printed with the test whose
+/// server logged it (the test harness shows it when that test fails), so that a 500's cause is
+/// in the failure instead of behind its request id; and every event is kept once a test asked
+/// for `captured_logs`.
+fn init_logs() {
+    use tracing_subscriber::{filter, layer::SubscriberExt, Layer};
+    static INIT: OnceLock<()> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let errors = tracing_subscriber::fmt::layer()
+            .with_test_writer()
+            .with_ansi(false)
+            .with_filter(filter::filter_fn(|meta| {
+                *meta.level() <= tracing::Level::WARN && meta.target().starts_with("server")
+            }));
+        let kept = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(|| LogSink(kept_logs().clone()))
+            .with_filter(filter::filter_fn(|meta| {
+                if !KEEPING.load(Ordering::Relaxed) {
+                    return false;
+                }
+                let quiet = ["hyper", "h2", "rustls", "tower"];
+                let level = *meta.level();
+                if meta.target().starts_with("sqlx") {
+                    level <= tracing::Level::WARN
+                } else if quiet.iter().any(|q| meta.target().starts_with(q)) {
+                    level <= tracing::Level::INFO
+                } else {
+                    level <= tracing::Level::DEBUG
+                }
+            }));
+        let subscriber = tracing_subscriber::registry().with(errors).with(kept);
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
+/// Everything the process logs from the first call on, so that tests can look for secrets
+/// in it.
+pub fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    init_logs();
+    KEEPING.store(true, Ordering::Relaxed);
+    kept_logs().clone()
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -369,6 +444,7 @@ impl TestApp {
         database: std::sync::Arc<TestDatabase>,
         clock: Clock,
     ) -> TestApp {
+        init_logs();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         // Links the server hands out point at this instance.

@@ -1,8 +1,6 @@
 //! Payment methods and charges of live apps through the real processor's REST API (a local
 //! fake of it), and charges through the built-in test-mode processor.
 
-use std::sync::{Arc, Mutex, OnceLock};
-
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use server::adapters::payments::{
@@ -12,44 +10,12 @@ use uuid::Uuid;
 
 use crate::{
     fake_processor::FakeProcessor,
-    helpers::TestApp,
+    helpers::{captured_logs, TestApp},
     payments::{post_card, session},
 };
 
 const SECRET: &str = "sk_live_fakeSECRET0123456789";
 
-/// Everything the process logs from the first call on (a global subscriber for this test
-/// binary), so that tests can look for secrets in it.
-fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(
-                "debug,sqlx=warn,hyper=info,h2=info,rustls=info,tower=info",
-            ))
-            .with_ansi(false)
-            .with_writer(move || LogSink(sink.clone()))
-            .finish();
-        let _ = tracing::subscriber::set_global_default(subscriber);
-        logs
-    })
-    .clone()
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 const PUBLISHABLE: &str = "pk_live_fakePUBLIC0123456789";
 
 /// The fake processor and a server of the same database that talks to it, with a live app
