@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
+    extract::parse_json,
     routes, ApiRouter, AppState,
 };
 use crate::services::{
@@ -106,16 +107,10 @@ pub async fn pay_deposit(
     principal: AccountPrincipal,
     body: axum::body::Bytes,
 ) -> ApiResult<axum::Json<Deposit>> {
-    // No body, or `null`, pays it all now.
-    let input: PayDepositIn = if body.iter().all(u8::is_ascii_whitespace) {
-        PayDepositIn::default()
-    } else {
-        serde_json::from_slice::<Option<PayDepositIn>>(&body)
-            .map_err(|e| {
-                ApiError::new(ErrorCode::ParameterInvalid, format!("invalid body: {e}"))
-                    .with_param("instalments")
-            })?
-            .unwrap_or_default()
+    // No body, or `null`, pays it all now; anything else is read as every body is (an object).
+    let input: PayDepositIn = match std::str::from_utf8(&body).map(str::trim) {
+        Ok("" | "null") => PayDepositIn::default(),
+        _ => parse_json(&body)?,
     };
     let paid = deposits::pay_deposit(
         &state,
