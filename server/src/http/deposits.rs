@@ -108,9 +108,10 @@ pub async fn pay_deposit(
     body: axum::body::Bytes,
 ) -> ApiResult<axum::Json<Deposit>> {
     // No body, or `null`, pays it all now; anything else is read as every body is (an object).
-    let input: PayDepositIn = match std::str::from_utf8(&body).map(str::trim) {
-        Ok("" | "null") => PayDepositIn::default(),
-        _ => parse_json(&body)?,
+    let input: PayDepositIn = if body.is_empty() || body.trim_ascii() == b"null" {
+        PayDepositIn::default()
+    } else {
+        parse_json(&body)?
     };
     let paid = deposits::pay_deposit(
         &state,

@@ -6,6 +6,8 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
+use crate::helpers::TestApp;
+
 fn document() -> serde_json::Value {
     serde_json::from_str(&server::http::openapi::document()).unwrap()
 }
@@ -257,6 +259,26 @@ both_engines! {
         let r = app.get(&format!("/v1/app/accounts?email=a{longest}"), &app.app_token).await;
         assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"), "{}", r.text);
         assert_eq!(r.body["error"]["param"], "email");
+    }
+
+    async fn blanks_declared_as_json_are_malformed_and_change_nothing(app) {
+        let account = app.create_account(json!({
+            "email": "blanks@example.com", "first_name": "Ana", "last_name": "Díaz"
+        })).await;
+        let uuid = account["uuid"].as_str().unwrap();
+        let path = format!("/v1/app/accounts/{uuid}/record-client-agent");
+        for blanks in ["\r", " \n"] {
+            let req = app.client.post(app.url(&path)).bearer_auth(&app.app_token)
+                .header("content-type", "application/json").body(blanks);
+            let r = TestApp::read(req.send().await.unwrap()).await;
+            assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "body_malformed"), "{blanks:?}: {}", r.text);
+        }
+        let r = app.get(&format!("/v1/app/accounts/{uuid}"), &app.app_token).await;
+        assert_eq!(r.body["client_agent_accepted"], false, "{}", r.text);
+        // Left out, the body is `{}`: the agent's acceptance is recorded now.
+        let r = TestApp::read(app.client.post(app.url(&path)).bearer_auth(&app.app_token).send().await.unwrap()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["client_agent_accepted"], true, "{}", r.text);
     }
 
     async fn offsets_beyond_the_maximum_are_refused(app) {
