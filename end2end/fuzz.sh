@@ -5,18 +5,18 @@
 # the test-mode processor (and health) with a publishable key, against a server of its own: the
 # given binary, started from its folder on a fresh SQLite database (a small address directory)
 # with rate limits lifted (so that every generated request reaches its handler).
-# Seeded and bounded: it fails on any 5xx, on any answer its operation does not document (status,
-# content type, body shape) and on any request the schema forbids that the server accepts. The
-# check that a request the schema allows is never refused (`positive_data_acceptance`) is still
-# left out: the flow events' and funnel's inputs and the sandbox's longest clock advances do not
-# pass it yet (the rules that hang on the clock or on a card are named in
-# end2end/schemathesis.toml for when it runs).
+# Seeded and bounded, with every check: it fails on any 5xx, on any answer its operation does
+# not document (status, content type, body shape), on any request the schema forbids that the
+# server accepts and on any request the schema allows that the server refuses (400, 422...; the
+# few rules that hang on the clock or on a card are named in end2end/schemathesis.toml). The
+# flow events are fuzzed with a flow session's token as well, the one kind that records them.
 #
 #   end2end/fuzz.sh [BIN]    (default target/release/switchboard)
 #
 # FUZZ_PORT (default 3000), FUZZ_EXAMPLES (generated cases per operation and mode, default 40),
-# FUZZ_SEED (default 1), FUZZ_MAX_TIME (seconds for each token group, default 75; the
-# processor's run takes 20).
+# FUZZ_SEED (default 1), FUZZ_MAX_TIME (seconds for each of the app's and the account's runs,
+# default 75; the sandbox clock's, the flow session's and the processor's take 20, the demo
+# account's 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -54,14 +54,40 @@ curl -fs "$BASE/readyz" >/dev/null || { grep -v "token:" "$WORK/server.log" >&2;
 
 json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
 APP_TOKEN=$("$BIN" apps create --name Fuzz --environment sandbox --json | json_field token)
-ACCOUNT=$(curl -fs -H "Authorization: Bearer $APP_TOKEN" -H 'Content-Type: application/json' \
-  -d '{"email":"fuzz@example.com","first_name":"Fay","last_name":"Zed"}' "$BASE/v1/app/accounts" |
-  json_field uuid)
-ACCOUNT_TOKEN=$(curl -fs -X POST -H "Authorization: Bearer $APP_TOKEN" \
-  "$BASE/v1/app/accounts/$ACCOUNT/token" | json_field token)
-
+new_account() { # app token, e-mail -> the account's uuid
+  curl -fs -H "Authorization: Bearer $1" -H 'Content-Type: application/json' \
+    -d "{\"email\":\"$2\",\"first_name\":\"Fay\",\"last_name\":\"Zed\"}" "$BASE/v1/app/accounts" |
+    json_field uuid
+}
+token_of() { # app token, account uuid -> an AccountToken
+  curl -fs -X POST -H "Authorization: Bearer $1" "$BASE/v1/app/accounts/$2/token" |
+    json_field token
+}
+ACCOUNT_TOKEN=$(token_of "$APP_TOKEN" "$(new_account "$APP_TOKEN" fuzz@example.com)")
 PUBLISHABLE_KEY=$(curl -fs -X POST -H "Authorization: Bearer $ACCOUNT_TOKEN" \
   "$BASE/v1/account/billing/payment-session" | json_field publishable_key)
+# Moving an account's clock runs every job of the account that falls due on the way, its
+# webhook deliveries too: to each of the hundreds of endpoints the app's run registers, with
+# their retries over the years moved. The sandbox's clock, demo data and simulations are fuzzed
+# on accounts of another app, which has no endpoint. The clock moves an account of its own,
+# which never enrolls: a move of years runs only what such an account has due. Demo data and
+# simulations act on another, seeded once (active for a few cycles); a simulation never moves
+# the clock past the present. So no request has years of work to do.
+SANDBOX_APP_TOKEN=$("$BIN" apps create --name "Fuzz sandbox" --environment sandbox --json |
+  json_field token)
+CLOCK_TOKEN=$(token_of "$SANDBOX_APP_TOKEN" "$(new_account "$SANDBOX_APP_TOKEN" clock@example.com)")
+DEMO_TOKEN=$(token_of "$SANDBOX_APP_TOKEN" "$(new_account "$SANDBOX_APP_TOKEN" demo@example.com)")
+curl -fs -X POST -H "Authorization: Bearer $DEMO_TOKEN" "$BASE/v1/account/sandbox/seed-demo-data" \
+  >/dev/null
+# A flow session: its link, opened, names the session's token in the fragment of where it sends
+# the page.
+FLOW_LINK=$(curl -fs -H "Authorization: Bearer $SANDBOX_APP_TOKEN" -H 'Content-Type: application/json' \
+  -d '{"scope":"enrollment"}' \
+  "$BASE/v1/app/accounts/$(new_account "$SANDBOX_APP_TOKEN" flow@example.com)/flow-login" |
+  json_field login_link)
+FLOW_TOKEN=$(curl -fs -o /dev/null -w '%{redirect_url}' "$BASE/flow/login?${FLOW_LINK#*\?}" |
+  sed -n 's/.*#session=//p')
+[ -n "$FLOW_TOKEN" ] || { echo "The flow link opened no session" >&2; exit 1; }
 
 status=0
 run() { # name, token, path regex, seconds
@@ -70,18 +96,19 @@ run() { # name, token, path regex, seconds
   (cd "$WORK" && SCHEMATHESIS_HOOKS="$ROOT/end2end/fuzz_hooks.py" \
     "$ST" --config-file "$ROOT/end2end/schemathesis.toml" run "$BASE/v1/openapi.json" --url "$BASE" \
     --header "Authorization: Bearer $2" --include-path-regex "$3" --checks all \
-    --exclude-checks positive_data_acceptance \
     --max-examples "$EXAMPLES" --seed "$SEED" --max-time "$4" \
     --request-timeout 120 --workers 1 --generation-database none \
     --suppress-health-check all --output-truncate true --warnings off) \
     || status=1
 }
 run "AppToken: the app's routes" "$APP_TOKEN" '^/v1/app' "$MAX_TIME"
-# Not the sandbox's clock advance, demo data and simulations: on an account they have filled
-# with years of bills they outlast the run's time limits (ten years of bills in one request);
-# their inputs are covered by the integration tests of the sandbox.
 run "AccountToken: the account's routes" "$ACCOUNT_TOKEN" \
   '^/v1/account/(?!sandbox/(advance-clock|seed-demo-data|simulate)$)' "$MAX_TIME"
+run "AccountToken of an account that never enrolls: the sandbox's clock" "$CLOCK_TOKEN" \
+  '^/v1/account/sandbox/advance-clock$' 20
+run "AccountToken of a demo account: demo data and simulations" "$DEMO_TOKEN" \
+  '^/v1/account/sandbox/(seed-demo-data|simulate)$' 30
+run "Flow session: the flow's events" "$FLOW_TOKEN" '^/v1/account/flow-events$' 20
 run "Publishable key: the processor and health" "$PUBLISHABLE_KEY" '^/(processor|healthz|readyz)' 20
 
 if [ "$status" != 0 ]; then

@@ -9,7 +9,6 @@ A case that leaves out a header on purpose is sent as it is.
 
 import itertools
 import re
-from urllib.parse import urlencode
 
 import schemathesis
 
@@ -46,22 +45,3 @@ def before_call(context, case, kwargs):
         if isinstance(key, str) and len(key) <= 255 and _WELL_FORMED.match(key):
             suffix = f"-{next(_SEQUENCE)}"
             headers[name] = key.strip()[: 255 - len(suffix)] + suffix
-
-
-# The server answers any request whose URI is over 8 KiB with 414 `uri_too_long`, before any
-# route (API.md's shared errors); a generated query that long (a parameter repeated hundreds of
-# times) is cut to each parameter's first value, so that the operation's own answers are tried.
-_LONGEST_QUERY = 6000
-
-
-@schemathesis.hook("before_call")
-def _short_enough(context, case, kwargs):
-    query = case.query
-    if not isinstance(query, dict):
-        return
-    try:
-        length = len(urlencode(query, doseq=True))
-    except Exception:  # noqa: BLE001 - an unencodable query is sent as it is
-        return
-    if length > _LONGEST_QUERY:
-        case.query = {k: (v[:1] if isinstance(v, list) else v) for k, v in query.items()}

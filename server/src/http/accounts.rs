@@ -143,7 +143,8 @@ pub struct ListAccountsQuery {
     /// 1 to 100, default 20.
     limit: Option<u32>,
     offset: Option<u64>,
-    /// Only accounts with this e-mail address.
+    /// Only accounts with this e-mail address (at most 254 characters, as an address is).
+    #[param(max_length = 254)]
     email: Option<String>,
     /// Only accounts in this status.
     status: Option<String>,
@@ -165,6 +166,14 @@ pub async fn list_accounts(
     Query(q): Query<ListAccountsQuery>,
 ) -> ApiResult<axum::Json<List<Account>>> {
     let page = Page::parse(q.limit, q.offset)?;
+    // No address is longer: a longer filter is a mistake, not a search that finds nothing.
+    if q.email.as_deref().is_some_and(|e| e.chars().count() > 254) {
+        return Err(ApiError::new(
+            ErrorCode::ParameterInvalid,
+            "email is at most 254 characters",
+        )
+        .with_param("email"));
+    }
     let email = q.email.as_deref().map(|e| e.trim().to_lowercase());
     if let Some(status) = q.status.as_deref() {
         if AccountStatus::parse(status).is_none() {

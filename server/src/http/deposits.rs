@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use super::{
     auth::AccountPrincipal,
     error::{ApiError, ApiResult, ErrorCode},
+    extract::parse_json,
     routes, ApiRouter, AppState,
 };
 use crate::services::{
@@ -106,16 +107,11 @@ pub async fn pay_deposit(
     principal: AccountPrincipal,
     body: axum::body::Bytes,
 ) -> ApiResult<axum::Json<Deposit>> {
-    // No body, or `null`, pays it all now.
-    let input: PayDepositIn = if body.iter().all(u8::is_ascii_whitespace) {
+    // No body, or `null`, pays it all now; anything else is read as every body is (an object).
+    let input: PayDepositIn = if body.is_empty() || body.trim_ascii() == b"null" {
         PayDepositIn::default()
     } else {
-        serde_json::from_slice::<Option<PayDepositIn>>(&body)
-            .map_err(|e| {
-                ApiError::new(ErrorCode::ParameterInvalid, format!("invalid body: {e}"))
-                    .with_param("instalments")
-            })?
-            .unwrap_or_default()
+        parse_json(&body)?
     };
     let paid = deposits::pay_deposit(
         &state,

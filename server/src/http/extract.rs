@@ -10,8 +10,9 @@ use serde::de::DeserializeOwned;
 
 use super::error::{ApiError, ErrorCode};
 
-/// A JSON body. An empty body reads as `{}` (so that all-optional bodies may be omitted); a
-/// non-empty one must be declared as `application/json` (415 otherwise, never parsed).
+/// A JSON body. An empty body reads as `{}` (so that all-optional bodies may be omitted), as do
+/// blanks not declared as JSON; any other must be declared as `application/json` (415
+/// otherwise, never parsed) and be a JSON object.
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
@@ -33,7 +34,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
                 )
             }
         })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        // Blanks declared as JSON are not JSON: only a body left out, or blanks sent as no
+        // particular type, stand for no body.
+        if bytes.is_empty()
+            || (declared_json != Some(true) && bytes.iter().all(u8::is_ascii_whitespace))
+        {
             return parse_json(b"{}").map(Json);
         }
         if declared_json != Some(true) {

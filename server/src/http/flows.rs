@@ -8,8 +8,8 @@ use app::api::{
     FlowLoginOut, Timestamp,
 };
 use axum::{
-    extract::State,
-    http::{header, HeaderValue, StatusCode},
+    extract::{FromRequestParts, State},
+    http::{header, request::Parts, HeaderValue, StatusCode},
     response::{Html, IntoResponse, Response},
     routing::get,
     Router,
@@ -29,7 +29,7 @@ use crate::{
         apps::{brand_color, text_on},
         flow_events::{percent_text, Funnel},
     },
-    services::flows::{self, FunnelPeriod, LinkOpening},
+    services::flows::{self, FlowEventRefused, FunnelPeriod, LinkOpening},
     store::apps::AppRow,
 };
 use app::format::html_escape;
@@ -54,19 +54,19 @@ pub fn account_router() -> ApiRouter {
     responses(
         (status = 200, description = "Recorded: the session's public id", body = FlowEventOut),
         (status = 400, description = "Missing or unknown name, a step or error code that is not a slug, an error code on an event other than error_shown; nothing is recorded", body = ErrorEnvelope),
-        (status = 403, description = "Not a flow session (an AccountToken has no flow): scope_denied", body = ErrorEnvelope),
+        (status = 403, description = "Not a flow session (an AccountToken has no flow), whatever the body: `scope_denied`", body = ErrorEnvelope),
     ),
     security(("account_token" = []))
 )]
 pub async fn record_flow_event(
     State(state): State<AppState>,
-    principal: AccountPrincipal,
+    FlowSession(principal, session): FlowSession,
     Json(input): Json<FlowEventIn>,
 ) -> ApiResult<axum::Json<FlowEventOut>> {
     let id = flows::record_event(
         &state,
         principal.account_uuid,
-        principal.flow_session,
+        Some(session),
         input.name.as_deref(),
         input.step.as_deref(),
         input.error_code.as_deref(),
@@ -75,6 +75,23 @@ pub async fn record_flow_event(
     Ok(axum::Json(FlowEventOut {
         flow_session_id: id,
     }))
+}
+
+/// The principal of a flow session, with the session's public id. A token without a flow is
+/// refused (403 `scope_denied`) before the body is read: what it sent is never judged, so it
+/// hears the same answer whatever the body.
+pub struct FlowSession(AccountPrincipal, Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for FlowSession {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        let principal = AccountPrincipal::from_request_parts(parts, state).await?;
+        match principal.flow_session {
+            Some(session) => Ok(FlowSession(principal, session)),
+            None => Err(FlowEventRefused::NotAFlow.into()),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -90,8 +107,8 @@ pub struct FunnelQuery {
     get, path = "/v1/app/flow-funnel", tag = "flows",
     params(
         ("scope" = String, Query, description = "`enrollment`, `update-payment-method`, `billing`, `documents` or `renewal`"),
-        ("from" = Option<String>, Query, description = "First market day, YYYY-MM-DD (default: 29 days before `to`)"),
-        ("to" = Option<String>, Query, description = "Last market day, included, YYYY-MM-DD (default: today); at most 366 days in all"),
+        ("from" = Option<chrono::NaiveDate>, Query, description = "First market day, YYYY-MM-DD (default: 29 days before `to`)"),
+        ("to" = Option<chrono::NaiveDate>, Query, description = "Last market day, included, YYYY-MM-DD (default: today); at most 366 days in all"),
     ),
     responses(
         (status = 200, description = "The funnel", body = FlowFunnelOut),

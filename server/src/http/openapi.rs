@@ -18,6 +18,7 @@ use crate::domain::{
     credit::SIMULATED_EVENTS,
     enrollment::{CancelReason, EnrollmentType},
     events::EVENT_TYPES,
+    flow_events::FlowEventName,
     flows::FlowScope,
 };
 
@@ -76,7 +77,8 @@ impl Modify for BearerTokens {
 }
 
 /// What the gates and extractors answer for every operation beside the answers its handler
-/// documents: 400 for a malformed request (any operation with parameters or a body), 401, 403 and
+/// documents: 414 and 431 for a request target or header section over the server's limits
+/// (any operation), 400 for a malformed request (any operation with parameters or a body), 401, 403 and
 /// 429 for the token groups (missing or bad token; a token of the other kind or, on the account
 /// routes, outside its flow's scope; rate limits and failed authentications), 404 for
 /// a path naming a resource, and the `Idempotency-Key` header (with its 409 and 422) on every
@@ -166,6 +168,15 @@ impl Modify for StandardAnswers {
                 if names_resource {
                     answers.push(("404", "No such resource here"));
                 }
+                // Before any route: the limits of a request as the server reads it.
+                answers.push((
+                    "414",
+                    "`uri_too_long`: the path and query are longer than 8 KiB",
+                ));
+                answers.push((
+                    "431",
+                    "`headers_too_large`: the header fields are larger than 32 KiB in all",
+                ));
                 if gated && writes {
                     answers.push((
                         "409",
@@ -502,6 +513,18 @@ impl Modify for Constraints {
                 }
             }
         }
+        // A flow event (`domain::flow_events::parse_event`): a known name; its step and error
+        // code are short slugs, never free text.
+        let event_names: Vec<&str> = FlowEventName::ALL.iter().map(|n| n.as_str()).collect();
+        let name = field_of(components, "FlowEventIn", "name");
+        name.schema_type = SchemaType::Type(Type::String);
+        name.enum_values = Some(names(&event_names));
+        for (property, longest) in [("step", STEP_MAX), ("error_code", ERROR_CODE_MAX)] {
+            let field = field_of(components, "FlowEventIn", property);
+            field.pattern = Some(SLUG.to_owned());
+            field.min_length = Some(1);
+            field.max_length = Some(longest);
+        }
         // Agreements that must be given.
         field_of(components, "CreditCheckIn", "consent").enum_values = Some(vec![true.into()]);
         let agreements = ["AcceptPlanIn", "AcceptRenewalIn"];
@@ -518,6 +541,7 @@ impl Modify for Constraints {
         for schema in agreements {
             require(schema, "terms_accepted");
         }
+        require("FlowEventIn", "name");
         for property in address {
             require("PostalAddressIn", property);
         }
@@ -567,6 +591,48 @@ impl Modify for Constraints {
                     Ref::from_schema_name("PostalAddressIn").into(),
                 ))
                 .description(Some("`address` unless `same_as_service_address` is true"))
+                .into(),
+        );
+        // A step for `step_viewed`, an error code for `error_shown` and never elsewhere.
+        let event = |names: &[FlowEventName], needs: Option<&str>, error_code: bool| {
+            let values: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+            let mut variant = ObjectBuilder::new()
+                .property(
+                    "name",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(values)),
+                )
+                .required("name");
+            if !error_code {
+                variant =
+                    variant.property("error_code", ObjectBuilder::new().schema_type(Type::Null));
+            }
+            if let Some(property) = needs {
+                variant = variant
+                    .property(property, ObjectBuilder::new().schema_type(Type::String))
+                    .required(property);
+            }
+            RefOr::<Schema>::from(variant)
+        };
+        let plain: Vec<FlowEventName> = FlowEventName::ALL
+            .iter()
+            .copied()
+            .filter(|n| !matches!(n, FlowEventName::StepViewed | FlowEventName::ErrorShown))
+            .collect();
+        combine(
+            "FlowEventIn",
+            OneOfBuilder::new()
+                .item(event(&plain, None, false))
+                .item(event(&[FlowEventName::StepViewed], Some("step"), false))
+                .item(event(
+                    &[FlowEventName::ErrorShown],
+                    Some("error_code"),
+                    true,
+                ))
+                .description(Some(
+                    "`step` with `step_viewed`; `error_code` with `error_shown`, and only there",
+                ))
                 .into(),
         );
         combine(
@@ -656,11 +722,24 @@ impl Modify for Constraints {
                         (_, "scope") => schema.enum_values = Some(names(&scopes)),
                         _ => {}
                     }
+                    // As for the bodies' dates: never shorter than the shortest date.
+                    if matches!(
+                        schema.format,
+                        Some(SchemaFormat::KnownFormat(KnownFormat::Date))
+                    ) {
+                        schema.min_length.get_or_insert(10);
+                    }
                 }
             }
         }
     }
 }
+
+/// A flow's step or error code (`domain::flow_events::parse_event`): a lowercase letter, then
+/// lowercase letters, digits, `-` or `_`, never four digits in a row.
+const SLUG: &str = r"^[a-z]([a-z_-]|[0-9]{1,3}[a-z_-])*[0-9]{0,3}$";
+const STEP_MAX: usize = 40;
+const ERROR_CODE_MAX: usize = 64;
 
 /// A character of text: anything but a control character (`char::is_control`).
 const TEXT: &str = r"[^\x00-\x1f\x7f-\x9f]";
@@ -721,9 +800,12 @@ pub async fn serve() -> Response {
 /// The changes from the `old` document to the `new` one that break a client written against
 /// `old` (the versioning policy in README: such changes need a new version, or at least an entry
 /// in `CHANGELOG.md`): an operation removed, a schema removed, a field of a schema removed or
-/// given another type, an enum value removed, and a field newly required in a request body (a
-/// schema named `...In`). Each is named by the key the changelog must quote: `GET /v1/x`,
-/// `Schema`, `Schema.field`, `Schema: value`; sorted.
+/// given another type, an enum value removed; in a request body (a schema named `...In`) a field
+/// newly required, a field that took `null` and no longer does, or one newly limited to a list
+/// of values; in an answer, a field that may now be left out or `null`. A schema's fields are
+/// read through its `allOf` (its own object and the rules added to it), so wrapping a schema in
+/// one changes nothing by itself. Each is named by the key the changelog must quote:
+/// `GET /v1/x`, `Schema`, `Schema.field`, `Schema: value`; sorted, each once.
 pub fn breaking_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
     use serde_json::Value;
     let mut changes = Vec::new();
@@ -742,14 +824,37 @@ pub fn breaking_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec
             changes.push(name.clone());
             continue;
         };
-        let after_properties = object(&after["properties"]);
-        for (field, was) in object(&before["properties"]) {
-            match after_properties.get(&field) {
-                None => changes.push(format!("{name}.{field}")),
-                Some(now) if now["type"] != was["type"] || now["$ref"] != was["$ref"] => {
+        let request = name.ends_with("In");
+        let (was, now) = (Fields::of(old, before), Fields::of(new, after));
+        for (field, before) in &was.properties {
+            let key = format!("{name}.{field}");
+            let Some(after) = now.properties.get(field) else {
+                changes.push(key);
+                continue;
+            };
+            let (b, a) = (Shape::of(before), Shape::of(after));
+            let retyped = b.types != a.types || b.refs != a.refs;
+            let narrowed = request
+                && ((b.nullable && !a.nullable)
+                    || (b.values.is_none() && a.values.is_some())
+                    || b.values
+                        .as_ref()
+                        .zip(a.values.as_ref())
+                        .is_some_and(|(b, a)| b.iter().any(|v| !a.contains(v) && !v.is_null())));
+            let widened = !request && !b.nullable && a.nullable;
+            if retyped || narrowed || widened {
+                changes.push(key);
+            }
+        }
+        if request {
+            for field in now.required.difference(&was.required) {
+                changes.push(format!("{name}.{field}"));
+            }
+        } else {
+            for field in was.required.difference(&now.required) {
+                if now.properties.contains_key(field) {
                     changes.push(format!("{name}.{field}"));
                 }
-                Some(_) => {}
             }
         }
         let values = |v: &Value| v["enum"].as_array().cloned().unwrap_or_default();
@@ -762,18 +867,103 @@ pub fn breaking_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec
                 changes.push(format!("{name}: {value}"));
             }
         }
-        if name.ends_with("In") {
-            let required = |v: &Value| v["required"].as_array().cloned().unwrap_or_default();
-            let before_required = required(before);
-            for field in required(after) {
-                if !before_required.contains(&field) {
-                    changes.push(format!("{name}.{}", field.as_str().unwrap_or_default()));
-                }
+    }
+    changes.sort();
+    changes.dedup();
+    changes
+}
+
+/// A schema's fields as a client reads them: its own properties and required fields with those
+/// of its `allOf`'s members (objects, or schemas of the document they name).
+#[derive(Default)]
+struct Fields {
+    properties: std::collections::BTreeMap<String, serde_json::Value>,
+    required: std::collections::BTreeSet<String>,
+}
+
+impl Fields {
+    fn of(doc: &serde_json::Value, schema: &serde_json::Value) -> Fields {
+        let mut fields = Fields::default();
+        fields.add(doc, schema, 0);
+        fields
+    }
+
+    fn add(&mut self, doc: &serde_json::Value, schema: &serde_json::Value, depth: usize) {
+        if depth > 8 {
+            return;
+        }
+        if let Some(target) = schema["$ref"].as_str() {
+            if let Some(name) = target.strip_prefix("#/components/schemas/") {
+                self.add(doc, &doc["components"]["schemas"][name], depth + 1);
+            }
+            return;
+        }
+        for (field, property) in schema["properties"].as_object().into_iter().flatten() {
+            self.properties
+                .entry(field.clone())
+                .or_insert_with(|| property.clone());
+        }
+        for field in schema["required"].as_array().into_iter().flatten() {
+            if let Some(field) = field.as_str() {
+                self.required.insert(field.to_owned());
+            }
+        }
+        for member in schema["allOf"].as_array().into_iter().flatten() {
+            self.add(doc, member, depth + 1);
+        }
+    }
+}
+
+/// What a field holds: its types but `null`, the schemas it names, whether it may be `null`,
+/// and the values it is limited to (if any), through `oneOf`, `anyOf` and `allOf`.
+#[derive(Default)]
+struct Shape {
+    types: std::collections::BTreeSet<String>,
+    refs: std::collections::BTreeSet<String>,
+    nullable: bool,
+    values: Option<Vec<serde_json::Value>>,
+}
+
+impl Shape {
+    fn of(schema: &serde_json::Value) -> Shape {
+        let mut shape = Shape::default();
+        shape.add(schema);
+        shape
+    }
+
+    fn add(&mut self, schema: &serde_json::Value) {
+        if let Some(target) = schema["$ref"].as_str() {
+            self.refs.insert(target.to_owned());
+        }
+        let types = match &schema["type"] {
+            serde_json::Value::String(t) => vec![t.clone()],
+            serde_json::Value::Array(list) => list
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for t in types {
+            if t == "null" {
+                self.nullable = true;
+            } else {
+                self.types.insert(t);
+            }
+        }
+        if let Some(values) = schema["enum"].as_array() {
+            if values.iter().any(serde_json::Value::is_null) {
+                self.nullable = true;
+            }
+            self.values
+                .get_or_insert_with(Vec::new)
+                .extend(values.iter().cloned());
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            for member in schema[key].as_array().into_iter().flatten() {
+                self.add(member);
             }
         }
     }
-    changes.sort();
-    changes
 }
 
 /// The breaking changes `changelog` does not record: each must be quoted in it (in backticks).
@@ -813,6 +1003,58 @@ mod tests {
         new["components"]["schemas"]["Status"]["enum"] = json!(["active", "cancelled", "ready"]);
         assert!(breaking_changes(&doc(), &new).is_empty());
         assert!(breaking_changes(&doc(), &doc()).is_empty());
+    }
+
+    #[test]
+    fn a_schema_wrapped_in_all_of_is_read_through_it() {
+        let mut new = doc();
+        let account_in = new["components"]["schemas"]["AccountIn"].clone();
+        new["components"]["schemas"]["AccountIn"] =
+            json!({"allOf": [account_in, {"anyOf": [{"required": ["email"]}, {}]}]});
+        let account = new["components"]["schemas"]["Account"].clone();
+        new["components"]["schemas"]["Account"] = json!({"allOf": [account, {}]});
+        assert!(breaking_changes(&doc(), &new).is_empty());
+
+        // A field required by the object inside the `allOf` is required.
+        new["components"]["schemas"]["AccountIn"]["allOf"][0]["required"] = json!(["email"]);
+        assert_eq!(breaking_changes(&doc(), &new), ["AccountIn.email"]);
+    }
+
+    #[test]
+    fn a_request_field_that_no_longer_takes_null_or_any_value_breaks() {
+        let mut old = doc();
+        old["components"]["schemas"]["AccountIn"]["properties"]["status"] =
+            json!({"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Status"}]});
+        old["components"]["schemas"]["AccountIn"]["properties"]["name"] =
+            json!({"type": ["string", "null"]});
+        let mut new = old.clone();
+        new["components"]["schemas"]["AccountIn"]["properties"]["status"] =
+            json!({"$ref": "#/components/schemas/Status"});
+        assert_eq!(breaking_changes(&old, &new), ["AccountIn.status"]);
+
+        let mut new = old.clone();
+        new["components"]["schemas"]["AccountIn"]["properties"]["name"] = json!({"type": "string"});
+        new["components"]["schemas"]["AccountIn"]["properties"]["email"] =
+            json!({"type": "string", "enum": ["a@example.com"]});
+        assert_eq!(
+            breaking_changes(&old, &new),
+            ["AccountIn.email", "AccountIn.name"]
+        );
+        // Taking more is no break.
+        assert!(breaking_changes(&new, &old).is_empty());
+    }
+
+    #[test]
+    fn an_answer_field_that_may_be_missing_or_null_breaks() {
+        let mut new = doc();
+        new["components"]["schemas"]["Account"]["required"] = json!([]);
+        assert_eq!(breaking_changes(&doc(), &new), ["Account.uuid"]);
+        let mut new = doc();
+        new["components"]["schemas"]["Account"]["properties"]["uuid"] =
+            json!({"type": ["string", "null"]});
+        assert_eq!(breaking_changes(&doc(), &new), ["Account.uuid"]);
+        // An answer that says less often (a field now always there) breaks nothing.
+        assert!(breaking_changes(&new, &doc()).is_empty());
     }
 
     #[test]

@@ -190,7 +190,12 @@ pub async fn advance_held(
         .await?;
         tx.commit().await?;
         if let Some(job) = job {
-            run_claimed(state.clone(), job).await;
+            // On a task of its own, so that it runs to its end even when the request that moves
+            // the clock is dropped (its client went away): a job left claimed would keep every
+            // later move of this clock waiting for it until its lease ran out.
+            if let Err(e) = tokio::spawn(run_claimed(state.clone(), job)).await {
+                tracing::warn!(error = %e, "a sandbox clock's job did not finish");
+            }
             ran += 1;
         }
     }

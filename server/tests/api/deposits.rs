@@ -205,6 +205,27 @@ both_engines! {
         assert_eq!(app.get("/v1/account/deposit", &token).await.body["interest_cents"].as_i64(), Some(five_percent_for(amount, 365)));
     }
 
+    async fn a_null_body_or_none_pays_the_whole_deposit(app) {
+        for (email, body) in [("null-body@example.com", Some("null")), ("no-body@example.com", None)] {
+            let (uuid, token, amount) = deposit_asked(&app, email).await;
+            let mut req = app.client.post(app.url("/v1/account/deposit/pay")).bearer_auth(&token);
+            if let Some(body) = body {
+                req = req.header("content-type", "application/json").body(body);
+            }
+            let r = TestApp::read(req.send().await.unwrap()).await;
+            assert_eq!(r.status, StatusCode::OK, "{body:?}: {}", r.text);
+            assert_eq!((r.body["status"].as_str(), r.body["paid_cents"].as_i64()), (Some("paid"), Some(amount)), "{body:?}: {}", r.text);
+            assert_eq!(r.body["instalments_due_cents"].as_i64(), Some(0), "{}", r.text);
+            assert!(event_types(&app, &uuid).await.contains(&"account.deposit_paid".to_owned()));
+        }
+        // Anything else that is not an object is refused, and pays nothing.
+        let (_, token, _) = deposit_asked(&app, "list-body@example.com").await;
+        let req = app.client.post(app.url("/v1/account/deposit/pay")).bearer_auth(&token).header("content-type", "application/json").body("[]");
+        let r = TestApp::read(req.send().await.unwrap()).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+        assert_eq!(app.get("/v1/account/deposit", &token).await.body["status"], "required");
+    }
+
     async fn the_operator_waives_a_deposit_for_a_family_violence_certificate(app) {
         let (uuid, token, _) = deposit_asked(&app, "violence@example.com").await;
         let review = review_of(&app, &uuid).await;

@@ -575,6 +575,21 @@ both_engines! {
         assert_eq!(app.get("/v1/account/billing/address", &token).await.body["city"], "Austin");
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "account.billing_address_updated"));
         assert_eq!(app.get("/v1/account", &token).await.body["enrollment"]["is_billing_address_confirmed"], true);
+
+        // Back to the service address with an address sent beside it: a malformed one is
+        // refused and changes nothing; a well-formed one is not used.
+        let austin = app.get("/v1/account/billing/address", &token).await.body;
+        let malformed = json!({"same_as_service_address": true, "address": {"address_1": "", "city": "Austin", "state": "tx", "postal_code": "787"}});
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&malformed), &[]).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+        assert!(r.body["error"]["param"].as_str().unwrap().starts_with("address"), "{}", r.text);
+        assert_eq!(app.get("/v1/account/billing/address", &token).await.body, austin);
+        let beside = json!({"same_as_service_address": true, "address": {"address_1": "PO Box 10", "city": "Waco", "state": "TX", "postal_code": "76701"}});
+        let r = app.send(reqwest::Method::PUT, "/v1/account/billing/address", Some(&token), Some(&beside), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let service = json!({"same_as_service_address": true, "address_1": "100 ELM ST", "address_2": null, "city": "DALLAS", "state": "TX", "postal_code": "75201"});
+        assert_eq!(r.body, service);
+        assert_eq!(app.get("/v1/account/billing/address", &token).await.body, service);
     }
 
     async fn the_summary_reads_back_each_choice_as_it_was_made(app) {

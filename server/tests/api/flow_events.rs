@@ -65,6 +65,11 @@ both_engines! {
         let again = record(&app, &token, json!({"name": "step_viewed", "step": "address"})).await;
         assert_eq!(again, id, "one id per session");
         record(&app, &token, json!({"name": "error_shown", "step": "credit", "error_code": "card_declined"})).await;
+        // The longest step and error code the document states, and digits up to three in a row.
+        let step = format!("s{}", "1ab".repeat(13));
+        assert_eq!(step.len(), 40);
+        record(&app, &token, json!({"name": "step_viewed", "step": step, "error_code": null})).await;
+        record(&app, &token, json!({"name": "error_shown", "error_code": format!("e{}", "x".repeat(60)) + "123"})).await;
 
         let refused = [
             (json!({}), "parameter_missing", "name"),
@@ -74,8 +79,15 @@ both_engines! {
             (json!({"name": "error_shown", "step": "credit"}), "parameter_missing", "error_code"),
             (json!({"name": "opened", "error_code": "card_declined"}), "parameter_invalid", "error_code"),
             (json!({"name": "error_shown", "error_code": "123-45-6789"}), "parameter_invalid", "error_code"),
+            (json!({"name": "step_viewed", "step": format!("s{}", "x".repeat(40))}), "parameter_invalid", "step"),
+            (json!({"name": "error_shown", "error_code": format!("e{}", "x".repeat(64))}), "parameter_invalid", "error_code"),
+            (json!({"name": "step_viewed", "step": ""}), "parameter_invalid", "step"),
         ];
-        for (body, code, param) in refused {
+        for (i, (body, code, param)) in refused.into_iter().enumerate() {
+            // Five at a time: the account's requests are rate limited (10 a second).
+            if i % 5 == 0 {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
             let r = app.post("/v1/account/flow-events", &token, &body).await;
             assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, code), "{body}: {}", r.text);
             assert_eq!(r.body["error"]["param"], param, "{}", r.text);
@@ -86,14 +98,19 @@ both_engines! {
         let account_token = app.account_token(&account).await;
         let r = app.post("/v1/account/flow-events", &account_token, &json!({"name": "opened"})).await;
         assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"), "{}", r.text);
+        // Whatever it sends: the session is asked for before the body is read.
+        for body in [json!({}), json!({"name": "clicked"}), json!({"name": 3})] {
+            let r = app.post("/v1/account/flow-events", &account_token, &body).await;
+            assert_eq!((r.status, r.code()), (StatusCode::FORBIDDEN, "scope_denied"), "{body}: {}", r.text);
+        }
         // Nothing refused was recorded.
         let names = app.query_texts("SELECT name FROM flow_events ORDER BY created_at").await;
         let names: Vec<&str> = names.iter().map(|n| n.as_deref().unwrap()).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();
-        assert_eq!(sorted, ["error_shown", "opened", "step_viewed"]);
-        let codes = app.query_texts("SELECT error_code FROM flow_events WHERE error_code IS NOT NULL").await;
-        assert_eq!(codes, [Some("card_declined".to_owned())]);
+        assert_eq!(sorted, ["error_shown", "error_shown", "opened", "step_viewed", "step_viewed"]);
+        let codes = app.query_texts("SELECT error_code FROM flow_events WHERE error_code IS NOT NULL ORDER BY error_code").await;
+        assert_eq!(codes, [Some("card_declined".to_owned()), Some(format!("e{}123", "x".repeat(60)))]);
     }
 
     async fn a_completed_session_s_summary_goes_out_once(app) {
@@ -197,7 +214,7 @@ both_engines! {
         let before = today - chrono::Duration::days(3);
         let r = app.get(&format!("/v1/app/flow-funnel?scope=enrollment&from={before}&to={before}"), &app.app_token).await;
         assert_eq!((r.status, r.body["sessions_started"].as_i64()), (StatusCode::OK, Some(0)));
-        for (query, param) in [("", "scope"), ("scope=admin", "scope"), ("scope=billing&from=May", "from"), ("scope=billing&from=2027-02-01&to=2027-01-01", "from")] {
+        for (query, param) in [("", "scope"), ("scope=admin", "scope"), ("scope=billing&from=May", "from"), ("scope=billing&from=", "from"), ("scope=billing&to=", "to"), ("scope=billing&from=2027-02-01&to=2027-01-01", "from")] {
             let r = app.get(&format!("/v1/app/flow-funnel?{query}"), &app.app_token).await;
             assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.text);
             assert_eq!(r.body["error"]["param"], param, "{query}");

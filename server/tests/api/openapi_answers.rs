@@ -1,10 +1,12 @@
 //! The OpenAPI document lists what every operation can answer beside its own results: 401, 403
-//! (a token of the other kind, a flow's token out of its scope) and 429 on the token groups, 400 where it takes input, 404 where its path names a resource, and
+//! (a token of the other kind, a flow's token out of its scope) and 429 on the token groups, 400 where it takes input, 404 where its path names a resource, 414 and 431 everywhere, and
 //! the `Idempotency-Key` header on every write; it states the limits, names and rules the server
 //! enforces, and the server refuses what it forbids (offsets past the maximum).
 
 use reqwest::StatusCode;
 use serde_json::json;
+
+use crate::helpers::TestApp;
 
 fn document() -> serde_json::Value {
     serde_json::from_str(&server::http::openapi::document()).unwrap()
@@ -39,6 +41,11 @@ fn every_operation_documents_its_standard_errors_and_idempotency_key() {
                         "{method} {path}"
                     );
                 }
+            }
+            // Refused before any route: a path and query over 8 KiB, header fields over 32 KiB.
+            for (status, code) in [("414", "uri_too_long"), ("431", "headers_too_large")] {
+                let description = responses[status]["description"].as_str().unwrap();
+                assert!(description.contains(code), "{method} {path}: {description}");
             }
             if path.contains('{') {
                 assert!(has("404"), "{method} {path}");
@@ -168,6 +175,34 @@ fn the_document_states_the_limits_the_server_enforces() {
         json!(["moving", "switching", "other"])
     );
 
+    // A flow event: a known name, short slugs; a funnel's dates are dates.
+    let flow_event = &schemas["FlowEventIn"]["allOf"][0];
+    assert_eq!(flow_event["required"], json!(["name"]));
+    let event_names: Vec<&str> = server::domain::flow_events::FlowEventName::ALL
+        .iter()
+        .map(|n| n.as_str())
+        .collect();
+    assert_eq!(flow_event["properties"]["name"]["enum"], json!(event_names));
+    assert_eq!(flow_event["properties"]["name"]["type"], "string");
+    for (property, longest) in [("step", 40), ("error_code", 64)] {
+        let field = &flow_event["properties"][property];
+        assert_eq!(
+            (field["minLength"].clone(), field["maxLength"].clone()),
+            (json!(1), json!(longest))
+        );
+    }
+    let funnel = params("/v1/app/flow-funnel");
+    for name in ["from", "to"] {
+        let date = &funnel.iter().find(|p| p["name"] == name).unwrap()["schema"];
+        assert_eq!(
+            (date["format"].as_str(), date["minLength"].as_i64()),
+            (Some("date"), Some(10)),
+            "{name}"
+        );
+    }
+    let email = &accounts.iter().find(|p| p["name"] == "email").unwrap()["schema"];
+    assert_eq!(email["maxLength"], 254);
+
     // The rules between fields.
     let any_of = &schemas["AppPlansRequestIn"]["allOf"][1]["anyOf"];
     assert_eq!(any_of[0]["required"], json!(["esi_id"]));
@@ -214,6 +249,36 @@ both_engines! {
         let part = app.post(path, &app.app_token, &json!({"query": "1", "limit": 2.5})).await;
         assert_eq!(part.status, StatusCode::BAD_REQUEST, "{}", part.text);
         assert_eq!(part.body["error"]["param"], "limit");
+    }
+
+    async fn an_email_filter_longer_than_any_address_is_refused(app) {
+        let longest = format!("{}@example.com", "a".repeat(254 - 12));
+        let r = app.get(&format!("/v1/app/accounts?email={longest}"), &app.app_token).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["data"], json!([]));
+        let r = app.get(&format!("/v1/app/accounts?email=a{longest}"), &app.app_token).await;
+        assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "parameter_invalid"), "{}", r.text);
+        assert_eq!(r.body["error"]["param"], "email");
+    }
+
+    async fn blanks_declared_as_json_are_malformed_and_change_nothing(app) {
+        let account = app.create_account(json!({
+            "email": "blanks@example.com", "first_name": "Ana", "last_name": "Díaz"
+        })).await;
+        let uuid = account["uuid"].as_str().unwrap();
+        let path = format!("/v1/app/accounts/{uuid}/record-client-agent");
+        for blanks in ["\r", " \n"] {
+            let req = app.client.post(app.url(&path)).bearer_auth(&app.app_token)
+                .header("content-type", "application/json").body(blanks);
+            let r = TestApp::read(req.send().await.unwrap()).await;
+            assert_eq!((r.status, r.code()), (StatusCode::BAD_REQUEST, "body_malformed"), "{blanks:?}: {}", r.text);
+        }
+        let r = app.get(&format!("/v1/app/accounts/{uuid}"), &app.app_token).await;
+        assert_eq!(r.body["client_agent_accepted"], false, "{}", r.text);
+        // Left out, the body is `{}`: the agent's acceptance is recorded now.
+        let r = TestApp::read(app.client.post(app.url(&path)).bearer_auth(&app.app_token).send().await.unwrap()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["client_agent_accepted"], true, "{}", r.text);
     }
 
     async fn offsets_beyond_the_maximum_are_refused(app) {
