@@ -18,7 +18,13 @@
 // synchronous hydration can carry an asynchronous one's name), as wasm-opt's call graph shows;
 // their bodies become `unreachable`, and the optimization then drops all they alone called. A
 // bundle with none of them fails the build: Leptos renamed them, and this step must be looked
-// at again.
+// at again. Emptied the same way: how an erased attribute hydrates from a template
+// (`hydrate_from_template`), which only `template!` views call and no flow has.
+//
+// Last, after the optimization, the module's imports and the exports only its glue calls get
+// short names in the module and in the JS glue (`withShortNames`), and the glue's precompressed
+// copies are written again too: on the enrollment bundle, brotli, the WASM 2.3 KB and the glue
+// 1.6 KB smaller.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import zlib from "node:zlib";
@@ -26,7 +32,7 @@ import zlib from "node:zlib";
 const UNUSED = /^(__wbg_)?intounderlying(bytesource|sink|source)_/;
 // Every function of asynchronous hydration, and the drop glue of its futures (as wasm-bindgen
 // writes their names): the futures' `poll` functions are reached through vtables too, which
-// keep them as long as they are there.
+// keep them as long as they are there. And each erased attribute's hydration from a template.
 const ASYNC_HYDRATION = /(^|::)hydrate_(from_)?async(::|<|$)|::into_any_attr::hydrate_from_template::h[0-9a-f]{16}$/;
 // Light optimization (-O1, to a fixed point): what -Oz or -Os shrink of the raw file leaves
 // brotli more to send. Measured on the enrollment bundle (brotli): -Oz 196.0 KB, -Os 194.5 KB,
