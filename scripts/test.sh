@@ -68,7 +68,7 @@ done
 
 # The fuzzer needs only the server, so it runs while the other flows build: their optimisation
 # and linking keep one core busy, and the fuzzer's time is bounded, not its work.
-step "API fuzzing (schemathesis, seeded and bounded) against the release build, in the background"
+step "API fuzzing (schemathesis, every check, seeded and bounded) against the release build, in the background"
 rm -rf target/e2e && mkdir -p target/e2e/deploy target/e2e/fuzz
 cp target/release/switchboard target/e2e/fuzz/
 FUZZ_PORT=3100 ./end2end/fuzz.sh target/e2e/fuzz/switchboard > target/e2e/fuzz.log 2>&1 &
