@@ -106,10 +106,8 @@ async fn directory_entry(core: &Core, raw: &str) -> Result<ServiceAddressRow> {
         .ok_or(Refused(PlansRefused::EsiIdNotFound))
 }
 
-async fn calendar(core: &Core) -> Result<BusinessCalendar> {
-    Ok(BusinessCalendar::new(
-        store::market::federal_holidays(&core.db).await?,
-    ))
+async fn calendar(core: &Core) -> Result<&BusinessCalendar> {
+    Ok(core.business_calendar().await?)
 }
 
 fn decimal(stored: &str) -> Result<Decimal> {
@@ -635,7 +633,7 @@ pub async fn accepted_plan(
         .today();
     let enroller = crate::domain::enrollment::enroller(account.client_agent_accepted_at);
     // Only the switch date is read here, which no same-day move-in changes.
-    let window = start_window(today, enroller, &calendar(core).await?, false);
+    let window = start_window(today, enroller, calendar(core).await?, false);
     Ok(Some(PricedPlan {
         earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
         plan,
@@ -720,7 +718,7 @@ async fn offer_of_groups(
     let (curve, _, _) = wholesale_curve(core, &tdu.load_zone).await?;
     let wholesale = curve.price_for(terms.plan_type, today, start, terms.term_months);
     let rates = price_plan(&terms, &req.overrides, wholesale, &charges);
-    let expires_at = price_expires_at(now, today, &calendar(core).await?);
+    let expires_at = price_expires_at(now, today, calendar(core).await?);
     Ok(Some(plan_row(
         &req, group, &terms, &tdu, &rates, wholesale, window, expires_at, now,
     )))
