@@ -766,7 +766,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         },
         None => {
             let cutoff = parse_cutoff(tdu.same_day_cutoff.as_deref());
-            start_window(today, enroller, &cal, same_day_move_in(now, cutoff, &cal))
+            start_window(today, enroller, cal, same_day_move_in(now, cutoff, cal))
         }
     };
     let windows: Vec<(&TduRow, StartWindow)> =
@@ -775,7 +775,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         if !windows.iter().any(|(_, w)| w.allows(start)) {
             let earliest = windows.iter().map(|(_, w)| w.earliest).min();
             let latest = windows.iter().map(|(_, w)| w.latest).max();
-            let next_day = start_window(today, enroller, &cal, false);
+            let next_day = start_window(today, enroller, cal, false);
             return Err(Refused(PlansRefused::StartDateOutOfRange(
                 StartDateOutOfRange {
                     earliest: earliest.unwrap_or(next_day.earliest),
@@ -784,7 +784,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
             )));
         }
     }
-    let expires_at = price_expires_at(now, today, &cal);
+    let expires_at = price_expires_at(now, today, cal);
     let mut groups = store::market::plan_groups_of_app(&core.db, req.app.uuid).await?;
     if let Some(wanted) = req.group {
         groups.retain(|g| g.uuid == wanted);
@@ -932,7 +932,7 @@ pub async fn benchmarks(
     };
     let today = core.clock.today();
     let cal = calendar(core).await?;
-    let start = start_window(today, Enroller::Customer, &cal, false).earliest_switch;
+    let start = start_window(today, Enroller::Customer, cal, false).earliest_switch;
     let charges = delivery_charges(core, &tdu.name, today).await?;
     let (curve, market_margin, market_base) = wholesale_curve(core, &tdu.load_zone).await?;
     let averages = |terms: &GroupTerms| {
