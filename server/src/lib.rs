@@ -66,7 +66,10 @@ pub async fn build_state(config: Config, clock: Clock) -> anyhow::Result<AppStat
         config: Arc::new(config.clone()),
         clock,
         on_account_change: Arc::new(move |account| invalidated.accounts.invalidate(&account)),
+        calendar: tokio::sync::OnceCell::new(),
     });
+    // Read now rather than on first use, which may come inside a transaction.
+    core.business_calendar().await?;
     // Webhook secrets written before they were sealed at rest are sealed now.
     let sealed = services::webhooks::seal_clear_secrets(&core).await?;
     if sealed > 0 {

@@ -14,6 +14,7 @@ use crate::{
     clock::Clock,
     config::Config,
     crypto::PiiKey,
+    domain::market::BusinessCalendar,
     store::{apps::AppRow, Db},
 };
 
@@ -38,6 +39,17 @@ impl Core {
             app,
         )
         .await
+    }
+
+    /// The market's business days. The federal holidays are reference data that only a
+    /// migration changes, so they are read once per process instead of once per bill.
+    pub async fn business_calendar(&self) -> crate::store::Result<&BusinessCalendar> {
+        self.calendar
+            .get_or_try_init(|| async {
+                let holidays = crate::store::market::federal_holidays(&self.db).await?;
+                Ok::<_, sqlx::Error>(BusinessCalendar::new(holidays))
+            })
+            .await
     }
 
     /// Tells whoever keeps copies of account reads (the HTTP layer's cache) that the account
@@ -70,4 +82,6 @@ pub struct CoreParts {
     pub clock: Clock,
     pub pii: Arc<PiiKey>,
     pub on_account_change: AccountChangeHook,
+    /// Filled on first use by `Core::business_calendar`.
+    pub calendar: tokio::sync::OnceCell<BusinessCalendar>,
 }

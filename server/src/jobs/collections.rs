@@ -30,7 +30,7 @@ pub async fn disconnect(ctx: &JobContext) -> anyhow::Result<()> {
     let payload: DisconnectPayload = serde_json::from_str(&ctx.job.payload)?;
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
-    disconnection::disconnect_due(&mut tx, &ctx.state, &ctx.clock, account, &payload).await?;
+    disconnection::disconnect_due(&mut tx, &ctx.clock, account, &payload).await?;
     finish(ctx, tx, account).await
 }
 

@@ -42,11 +42,9 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
         .job
         .account_uuid
         .context("a meter read without account")?;
-    let mut tx = ctx.state.db.begin().await?;
-    match billing::read_meter(&mut tx, &ctx.state, &ctx.clock, account_uuid, &payload).await {
-        Ok(()) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
+    match billing::read_meter(&ctx.state, &ctx.clock, account_uuid, &payload).await {
+        Ok(tx) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
         Err(Error::Refused(why)) => {
-            drop(tx);
             let failed = Outcome::Failed(format!("billing stopped: {why}"));
             Ok(ctx.finish_alone(&failed).await?)
         }

@@ -200,16 +200,9 @@ pub(crate) fn lease(state: &Core) -> Duration {
 /// Runs a claimed job to its end (handler errors become retries with backoff).
 #[tracing::instrument(skip_all, fields(job = %job.uuid, kind = %job.kind, attempt = job.attempts))]
 pub async fn run_claimed(state: Core, job: JobRow) {
-    let clock = match job.account_uuid {
-        Some(account) => match state.clock.for_account(&state.db, account).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading an account clock failed");
-                return;
-            }
-        },
-        None => state.clock.with_offset(Duration::zero()),
-    };
+    let clock = state
+        .clock
+        .with_offset(Duration::milliseconds(job.clock_offset_ms.unwrap_or(0)));
     let ctx = JobContext {
         run: JobRun {
             db: state.db.clone(),

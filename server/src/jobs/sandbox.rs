@@ -64,7 +64,8 @@ impl ClockHold {
                 now,
                 now + hold.hold_ms,
             )
-            .await?;
+            .await?
+            .is_some();
             tx.commit().await?;
             if held {
                 return Ok(hold);
@@ -73,23 +74,13 @@ impl ClockHold {
         }
     }
 
-    /// Extends the hold in `tx`; an error when it was lost (held past its time by a stalled
-    /// advance, another took it over).
-    async fn renew(&self, tx: &mut store::Tx) -> store::Result<()> {
+    /// Extends the hold in `tx` and answers the clock's offset; an error when it was lost
+    /// (held past its time by a stalled advance, another took it over).
+    async fn renew(&self, tx: &mut store::Tx) -> store::Result<i64> {
         let now = wall_ms();
-        if store::jobs::hold_account_clock(
-            tx,
-            self.account_uuid,
-            self.token,
-            now,
-            now + self.hold_ms,
-        )
-        .await?
-        {
-            Ok(())
-        } else {
-            Err(lost_hold())
-        }
+        store::jobs::hold_account_clock(tx, self.account_uuid, self.token, now, now + self.hold_ms)
+            .await?
+            .ok_or_else(lost_hold)
     }
 
     /// Lets go of the clock.
@@ -159,8 +150,7 @@ pub async fn advance_held(
         let running_before =
             store::jobs::account_jobs_running(&state.db, account_uuid, service_now_ms).await?;
         let mut tx = state.db.begin().await?;
-        hold.renew(&mut tx).await?;
-        let offset = store::jobs::account_offset_ms(&mut tx, account_uuid).await?;
+        let offset = hold.renew(&mut tx).await?;
         let Some((job_uuid, due_ms)) =
             store::jobs::next_account_job(&mut tx, account_uuid, target_ms - offset).await?
         else {
@@ -201,8 +191,7 @@ pub async fn advance_held(
     }
     let service_now_ms = state.clock.now().timestamp_millis();
     let mut tx = state.db.begin().await?;
-    hold.renew(&mut tx).await?;
-    let offset = store::jobs::account_offset_ms(&mut tx, account_uuid).await?;
+    let offset = hold.renew(&mut tx).await?;
     let step = target_ms - (service_now_ms + offset);
     if step > 0 {
         move_clock(&mut tx, hold, offset + step, step).await?;

@@ -28,7 +28,7 @@ use crate::{
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
         hosted::LinkPurpose,
-        market::{market_date, BusinessCalendar},
+        market::market_date,
         usage,
     },
     mail::{
@@ -347,7 +347,7 @@ pub async fn bill_cycle(
         computed.total_cents += group.total_cents;
         computed.groups.push(group);
     }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut *tx).await?);
+    let calendar = core.business_calendar().await?;
     let sequence = store::counters::next_value(tx, "invoice_number").await?;
     let invoice_date = read_date;
     let settled = computed.total_cents <= 0;
@@ -359,7 +359,7 @@ pub async fn bill_cycle(
         location_uuid: location.uuid,
         meter_read_uuid: read.uuid,
         invoice_date,
-        payment_due_date: payment_due_date(invoice_date, &calendar),
+        payment_due_date: payment_due_date(invoice_date, calendar),
         billing_period_start: period_start,
         billing_period_end: period_end,
         total_cents: computed.total_cents,
@@ -659,18 +659,32 @@ pub async fn simulate_payment_failure(
     .await?))
 }
 
-/// The cycle's read of `payload`, in `tx`: bills it and schedules the next read while service
-/// lasts. Refused (the caller drops `tx`) when the cycle's stored data cannot be read.
+/// The cycle's read of `payload`: bills it and schedules the next read while service lasts, in
+/// the transaction it answers (which the caller commits with the job's end). Refused, with
+/// nothing kept, when the cycle's stored data cannot be read.
 pub async fn read_meter(
-    tx: &mut Tx,
     core: &Core,
     clock: &AccountClock,
     account_uuid: Uuid,
     payload: &ReadPayload,
-) -> Result<(), Error<BillingError>> {
+) -> Result<Tx, Error<BillingError>> {
+    // Read before the transaction: on SQLite the transaction holds the one writer.
     let app = store::apps::app_by_uuid(&core.db, payload.app_uuid)
         .await?
         .ok_or_else(|| Error::Failed(anyhow::anyhow!("the app of a meter read is gone")))?;
+    let mut tx = core.db.begin().await?;
+    read_meter_in(&mut tx, core, clock, &app, account_uuid, payload).await?;
+    Ok(tx)
+}
+
+async fn read_meter_in(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account_uuid: Uuid,
+    payload: &ReadPayload,
+) -> Result<(), Error<BillingError>> {
     let Some(account) =
         store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
     else {
@@ -689,7 +703,7 @@ pub async fn read_meter(
         tx,
         core,
         clock,
-        &app,
+        app,
         &account,
         &location,
         payload.read_date,

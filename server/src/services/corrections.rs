@@ -35,7 +35,6 @@ use crate::{
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
         hosted::LinkPurpose,
-        market::BusinessCalendar,
         FieldError,
     },
     mail::{
@@ -379,13 +378,13 @@ pub async fn reissue(
             }],
         });
     }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut tx).await?);
+    let calendar = core.business_calendar().await?;
     let settled = settlement.due_cents == 0;
     let invoice = InvoiceRow {
         uuid: Uuid::new_v4(),
         number: invoice_number(store::counters::next_value(&mut tx, "invoice_number").await?),
         invoice_date: today,
-        payment_due_date: payment_due_date(today, &calendar),
+        payment_due_date: payment_due_date(today, calendar),
         total_cents: corrected_total - paid_cents + refunded_cents,
         total_kwh: kwh.to_string(),
         charges: to_json(&new_groups)?,

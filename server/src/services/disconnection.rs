@@ -405,12 +405,12 @@ async fn schedule_disconnect(
 /// day the rules forbid, the request waits for the next allowed day.
 pub async fn disconnect_due(
     tx: &mut Tx,
-    core: &Core,
     clock: &AccountClock,
     account_uuid: Uuid,
     payload: &DisconnectPayload,
 ) -> store::Result<()> {
-    let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
+    // Through `tx`: a second connection while it is open could wait on a pool it fills.
+    let Some(app) = store::apps::app_in(&mut *tx, payload.app_uuid).await? else {
         return Ok(());
     };
     let Some(_account) =
@@ -517,7 +517,8 @@ pub async fn complete_service_order(
     account_uuid: Uuid,
     payload: &ServiceOrderPayload,
 ) -> store::Result<bool> {
-    let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
+    // Through `tx`: a second connection while it is open could wait on a pool it fills.
+    let Some(app) = store::apps::app_in(&mut *tx, payload.app_uuid).await? else {
         return Ok(false);
     };
     let Some(account) =

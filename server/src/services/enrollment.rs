@@ -526,8 +526,8 @@ pub async fn accept_plan(
     if plan.expires_at <= now {
         return Err(Refused(AcceptPlanRefused::PlanExpired));
     }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
-    let same_day = same_day_start_open(state, &plan.tdu, now, &calendar).await?;
+    let calendar = state.business_calendar().await?;
+    let same_day = same_day_start_open(state, &plan.tdu, now, calendar).await?;
     let documents =
         super::documents::render_contract_documents(state, app, &plan, &plan.tos_version).await?;
     let mut tx = state.db.begin().await?;
@@ -541,7 +541,7 @@ pub async fn accept_plan(
         clock.today(),
         enroller,
         input.requested_type,
-        &calendar,
+        calendar,
         same_day,
     )
     .map_err(|range| Refused(AcceptPlanRefused::StartDateOutOfRange(range)))?;
@@ -553,7 +553,7 @@ pub async fn accept_plan(
     let pending_expired = pending_price_expired(&mut tx, account_uuid, now)
         .await?
         .is_some()
-        || pending_start_passed(&mut tx, &account, &clock, &calendar)
+        || pending_start_passed(&mut tx, &account, &clock, calendar)
             .await?
             .is_some();
     match prior_acceptance(finalized, account.has_accepted_plan, pending_expired) {
@@ -969,7 +969,7 @@ pub async fn submit_to_utility(
     account: Uuid,
 ) -> store::Result<()> {
     let now = clock.now();
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&state.db).await?);
+    let calendar = state.business_calendar().await?;
     let gateway = gateway_of(state, app).await?;
     let Some((_, mut e)) = locked(tx, app, account).await? else {
         return Ok(());
@@ -987,7 +987,7 @@ pub async fn submit_to_utility(
     store::enrollment::update_enrollment(tx, &e).await?;
     let requested = accepted_start(&contracts, location.uuid);
     gateway
-        .submit(tx, clock, &calendar, location, requested)
+        .submit(tx, clock, calendar, location, requested)
         .await?;
     store::status::update_status(tx, app, account, now).await?;
     Ok(())
@@ -1232,8 +1232,8 @@ pub async fn finalize(
     if let Some(expired_at) = pending_price_expired(&mut tx, account_uuid, now).await? {
         return Err(Refused(FinalizeRefused::PlanExpired(expired_at)));
     }
-    let calendar = BusinessCalendar::new(store::market::federal_holidays(&mut tx).await?);
-    if let Some(allowed) = pending_start_passed(&mut tx, &account, &clock, &calendar).await? {
+    let calendar = state.business_calendar().await?;
+    if let Some(allowed) = pending_start_passed(&mut tx, &account, &clock, calendar).await? {
         return Err(Refused(FinalizeRefused::StartDatePassed(allowed)));
     }
     let profile = account.profile().map_err(|e| Failed(e.into()))?;

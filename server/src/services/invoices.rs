@@ -600,7 +600,8 @@ pub async fn past_due(
     account_uuid: Uuid,
     payload: &InvoicePayload,
 ) -> store::Result<PastDue> {
-    let Some(app) = store::apps::app_by_uuid(&core.db, payload.app_uuid).await? else {
+    // Through `tx`: a second connection while it is open could wait on a pool it fills.
+    let Some(app) = store::apps::app_in(&mut *tx, payload.app_uuid).await? else {
         return Ok(PastDue::Decided);
     };
     let Some(account) =

@@ -106,10 +106,8 @@ async fn directory_entry(core: &Core, raw: &str) -> Result<ServiceAddressRow> {
         .ok_or(Refused(PlansRefused::EsiIdNotFound))
 }
 
-async fn calendar(core: &Core) -> Result<BusinessCalendar> {
-    Ok(BusinessCalendar::new(
-        store::market::federal_holidays(&core.db).await?,
-    ))
+async fn calendar(core: &Core) -> Result<&BusinessCalendar> {
+    Ok(core.business_calendar().await?)
 }
 
 fn decimal(stored: &str) -> Result<Decimal> {
@@ -635,7 +633,7 @@ pub async fn accepted_plan(
         .today();
     let enroller = crate::domain::enrollment::enroller(account.client_agent_accepted_at);
     // Only the switch date is read here, which no same-day move-in changes.
-    let window = start_window(today, enroller, &calendar(core).await?, false);
+    let window = start_window(today, enroller, calendar(core).await?, false);
     Ok(Some(PricedPlan {
         earliest_switch_start_date: window.earliest_switch.max(plan.earliest_start_date),
         plan,
@@ -720,7 +718,7 @@ async fn offer_of_groups(
     let (curve, _, _) = wholesale_curve(core, &tdu.load_zone).await?;
     let wholesale = curve.price_for(terms.plan_type, today, start, terms.term_months);
     let rates = price_plan(&terms, &req.overrides, wholesale, &charges);
-    let expires_at = price_expires_at(now, today, &calendar(core).await?);
+    let expires_at = price_expires_at(now, today, calendar(core).await?);
     Ok(Some(plan_row(
         &req, group, &terms, &tdu, &rates, wholesale, window, expires_at, now,
     )))
@@ -768,7 +766,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         },
         None => {
             let cutoff = parse_cutoff(tdu.same_day_cutoff.as_deref());
-            start_window(today, enroller, &cal, same_day_move_in(now, cutoff, &cal))
+            start_window(today, enroller, cal, same_day_move_in(now, cutoff, cal))
         }
     };
     let windows: Vec<(&TduRow, StartWindow)> =
@@ -777,7 +775,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
         if !windows.iter().any(|(_, w)| w.allows(start)) {
             let earliest = windows.iter().map(|(_, w)| w.earliest).min();
             let latest = windows.iter().map(|(_, w)| w.latest).max();
-            let next_day = start_window(today, enroller, &cal, false);
+            let next_day = start_window(today, enroller, cal, false);
             return Err(Refused(PlansRefused::StartDateOutOfRange(
                 StartDateOutOfRange {
                     earliest: earliest.unwrap_or(next_day.earliest),
@@ -786,7 +784,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
             )));
         }
     }
-    let expires_at = price_expires_at(now, today, &cal);
+    let expires_at = price_expires_at(now, today, cal);
     let mut groups = store::market::plan_groups_of_app(&core.db, req.app.uuid).await?;
     if let Some(wanted) = req.group {
         groups.retain(|g| g.uuid == wanted);
@@ -934,7 +932,7 @@ pub async fn benchmarks(
     };
     let today = core.clock.today();
     let cal = calendar(core).await?;
-    let start = start_window(today, Enroller::Customer, &cal, false).earliest_switch;
+    let start = start_window(today, Enroller::Customer, cal, false).earliest_switch;
     let charges = delivery_charges(core, &tdu.name, today).await?;
     let (curve, market_margin, market_base) = wholesale_curve(core, &tdu.load_zone).await?;
     let averages = |terms: &GroupTerms| {

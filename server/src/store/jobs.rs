@@ -38,9 +38,15 @@ pub struct JobRow {
     pub attempts: i32,
     pub max_attempts: i32,
     pub lease_token: Option<Uuid>,
+    /// How far the job's account clock is ahead of the service clock as the claim found it
+    /// (none: no account, or a clock never moved), read with the claim to spare each job a
+    /// round trip.
+    pub clock_offset_ms: Option<i64>,
 }
 
-const RETURNING: &str = "uuid, kind, payload, account_uuid, attempts, max_attempts, lease_token";
+const RETURNING: &str = "uuid, kind, payload, account_uuid, attempts, max_attempts, lease_token, \
+    (SELECT offset_ms FROM account_clocks WHERE account_clocks.account_uuid = jobs.account_uuid) \
+    AS clock_offset_ms";
 
 pub async fn insert_job(tx: &mut Tx, job: &NewJob<'_>) -> Result<Uuid> {
     let uuid = Uuid::new_v4();
@@ -274,22 +280,22 @@ pub async fn set_account_offset_ms(
 }
 
 /// Takes (or, for its holder, extends) the hold of the account's clock for the advance `token`
-/// until `until_ms` (wall clock), unless another advance holds it past `now_ms`. True when held.
+/// until `until_ms` (wall clock), unless another advance holds it past `now_ms`. When held,
+/// answers the clock's offset (as `account_offset_ms` would, in the same round trip).
 pub async fn hold_account_clock(
     tx: &mut Tx,
     account_uuid: Uuid,
     token: Uuid,
     now_ms: i64,
     until_ms: i64,
-) -> Result<bool> {
+) -> Result<Option<i64>> {
     let sql = "INSERT INTO account_clocks (account_uuid, offset_ms, lock_token, locked_until) \
         VALUES ($1, 0, $2, $3) ON CONFLICT (account_uuid) DO UPDATE \
         SET lock_token = excluded.lock_token, locked_until = excluded.locked_until \
         WHERE account_clocks.lock_token IS NULL OR account_clocks.lock_token = $2 \
-        OR account_clocks.locked_until < $4";
-    let n = on_tx!(tx, c => sqlx::query(sql).bind(account_uuid).bind(token).bind(until_ms)
-        .bind(now_ms).execute(c).await.map(|r| r.rows_affected()))?;
-    Ok(n == 1)
+        OR account_clocks.locked_until < $4 RETURNING offset_ms";
+    on_tx!(tx, c => sqlx::query_scalar::<_, i64>(sql).bind(account_uuid).bind(token)
+        .bind(until_ms).bind(now_ms).fetch_optional(c).await)
 }
 
 /// Lets go of the account's clock held by `token`.
