@@ -59,7 +59,7 @@ impl Clock {
     /// (`POST /v1/account/sandbox/advance-clock`); live accounts are never moved.
     pub async fn for_account(
         &self,
-        db: &crate::store::Db,
+        db: impl Into<crate::store::Conn<'_>>,
         account_uuid: uuid::Uuid,
     ) -> crate::store::Result<AccountClock> {
         let ms = crate::store::jobs::account_offset_ms(db, account_uuid).await?;

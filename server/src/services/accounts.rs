@@ -130,16 +130,9 @@ pub async fn update_account(
         )
         .await?;
     }
-    if super::status::refresh_status(
-        &mut tx,
-        &core.clock,
-        &core.db,
-        app_uuid,
-        row.uuid,
-        row.updated_at,
-    )
-    .await?
-    .is_some()
+    if super::status::refresh_status(&mut tx, &core.clock, app_uuid, row.uuid, row.updated_at)
+        .await?
+        .is_some()
     {
         // The status changed: answer with the stored one.
         let Some(stored) =
@@ -180,8 +173,7 @@ pub async fn record_client_agent(
         return Err(Error::Refused(AccountRefused::PlanAcceptedFirst));
     }
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    super::status::refresh_status(&mut tx, &core.clock, &core.db, app_uuid, account_uuid, now)
-        .await?;
+    super::status::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
     let Some(row) =
         store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid).await?
     else {

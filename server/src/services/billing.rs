@@ -809,8 +809,7 @@ pub async fn ensure_card(
             .await?;
         }
     }
-    super::status::refresh_status(&mut tx, &core.clock, &core.db, app_uuid, account_uuid, now)
-        .await?;
+    super::status::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(card)
 }

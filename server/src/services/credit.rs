@@ -145,7 +145,7 @@ pub async fn submit_check(
     .await?;
     // The new submission is the one that counts: reviews of older ones are moot.
     store::credit_reviews::withdraw_open_reviews(&mut tx, account, None, now).await?;
-    super::status::refresh_status(&mut tx, &state.clock, &state.db, app, account, now).await?;
+    super::status::refresh_status(&mut tx, &state.clock, app, account, now).await?;
     tx.commit().await?;
     Ok(CreditState::Submitted)
 }
@@ -595,7 +595,7 @@ async fn apply_decision(
         now,
     )
     .await?;
-    super::status::refresh_status(tx, &core.clock, &core.db, app.uuid, account.uuid, now).await?;
+    super::status::refresh_status(tx, &core.clock, app.uuid, account.uuid, now).await?;
     let (mail_decision, purpose) = match decision {
         ReviewDecision::Approve => (CreditReviewMail::Approved, LinkPurpose::CreditReview),
         // The link opens the deposit's page, which pays it with the card on file.

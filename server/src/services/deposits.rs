@@ -295,8 +295,7 @@ pub async fn pay_deposit(
                 super::enrollment::credit_passed(&mut tx, app.uuid, account_uuid, &clock).await?;
             }
         }
-        super::status::refresh_status(&mut tx, &core.clock, &core.db, app.uuid, account_uuid, now)
-            .await?;
+        super::status::refresh_status(&mut tx, &core.clock, app.uuid, account_uuid, now).await?;
     }
     tx.commit().await?;
     core.account_changed(account_uuid);
@@ -437,8 +436,7 @@ pub async fn waive_deposit(
         now,
     )
     .await?;
-    super::status::refresh_status(&mut tx, &core.clock, &core.db, app.uuid, account.uuid, now)
-        .await?;
+    super::status::refresh_status(&mut tx, &core.clock, app.uuid, account.uuid, now).await?;
     let link = super::hosted::email_link(
         &mut tx,
         core,

@@ -564,15 +564,7 @@ pub async fn complete_service_order(
     };
     mail::queue_to_account(tx, clock, &app, &account, &Template::Collections(template)).await?;
     // The location's service is off (or on again): the account's status says so.
-    super::status::refresh_status(
-        tx,
-        &core.clock,
-        &core.db,
-        app.uuid,
-        account.uuid,
-        clock.now(),
-    )
-    .await?;
+    super::status::refresh_status(tx, &core.clock, app.uuid, account.uuid, clock.now()).await?;
     if payload.order == ServiceOrderKind::Disconnect {
         // Paid while the order was on its way: reconnection is asked for at once.
         reconnect_if_settled(tx, clock, &app, account.uuid).await?;

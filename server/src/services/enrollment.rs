@@ -664,15 +664,7 @@ pub async fn accept_plan(
     }
     // The address this acceptance confirmed may be the last prerequisite of a client agent
     // enrollment.
-    super::status::refresh_status(
-        &mut tx,
-        &state.clock,
-        &state.db,
-        app.uuid,
-        account_uuid,
-        now,
-    )
-    .await?;
+    super::status::refresh_status(&mut tx, &state.clock, app.uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(PlanAccepted { location, contract })
 }
@@ -1110,7 +1102,7 @@ pub async fn confirm_address(
     let now = state.clock.for_account(&state.db, account).await?.now();
     let mut tx = state.db.begin().await?;
     store::enrollment::insert_confirmed_address(&mut tx, account, &(&address).into(), now).await?;
-    super::status::refresh_status(&mut tx, &state.clock, &state.db, app, account, now).await?;
+    super::status::refresh_status(&mut tx, &state.clock, app, account, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -1622,8 +1614,7 @@ pub async fn update_identity(
             ),
         )
         .await?;
-        super::status::refresh_status(&mut tx, &state.clock, &state.db, app.uuid, row.uuid, now)
-            .await?;
+        super::status::refresh_status(&mut tx, &state.clock, app.uuid, row.uuid, now).await?;
     }
     tx.commit().await?;
     Ok(profile)

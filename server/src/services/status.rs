@@ -15,7 +15,6 @@ use crate::{
 pub async fn refresh_status(
     tx: &mut Tx,
     clock: &Clock,
-    db: &store::Db,
     app_uuid: Uuid,
     account_uuid: Uuid,
     now: chrono::DateTime<chrono::Utc>,
@@ -25,7 +24,9 @@ pub async fn refresh_status(
         if let Some(row) =
             store::accounts::account_of_app_for_update(tx, app_uuid, account_uuid).await?
         {
-            let clock = clock.for_account(db, account_uuid).await?;
+            // Through the transaction: a second connection from the pool while this one is
+            // held can wait for the pool to time out when every connection is held the same way.
+            let clock = clock.for_account(&mut *tx, account_uuid).await?;
             schedule_credit_check(tx, &row, &clock).await?;
         }
     }
