@@ -90,7 +90,7 @@ test("an abandoned enrollment tells its host each step with one session id, and 
     await page.goto(`${baseUrl}/dashboard/apps/${app.app_uuid}`);
     await page.getByRole("link", { name: "Flow funnel" }).click();
     await page.locator("[data-testid=funnel-chart]").waitFor();
-    assert.match(await page.locator("[data-testid=funnel-summary]").innerText(), new RegExp(`^${funnel.sessions_started} sessions started`));
+    assert.match(await page.locator("[data-testid=funnel-summary]").innerText(), new RegExp(`^${funnel.sessions_started} ${funnel.sessions_started === 1 ? "session" : "sessions"} started`));
     const row = page.locator("[data-testid=funnel-table] tr[data-step=address]");
     assert.equal(await row.locator("[data-testid=sessions]").innerText(), String(funnel.steps[0].sessions));
     assert.equal(await row.locator("[data-testid=share]").innerText(), `${funnel.steps[0].share_percent}%`);

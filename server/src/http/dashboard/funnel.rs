@@ -118,8 +118,13 @@ async fn page(
         })
         .collect_view();
     let summary = format!(
-        "{} sessions started from {} to {}: {}% completed, median time {}.",
+        "{} {} started from {} to {}: {}% completed, median time {}.",
         out.sessions_started,
+        if out.sessions_started == 1 {
+            "session"
+        } else {
+            "sessions"
+        },
         out.from,
         out.to,
         out.completion_percent,
