@@ -54,6 +54,20 @@ function leb(bytes, at) {
   }
 }
 
+/// Where an import's description that starts at `at` (its kind byte) ends: a function's type
+/// index, a table's element type and limits, a memory's limits, a global's type and mutability.
+function skipImportDescription(bytes, at) {
+  let p = at;
+  const kind = bytes[p++];
+  if (kind === 0) return leb(bytes, p)[1];
+  if (kind === 3) return p + 2;
+  if (kind !== 1 && kind !== 2) throw new Error(`import kind ${kind}`);
+  if (kind === 1) p++;
+  const flags = bytes[p++];
+  p = leb(bytes, p)[1];
+  return flags & 1 ? leb(bytes, p)[1] : p;
+}
+
 function unsignedLeb(value) {
   const out = [];
   do {
@@ -153,24 +167,8 @@ function withoutAsyncHydration(wasm, names) {
         const [length, at] = leb(wasm, p);
         p = at + length;
       }
-      const kind = wasm[p++];
-      if (kind === 0) {
-        imported++;
-        p = leb(wasm, p)[1];
-      } else if (kind === 1) {
-        p++;
-        const flags = wasm[p++];
-        p = leb(wasm, p)[1];
-        if (flags & 1) p = leb(wasm, p)[1];
-      } else if (kind === 2) {
-        const flags = wasm[p++];
-        p = leb(wasm, p)[1];
-        if (flags & 1) p = leb(wasm, p)[1];
-      } else if (kind === 3) {
-        p += 2;
-      } else {
-        throw new Error(`import kind ${kind}`);
-      }
+      if (wasm[p] === 0) imported++;
+      p = skipImportDescription(wasm, p);
     }
   }
   const targets = new Set();
@@ -255,23 +253,8 @@ function withShortNames(wasm, js) {
       entries.push(unsignedLeb(Buffer.byteLength(short)), Buffer.from(short, "utf8"));
       // The description: what it is, and its type or index.
       const descStart = p;
-      const kind = wasm[p++];
-      if (id === 7 || kind === 0) {
-        p = leb(wasm, p)[1];
-      } else if (kind === 1) {
-        p++;
-        const flags = wasm[p++];
-        p = leb(wasm, p)[1];
-        if (flags & 1) p = leb(wasm, p)[1];
-      } else if (kind === 2) {
-        const flags = wasm[p++];
-        p = leb(wasm, p)[1];
-        if (flags & 1) p = leb(wasm, p)[1];
-      } else if (kind === 3) {
-        p += 2;
-      } else {
-        throw new Error(`import kind ${kind}`);
-      }
+      // An export's description is its kind and an index.
+      p = id === 7 ? leb(wasm, p + 1)[1] : skipImportDescription(wasm, p);
       entries.push(wasm.subarray(descStart, p));
     }
     const section = Buffer.concat(entries);
