@@ -584,7 +584,7 @@ pub fn render(json: &str) -> String {
     let heading = title.clone();
     let version = format!("Version {version}.");
     let page_title = format!("{title} reference");
-    let html = view! {
+    crate::http::html::document(view! {
         <html lang="en">
             <head>
                 <meta charset="utf-8"/>
@@ -611,10 +611,7 @@ pub fn render(json: &str) -> String {
                 </main>
             </body>
         </html>
-    }
-    .to_html()
-    .replace("<!>", "");
-    format!("<!DOCTYPE html>{html}")
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use super::{
     auth::{AccountPrincipal, AppPrincipal},
+    branded::{self, support_contacts, Brand, Shell},
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     routes, ApiRouter, AppState,
@@ -26,13 +27,11 @@ use super::{
 use crate::{
     domain::{
         self,
-        apps::{brand_color, text_on},
         flow_events::{percent_text, Funnel},
     },
     services::flows::{self, FlowEventRefused, FunnelPeriod, LinkOpening},
     store::apps::AppRow,
 };
-use app::format::html_escape;
 
 /// `flow-login` and `flow-funnel`, under `/v1/app`.
 pub fn app_router() -> ApiRouter {
@@ -242,80 +241,61 @@ pub async fn open_flow_link(
 /// The host hears `service-flow-close` with `reason: "expired"` at the origins its flows post
 /// to, so that it can open a new link; a token that is not one of ours gets a plain page.
 fn link_expired_page(app: Option<&AppRow>) -> Response {
-    let (name, style, logo, contacts, targets, framing) = match app {
+    use leptos::prelude::*;
+    let (brand, targets, framing, back) = match app {
         Some(app) => {
             let origins = app.origins();
             let environment = app.environment_kind();
-            let style = app
-                .primary_color
-                .as_deref()
-                .and_then(brand_color)
-                .map(|c| {
-                    format!(
-                        "<style>:root{{--brand:{c};--brand-contrast:{}}}</style>",
-                        text_on(c)
-                    )
-                })
-                .unwrap_or_default();
-            let logo = app
-                .logo_url
-                .as_deref()
-                .filter(|u| {
-                    u.starts_with("https://") || u.starts_with("http://") || u.starts_with('/')
-                })
-                .map(|u| format!("<img class=\"logo\" src=\"{}\" alt=\"\">", html_escape(u)))
-                .unwrap_or_default();
-            let lines = crate::http::portal::pages::partner_lines(app);
-            let contacts = if lines.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "<p data-testid=\"support\">Need help? {}</p>",
-                    lines.join("<br>")
-                )
-            };
             (
-                app.display_name.clone(),
-                style,
-                logo,
-                contacts,
+                Brand::of(app),
                 domain::flows::post_message_origins(environment, &origins),
                 Some(domain::flows::frame_ancestors(environment, &origins)),
+                format!(
+                    "Go back to {} and open it again from there.",
+                    app.display_name
+                ),
             )
         }
         None => (
-            "Switchboard".to_owned(),
-            String::new(),
-            String::new(),
-            String::new(),
+            Brand {
+                name: "Switchboard".to_owned(),
+                ..Brand::neutral()
+            },
             vec!["*".to_owned()],
             None,
+            "Close this window and open it again from the app you came from.".to_owned(),
         ),
-    };
-    let back = match app {
-        Some(app) => format!(
-            "Go back to {} and open it again from there.",
-            html_escape(&app.display_name)
-        ),
-        None => "Close this window and open it again from the app you came from.".to_owned(),
     };
     // JSON is safe inside a script once `<` cannot start a closing tag.
     let targets = serde_json::to_string(&targets)
         .unwrap_or_else(|_| "[]".to_owned())
         .replace('<', "\\u003c");
-    let html = format!(
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>This link has expired · {name}</title><link rel="stylesheet" href="/pkg/switchboard.css"><link rel="icon" href="/favicon.svg">{style}</head>
-<body><main class="page" data-testid="link-expired"><header class="flow-header">{logo}<span class="brand" data-testid="app-name">{name}</span></header>
-<h1>This link has expired</h1>
-<p>For your security, each link works once and only for a few minutes.</p>
-<p>{back}</p>{contacts}
-</main>
-<script>{bridges}(()=>{{const m={{type:"service-flow-close",reason:"expired"}};if(parent!==window)for(const o of {targets})parent.postMessage(m,o);switchboardNative(JSON.stringify(m))}})()</script>
-</body></html>"#,
-        name = html_escape(&name),
+    let script = format!(
+        "{bridges}(()=>{{const m={{type:\"service-flow-close\",reason:\"expired\"}};\
+         if(parent!==window)for(const o of {targets})parent.postMessage(m,o);\
+         switchboardNative(JSON.stringify(m))}})()",
         bridges = app::flow::NATIVE_BRIDGES_SCRIPT,
+    );
+    let contacts = support_contacts(&brand.contacts, &brand.name, false)
+        .map(|lines| view! { <p data-testid="support">"Need help? " {lines}</p> });
+    let html = branded::page(
+        &brand,
+        Shell {
+            title: "This link has expired".to_owned(),
+            testid: "link-expired",
+            hosted_styles: false,
+            head: None,
+            above: None,
+            body: view! {
+                <p>"For your security, each link works once and only for a few minutes."</p>
+                <p>{back}</p>
+                {contacts}
+            }
+            .into_any(),
+            contacts: false,
+            // The script is the service's own text and the JSON above, never a value as typed.
+            after: Some(view! { <script>{script}</script> }.into_any()),
+        },
     );
     let mut r = (StatusCode::GONE, Html(html)).into_response();
     let headers = r.headers_mut();

@@ -56,7 +56,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
             </header>
         }
     });
-    let html = view! {
+    crate::http::html::document(view! {
         <html lang="en">
             <head>
                 <meta charset="utf-8"/>
@@ -70,12 +70,7 @@ pub(super) fn document(title: &str, nav: Option<&Nav>, body: AnyView) -> String 
                 <main id="main">{body}</main>
             </body>
         </html>
-    }
-    .to_html()
-    // The renderer's `<!>` text separators are for hydration, which these pages never do;
-    // inside `<title>` they would show as text. Text is escaped, so only markers match.
-    .replace("<!>", "");
-    format!("<!DOCTYPE html>{html}")
+    })
 }
 
 pub(super) fn messages(notice: Option<&str>, error: Option<&str>) -> impl IntoView {

@@ -2,7 +2,8 @@
 //! The picture is for the eye; the same figures follow in a table, open to everyone and read
 //! by screen readers in its place.
 
-use app::format::{html_escape, thousands};
+use app::format::thousands;
+use leptos::prelude::*;
 use rust_decimal::{prelude::ToPrimitive, Decimal};
 
 /// One bar: the label under it and in the table, and its kWh.
@@ -24,56 +25,68 @@ pub fn kwh(value: Decimal) -> String {
 
 /// The bar chart of `bars` under `caption`; every `label_every`-th label is written under
 /// the bars (all of them when 1), all of them in the table.
-pub fn bar_chart(caption: &str, testid: &str, bars: &[Bar], label_every: usize) -> String {
+pub fn bar_chart(
+    caption: &str,
+    testid: &'static str,
+    bars: &[Bar],
+    label_every: usize,
+) -> impl IntoView {
     let count = i64::try_from(bars.len()).unwrap_or(1).max(1);
     let milli = |b: &Bar| (b.kwh * Decimal::from(1000)).to_i64().unwrap_or(0).max(0);
     let max = bars.iter().map(milli).max().unwrap_or(0).max(1);
     let slot = WIDTH / count;
     let gap = (slot / 5).max(1);
-    let mut shapes = String::new();
-    for (i, b) in bars.iter().enumerate() {
-        let x = i64::try_from(i).unwrap_or(0) * slot;
-        let h = (milli(b) * HEIGHT / max).max(1);
-        shapes.push_str(&format!(
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{h}\" rx=\"2\"></rect>",
-            x + gap / 2,
-            HEIGHT - h,
-            slot - gap,
-        ));
-        if i % label_every.max(1) == 0 {
-            shapes.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                x + slot / 2,
-                HEIGHT + LABELS - 4,
-                html_escape(&b.label)
-            ));
-        }
-    }
-    let rows: String = bars
+    let shapes = bars
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let x = i64::try_from(i).unwrap_or(0) * slot;
+            let h = (milli(b) * HEIGHT / max).max(1);
+            let label = (i % label_every.max(1) == 0).then(|| {
+                let label = b.label.clone();
+                view! {
+                    <text x={(x + slot / 2).to_string()} y={(HEIGHT + LABELS - 4).to_string()}
+                        text-anchor="middle">{label}</text>
+                }
+            });
+            view! {
+                <rect x={(x + gap / 2).to_string()} y={(HEIGHT - h).to_string()}
+                    width={(slot - gap).to_string()} height={h.to_string()} rx="2"></rect>
+                {label}
+            }
+        })
+        .collect_view();
+    let rows = bars
         .iter()
         .map(|b| {
-            format!(
-                "<tr><th scope=\"row\">{}</th><td>{}</td></tr>",
-                html_escape(&b.label),
-                kwh(b.kwh)
-            )
+            let label = b.label.clone();
+            view! { <tr><th scope="row">{label}</th><td>{kwh(b.kwh)}</td></tr> }
         })
-        .collect();
-    format!(
-        "<figure class=\"chart\" data-testid=\"{testid}\"><figcaption>{caption}</figcaption>\
-         <svg viewBox=\"-{PAD} 0 {} {}\" aria-hidden=\"true\" focusable=\"false\">{shapes}</svg>\
-         <details><summary>The figures</summary><table data-testid=\"chart-values\">\
-         <caption class=\"visually-hidden\">{caption}</caption><tbody>{rows}</tbody></table>\
-         </details></figure>",
-        WIDTH + 2 * PAD,
-        HEIGHT + LABELS,
-        caption = html_escape(caption),
-    )
+        .collect_view();
+    let view_box = format!("-{PAD} 0 {} {}", WIDTH + 2 * PAD, HEIGHT + LABELS);
+    let (caption, hidden_caption) = (caption.to_owned(), caption.to_owned());
+    view! {
+        <figure class="chart" data-testid=testid>
+            <figcaption>{caption}</figcaption>
+            <svg viewBox=view_box aria-hidden="true" focusable="false">{shapes}</svg>
+            <details>
+                <summary>"The figures"</summary>
+                <table data-testid="chart-values">
+                    <caption class="visually-hidden">{hidden_caption}</caption>
+                    <tbody>{rows}</tbody>
+                </table>
+            </details>
+        </figure>
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bar_chart(caption: &str, testid: &'static str, bars: &[Bar], every: usize) -> String {
+        crate::http::html::fragment(super::bar_chart(caption, testid, bars, every))
+    }
 
     fn bar(label: &str, kwh: i64) -> Bar {
         Bar {
