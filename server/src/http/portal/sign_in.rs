@@ -188,7 +188,7 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
     };
     let actions = actions
         .iter()
-        .map(|(scope, label)| pages::open_flow(scope.as_str(), &csrf, *label))
+        .map(|(scope, label)| pages::open_flow(scope.as_str(), &csrf, label))
         .collect_view();
     let utilities = services::portal::utilities(&state, account).await?;
     let support = pages::support_card(&home.app, utilities.first().and_then(|(_, t)| t.as_ref()));
