@@ -18,6 +18,14 @@ pub fn fragment(view: impl RenderHtml) -> String {
         .replace("<!>", "")
 }
 
+/// A `<textarea>`'s text. The renderer writes what a textarea holds as it is (to HTML its content
+/// is raw text, ended only by `</textarea>`), so a value such as `</textarea><script>` would
+/// close the field and become markup. Escaped here once; the browser reads the entities back
+/// into the field's value.
+pub fn textarea_text(value: &str) -> String {
+    app::format::html_escape(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,6 +38,17 @@ mod tests {
         assert_eq!(
             html,
             "<p>Hello Tom &amp; &lt;Jerry&gt;!<a href=\"/a?b=1&amp;c=&quot;2&quot;\">x</a></p>"
+        );
+    }
+
+    #[test]
+    fn a_textarea_cannot_be_closed_by_its_value() {
+        let typed = "</textarea><script>alert(1)</script> & more";
+        let html = fragment(view! { <textarea name="reason">{textarea_text(typed)}</textarea> });
+        assert_eq!(
+            html,
+            "<textarea name=\"reason\">&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt; \
+             &amp; more</textarea>"
         );
     }
 }

@@ -332,7 +332,7 @@ fn review_view(
     } else {
         form.deposit.clone()
     };
-    let reason_value = form.reason.clone();
+    let reason_value = crate::http::html::textarea_text(&form.reason);
     let decided = (r.status != ReviewStatus::Open).then(|| {
         let by = r.decided_by.clone().unwrap_or_default();
         let at = r.decided_at.map(views::time).unwrap_or_default();

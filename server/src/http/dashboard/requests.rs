@@ -346,7 +346,7 @@ fn list_view(
                     <input id="slug" name="slug" type="text" maxlength="50" required value=slug/>
                     {error_of("slug")}
                     <label for="reason">"Why (at most 500 characters)"</label>
-                    <textarea id="reason" name="reason" rows="3" maxlength="500" required>{reason}</textarea>
+                    <textarea id="reason" name="reason" rows="3" maxlength="500" required>{crate::http::html::textarea_text(&reason)}</textarea>
                     {error_of("reason")}
                     <button type="submit">"Send the request"</button>
                 </form>

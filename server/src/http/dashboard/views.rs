@@ -4,10 +4,13 @@
 
 use leptos::prelude::*;
 
-use crate::store::{
-    apps::{AppRow, AppTokenRow},
-    users::OrganisationRow,
-    webhooks::EndpointRow,
+use crate::{
+    http::html::textarea_text,
+    store::{
+        apps::{AppRow, AppTokenRow},
+        users::OrganisationRow,
+        webhooks::EndpointRow,
+    },
 };
 
 /// Who is signed in, as the page header shows it.
@@ -643,7 +646,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <label for="origins">"Origins"</label>
                 <textarea id="origins" name="origins" rows="4"
                     aria-invalid=origins_aria.0 aria-describedby=origins_aria.1>
-                    {field_value(kept, "origins", "origins", Some(&origins.join("\n")))}
+                    {textarea_text(&field_value(kept, "origins", "origins", Some(&origins.join("\n"))))}
                 </textarea>
                 <button type="submit">"Save origins"</button>
             </form>
@@ -700,7 +703,7 @@ pub fn app(nav: &Nav, page: &AppPage<'_>) -> String {
                 <label for="landing_text">"Landing text"</label>
                 <textarea id="landing_text" name="landing_text" rows="4" maxlength="600"
                     aria-invalid=landing_aria.0 aria-describedby=landing_aria.1>
-                    {field_value(kept, "landing", "landing_text", a.landing_text.as_deref())}
+                    {textarea_text(&field_value(kept, "landing", "landing_text", a.landing_text.as_deref()))}
                 </textarea>
                 <button type="submit">"Save landing text"</button>
             </form>
