@@ -7,6 +7,7 @@ use chrono::{Datelike, Days, NaiveDate};
 use leptos::{html, prelude::*};
 
 use super::{
+    events::views,
     plans::{PlanCard, TermsConsent},
     session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
@@ -49,7 +50,7 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
     });
     let Some((uuid, plan_name, end)) = location else {
         return view! {
-            <section class="steps" data-step="none">
+            <section class="steps" data-step=views(|| "none")>
                 <h2>"Renew your plan"</h2>
                 <p data-testid="no-location">"There is no contract to renew on this account yet."</p>
             </section>
@@ -103,7 +104,7 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
         }
     };
     view! {
-        <section class="steps" data-step=move || {
+        <section class="steps" data-step=views(move || {
             if renewed.with(Option::is_some) {
                 "done"
             } else if outside.get() {
@@ -113,7 +114,7 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
             } else {
                 "plans"
             }
-        }>
+        })>
             {move || {
                 if let Some(contract) = renewed.get() {
                     return view! { <Renewed flow contract/> }.into_any();
