@@ -110,12 +110,17 @@ pub fn track(name: &'static str, step: Option<&'static str>, error_code: Option<
 }
 
 /// Tells each view of a flow as it is shown: `view` names the one showing now (a slug, such as
-/// `summary` or `invoice`), and each change of it is a `step_viewed`. Answers the name for the
-/// page's `data-step`. (The enrollment's steps are told by the frame, from its `Step`.)
+/// `summary` or `invoice`; `None` while what to show is not known yet), and each change of it
+/// is a `step_viewed`. Answers the name for the page's `data-step`. (The enrollment's steps
+/// are told by the frame, from its `Step`.)
 pub fn views(
-    view: impl Fn() -> &'static str + Send + Sync + 'static,
-) -> impl Fn() -> &'static str + Copy {
+    view: impl Fn() -> Option<&'static str> + Send + Sync + 'static,
+) -> impl Fn() -> Option<&'static str> + Copy {
     let shown = Memo::new(move |_| view());
-    Effect::new(move |_| track("step_viewed", Some(shown.get()), None));
+    Effect::new(move |_| {
+        if let Some(step) = shown.get() {
+            track("step_viewed", Some(step), None);
+        }
+    });
     move || shown.get()
 }
