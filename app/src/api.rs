@@ -790,12 +790,13 @@ pub struct FlowFunnelStep {
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct FlowFunnelOut {
     pub scope: String,
-    /// The period's first market day.
+    /// The period's first market day (America/Chicago): sessions count on the market day they
+    /// opened, on the service's clock.
     pub from: NaiveDate,
     /// Its last market day (included).
     pub to: NaiveDate,
     pub sessions_started: i64,
-    /// In the flow's order (the enrollment's steps), else by sessions reaching them.
+    /// In the order of the flow's views, then any other step by sessions reaching it.
     pub steps: Vec<FlowFunnelStep>,
     pub sessions_completed: i64,
     /// Of the sessions started, as a percent with one decimal.

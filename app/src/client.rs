@@ -223,10 +223,13 @@ impl ApiClient {
         self.call(Method::POST, path, Some(&Meter { esi_id })).await
     }
 
-    /// `POST /v1/account/enroll/plans/request` for the confirmed address.
-    pub async fn plans(&self) -> Result<Vec<Plan>, ClientError> {
+    /// `POST /v1/account/enroll/plans/request` for the confirmed address, each plan with its
+    /// yearly estimate for a typical home of `home_size` there.
+    pub async fn plans(&self, home_size: Option<&str>) -> Result<Vec<Plan>, ClientError> {
         let path = "/v1/account/enroll/plans/request";
-        let out: Plans = self.call(Method::POST, path, Some(&Empty {})).await?;
+        let out: Plans = self
+            .call(Method::POST, path, Some(&Home { home_size }))
+            .await?;
         Ok(out.plans)
     }
 
@@ -425,6 +428,12 @@ const NO_BODY: Option<&Empty> = None;
 
 #[derive(Serialize)]
 struct Empty {}
+
+/// The home's size for the plans' yearly estimates (`null`: the address's typical home).
+#[derive(Serialize)]
+struct Home<'a> {
+    home_size: Option<&'a str>,
+}
 
 #[derive(Serialize)]
 struct Months {

@@ -529,16 +529,11 @@ fn Frame(
         #[cfg(not(feature = "hydrate"))]
         let _ = (ApiClient::new, load);
     });
-    // The step shown (the enrollment's steps; the other flows have one screen, `start`), and
-    // the flow done.
+    // The enrollment's step shown (the other flows tell their own views, `events::views`),
+    // and the flow done.
     Effect::new(move |_| {
-        if phase.get() == Phase::Ready {
-            let step = if scope == "enrollment" {
-                flow.step.get().slug()
-            } else {
-                "start"
-            };
-            events::track("step_viewed", Some(step), None);
+        if phase.get() == Phase::Ready && scope == "enrollment" {
+            events::track("step_viewed", Some(flow.step.get().slug()), None);
         }
     });
     Effect::new(move |_| {

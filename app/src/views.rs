@@ -81,22 +81,21 @@ pub struct Plan {
     pub average_price_cents_per_kwh: AveragePrices,
     pub renewable_percent: u8,
     pub documents: PlanDocuments,
-    /// Renewal plans of a home with usage: what the plan would have cost over its last year.
-    #[cfg(any(feature = "ssr", feature = "renewal"))]
+    /// What the plan would cost over a year: the home's own last year for a renewal, a
+    /// typical home's for enrollment.
+    #[cfg(any(feature = "ssr", feature = "enrollment", feature = "renewal"))]
     #[serde(default)]
     pub estimated_annual_cost_cents: Option<i64>,
-    #[cfg(any(feature = "ssr", feature = "renewal"))]
+    #[cfg(any(feature = "ssr", feature = "enrollment", feature = "renewal"))]
     #[serde(default)]
     pub estimate_basis: Option<EstimateBasis>,
 }
 
-/// Of `api::market::EstimateBasis`: the year of usage an estimate rests on.
-#[cfg(any(feature = "ssr", feature = "renewal"))]
+/// Of `api::market::EstimateBasis`: what an estimate rests on, in the server's words.
+#[cfg(any(feature = "ssr", feature = "enrollment", feature = "renewal"))]
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct EstimateBasis {
-    pub from: String,
-    pub to: String,
-    pub months_estimated: u32,
+    pub description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

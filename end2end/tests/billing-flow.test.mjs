@@ -22,6 +22,7 @@ import {
   closeMessage,
   flowLink,
   hostPage,
+  messages,
   saveCard,
   seededCustomer,
   shot,
@@ -101,6 +102,10 @@ test("balance, a year of usage, bills page by page, a bill's detail and PDF, pai
     assert.equal(r.status, 200);
     assert.match(r.headers.get("content-type") ?? "", /application\/pdf/);
     await shot(page, "billing-1280-2-invoice.png");
+    // Each view was told to the host as it showed: the summary, then the bill.
+    await page.waitForFunction(() => window.__messages.some((m) => m.data?.step === "invoice"), null, { timeout: 5_000 });
+    const viewed = (await messages(page)).filter((m) => m?.type === "service-flow-event" && m.name === "step_viewed");
+    assert.deepEqual([...new Set(viewed.map((m) => m.step))], ["summary", "invoice"]);
 
     const number = (await flow.getByRole("heading", { level: 2 }).innerText()).replace("Bill ", "");
     await flow.locator("[data-testid=pay-now]").click();

@@ -117,6 +117,24 @@ async function walkFromPlans(page, flow, prefix) {
     const height = await card.evaluate((c) => c.getBoundingClientRect().height);
     assert.ok(height < 500, `a plan card is compact: ${height} px`);
   }
+  // Each card carries a yearly estimate, said to be a typical home's (a house here counts as
+  // mid-size); another size asks for the plans again, with that size's figures.
+  const estimates = async (size) => {
+    const cards = flow.locator("[data-testid=plan]");
+    await cards.first().locator("[data-testid=plan-estimate]", { hasText: `typical ${size}` }).waitFor();
+    const texts = await cards.locator("[data-testid=plan-estimate]").allInnerTexts();
+    assert.equal(texts.length, await cards.count(), texts.join(" | "));
+    for (const e of texts) {
+      assert.match(e, new RegExp(`^\\$[\\d,]+\\.\\d\\d a year estimated for a typical ${size} home .*'s area, not your home's own use$`));
+    }
+    return texts.map((e) => Number(e.slice(1, e.indexOf(" ")).replaceAll(",", "")));
+  };
+  const typical = await estimates("mid-size");
+  await flow.getByLabel("Your home's size, for each plan's yearly estimate").selectOption("large");
+  const large = await estimates("large");
+  assert.equal(large.length, typical.length);
+  assert.ok(large.every((cost, i) => cost > typical[i]), `${large} against ${typical}`);
+  assert.equal(await flow.getByLabel("Your home's size, for each plan's yearly estimate").inputValue(), "large");
   assert.equal(await firstPlan.locator("table.averages").isVisible(), false, "details wait to be asked for");
   await firstPlan.locator("summary").click();
   for (const doc of ["Electricity Facts Label", "Terms of Service", "Your Rights as a Customer"]) {

@@ -23,6 +23,7 @@ import {
   flowLink,
   hostPage,
   longDate,
+  messages,
   seededCustomer,
   shot,
   watchWasm,
@@ -111,6 +112,9 @@ test("inside the window: renewal plans, acceptance with terms, and the renewal q
     await flow.locator("[data-testid=done-close]").click();
     const message = await closeMessage(page);
     assert.deepEqual(message, { type: "service-flow-close", reason: "completed", scope: "renewal" });
+    // Each view was told to the host as it showed.
+    const viewed = (await messages(page)).filter((m) => m?.type === "service-flow-event" && m.name === "step_viewed");
+    assert.deepEqual([...new Set(viewed.map((m) => m.step))], ["plans", "accept", "done"]);
     assertOnlyOwnBundle(wasm, "renewal");
     assert.deepEqual(appErrors(errors), []);
     await assertNoSetCookie(setCookies);
@@ -136,6 +140,9 @@ test("outside the window: when renewal opens, with the current contract, at 360 
     await page.keyboard.press("Enter");
     const message = await closeMessage(page);
     assert.deepEqual(message, { type: "service-flow-close", reason: "exited", scope: "renewal" });
+    // Outside the window the one view shown is that one: the plans were never shown.
+    const viewed = (await messages(page)).filter((m) => m?.type === "service-flow-event" && m.name === "step_viewed");
+    assert.deepEqual(viewed.map((m) => m.step), ["outside"]);
     assert.deepEqual(appErrors(errors, 409), []);
     await assertNoSetCookie(setCookies);
   } finally {

@@ -249,9 +249,12 @@ pub struct Plan {
     pub is_renewal: bool,
     /// Set on custom plans: only this account may accept them.
     pub account_uuid: Option<Uuid>,
-    /// Renewal plans of a location with usage: what the plan would have cost over the home's
-    /// last twelve whole months (energy, base charge, delivery, solar credits, taxes and fees);
-    /// the plans come cheapest first by it. `null` without a whole month of usage.
+    /// What the plan would cost over a year, energy, base charge, delivery, solar credits,
+    /// taxes and fees in: for renewal plans of a location with usage, over the home's own last
+    /// twelve whole months (the plans come cheapest first by it; `null` without a whole month
+    /// of usage); for the plans of an account at a meter (`enroll/plans/request`), over a
+    /// typical year of a home of the size asked for (`home_size`), an estimate only, the plans
+    /// in their usual order. `null` otherwise.
     #[serde(default)]
     pub estimated_annual_cost_cents: Option<i64>,
     /// What `estimated_annual_cost_cents` rests on.
@@ -263,15 +266,25 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 pub struct EstimateBasis {
-    /// `usage_history`: the home's own meter data.
+    /// `usage_history`: the home's own meter data; `home_profile`: a typical home of
+    /// `home_size` in the plan's utility's area, not the home's own use.
     pub kind: String,
-    /// The first day of the twelve months, and the last.
+    /// The first day of the twelve months, and the last (for `home_profile`, the months the
+    /// typical year is billed over: the same twelve whole months before this one).
     pub from: NaiveDate,
     pub to: NaiveDate,
-    /// Whole months of the home's own usage.
+    /// Whole months of the home's own usage (0 for `home_profile`).
     pub months_of_usage: u32,
     /// Months the meter did not report in full, counted at the average of the others.
     pub months_estimated: u32,
+    /// For `home_profile`: `small` (an apartment, or under 1,200 sq ft), `medium` (1,200 to
+    /// 2,500 sq ft) or `large` (over 2,500 sq ft).
+    #[serde(default)]
+    pub home_size: Option<String>,
+    /// What the estimate rests on, in words to show beside it: "estimated for your home's use
+    /// from November 1, 2025 to October 31, 2026", "estimated for a typical mid-size home
+    /// (1,200 to 2,500 sq ft) in Oncor Electric Delivery's area, not your home's own use".
+    pub description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +300,12 @@ pub struct PlansRequestIn {
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(pattern = r"^\s*([0-9]{17}|[0-9]{22})\s*$"))]
     pub esi_id: Option<String>,
+    /// The home's size, for each plan's yearly estimate (`estimated_annual_cost_cents`):
+    /// `small` (an apartment, or under 1,200 sq ft), `medium` (1,200 to 2,500 sq ft) or
+    /// `large` (over 2,500 sq ft). Without it, an apartment counts as small and any other
+    /// home as medium.
+    #[serde(default)]
+    pub home_size: Option<String>,
 }
 
 /// `POST /v1/app/accounts/enroll/plans/request`: by ESI ID or postal code, with optional

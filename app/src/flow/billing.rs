@@ -10,6 +10,7 @@ use leptos::{html, prelude::*};
 
 use super::{
     chart::{kwh, milli, Bar, BarChart},
+    events::views,
     session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
 use crate::{
@@ -71,7 +72,7 @@ pub fn BillingFlow(flow: Flow) -> impl IntoView {
         }
     });
     view! {
-        <section class="steps" data-step=move || if b.open.with(Option::is_some) { "invoice" } else { "summary" }>
+        <section class="steps" data-step=views(move || Some(if b.open.with(Option::is_some) { "invoice" } else { "summary" }))>
             {move || match b.open.get() {
                 Some(number) => view! { <Detail b number/> }.into_any(),
                 None => {

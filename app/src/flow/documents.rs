@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::{
+    events::views,
     reader::Reader,
     session::{ErrorNotice, Flow, Task},
 };
@@ -22,7 +23,7 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
     });
     let Some((uuid, plan)) = location else {
         return view! {
-            <section class="steps" data-step="none">
+            <section class="steps" data-step=views(|| Some("none"))>
                 <h2>"Your documents"</h2>
                 <p data-testid="no-location">"Your documents appear here once your service address is confirmed."</p>
             </section>
@@ -47,7 +48,7 @@ pub fn DocumentsFlow(flow: Flow) -> impl IntoView {
     read();
     let reader = Reader::new();
     view! {
-        <section class="steps" data-step="documents">
+        <section class="steps" data-step=views(|| Some("documents"))>
             <h2>"Your documents"</h2>
             <ErrorNotice task=load retry=move |_| read()/>
             <Show when=move || load.pending.get()>

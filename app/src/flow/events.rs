@@ -8,6 +8,8 @@
 //! The first event waits for the server's answer to learn the id; later ones go to the host at
 //! once. Nothing here fails the flow: an event that cannot be recorded is dropped.
 
+use leptos::prelude::{Effect, Get, Memo};
+
 #[cfg(feature = "hydrate")]
 use crate::client::ApiClient;
 
@@ -105,4 +107,20 @@ pub fn track(name: &'static str, step: Option<&'static str>, error_code: Option<
     }
     #[cfg(not(feature = "hydrate"))]
     let _ = (name, step, error_code);
+}
+
+/// Tells each view of a flow as it is shown: `view` names the one showing now (a slug, such as
+/// `summary` or `invoice`; `None` while what to show is not known yet), and each change of it
+/// is a `step_viewed`. Answers the name for the page's `data-step`. (The enrollment's steps
+/// are told by the frame, from its `Step`.)
+pub fn views(
+    view: impl Fn() -> Option<&'static str> + Send + Sync + 'static,
+) -> impl Fn() -> Option<&'static str> + Copy {
+    let shown = Memo::new(move |_| view());
+    Effect::new(move |_| {
+        if let Some(step) = shown.get() {
+            track("step_viewed", Some(step), None);
+        }
+    });
+    move || shown.get()
 }

@@ -6,6 +6,7 @@ use leptos::{html, prelude::*};
 
 use super::{
     card::CardForm,
+    events::views,
     session::{focus_when_shown, ErrorNotice, Flow, Task},
 };
 use crate::{
@@ -37,7 +38,7 @@ pub fn PaymentMethodFlow(flow: Flow) -> impl IntoView {
         }
     });
     view! {
-        <section class="steps" data-step=move || if flow.card.with(Option::is_some) { "done" } else { "card" }>
+        <section class="steps" data-step=views(move || Some(if flow.card.with(Option::is_some) { "done" } else { "card" }))>
             {move || match flow.card.get() {
                 Some(card) => view! { <Saved flow card/> }.into_any(),
                 None => {

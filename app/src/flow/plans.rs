@@ -19,10 +19,17 @@ use crate::{
 pub fn PlanStep(flow: Flow) -> impl IntoView {
     let plans = RwSignal::new(None::<Vec<Plan>>);
     let chosen = RwSignal::new(None::<Plan>);
+    // The home's size for the yearly estimates; empty: the address's typical home.
+    let size = RwSignal::new(String::new());
     let load = Task::new();
     let request = move || {
         chosen.set(None);
-        flow.call(load, async |c| c.plans().await, move |p| plans.set(Some(p)));
+        let size = size.get_untracked();
+        flow.call(
+            load,
+            async move |c| c.plans(Some(size.as_str()).filter(|s| !s.is_empty())).await,
+            move |p| plans.set(Some(p)),
+        );
     };
     request();
 
@@ -32,6 +39,16 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
             None => {
                 view! {
                     <p>"Prices include your utility's delivery charges. Compare the average price at your use; open a plan's details for its rates and documents."</p>
+                    <label for="home-size">"Your home's size, for each plan's yearly estimate"</label>
+                    <select id="home-size" data-testid="home-size" prop:value=move || size.get() on:change=move |ev| {
+                        size.set(event_target_value(&ev));
+                        request();
+                    }>
+                        <option value="">"Not sure: typical for this address"</option>
+                        <option value="small">"Small or apartment (under 1,200 sq ft)"</option>
+                        <option value="medium">"Mid-size (1,200 to 2,500 sq ft)"</option>
+                        <option value="large">"Large (over 2,500 sq ft)"</option>
+                    </select>
                     <ErrorNotice task=load retry=move |_| request()/>
                     <Show when=move || load.pending.get()>
                         <p class="muted" role="status">"Finding plans for your home…"</p>
@@ -169,38 +186,19 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     }
 }
 
-/// What the plan would have cost this home over the year its meter reported (renewal plans of
-/// a home with usage come cheapest first by it), with the months it rests on.
-#[cfg(any(feature = "ssr", feature = "renewal"))]
+/// What the plan would cost over a year, with what the server says it rests on: the home's
+/// own last year for a renewal (whose plans come cheapest first by it), a typical home of the
+/// size chosen for enrollment.
 fn estimate(plan: &Plan) -> Option<impl IntoView> {
     let cents = plan.estimated_annual_cost_cents?;
     let basis = plan.estimate_basis.as_ref()?;
-    let filled = match basis.months_estimated {
-        0 => String::new(),
-        1 => "; one month the meter did not fully report is counted at the others' average"
-            .to_owned(),
-        n => format!(
-            "; {n} months the meter did not fully report are counted at the others' average"
-        ),
-    };
-    let source = format!(
-        " estimated for your home's use from {} to {}{filled}",
-        long_date(basis.from.as_str()),
-        long_date(basis.to.as_str()),
-    );
     Some(view! {
         <p class="estimate" data-testid="plan-estimate">
             <strong>{dollars(cents)}</strong>
             " a year"
-            <span class="muted">{source}</span>
+            <span class="muted">" " {basis.description.clone()}</span>
         </p>
     })
-}
-
-/// The enrollment flow's plans are a stranger's: no usage to estimate from.
-#[cfg(not(any(feature = "ssr", feature = "renewal")))]
-fn estimate(_: &Plan) -> Option<()> {
-    None
 }
 
 /// Start date and acceptance of the chosen plan.

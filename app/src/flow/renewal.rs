@@ -7,6 +7,7 @@ use chrono::{Datelike, Days, NaiveDate};
 use leptos::{html, prelude::*};
 
 use super::{
+    events::views,
     plans::{PlanCard, TermsConsent},
     session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
@@ -49,7 +50,7 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
     });
     let Some((uuid, plan_name, end)) = location else {
         return view! {
-            <section class="steps" data-step="none">
+            <section class="steps" data-step=views(|| Some("none"))>
                 <h2>"Renew your plan"</h2>
                 <p data-testid="no-location">"There is no contract to renew on this account yet."</p>
             </section>
@@ -103,17 +104,18 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
         }
     };
     view! {
-        <section class="steps" data-step=move || {
+        // Until the plans come (or the window is found closed), which view this is is not known.
+        <section class="steps" data-step=views(move || {
             if renewed.with(Option::is_some) {
-                "done"
+                Some("done")
             } else if outside.get() {
-                "outside"
+                Some("outside")
             } else if chosen.with(Option::is_some) {
-                "accept"
+                Some("accept")
             } else {
-                "plans"
+                plans.with(Option::is_some).then_some("plans")
             }
-        }>
+        })>
             {move || {
                 if let Some(contract) = renewed.get() {
                     return view! { <Renewed flow contract/> }.into_any();

@@ -3,14 +3,18 @@
 //! buyback credit, taxes and fees), months the meter did not report in full filled with the
 //! average of those it did. Plans are compared by it, not by the EFL's averages alone, which
 //! can be far from a given home's bill.
+//!
+//! A new customer's home has no usage here yet: its estimate bills a typical home of its size
+//! instead (`typical_home_cost`), and says so.
 
 use chrono::{Datelike, Duration, NaiveDate};
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::{
     billing::{compute, ContractRates, InvoiceInput},
+    deposits::DEFAULT_MONTHLY_KWH,
     market::DeliveryCharges,
-    usage::{first_of_month, last_of_month},
+    usage::{first_of_month, last_of_month, SEASON},
 };
 
 /// The twelve whole months before the one `today` is in, oldest first, by their first day.
@@ -57,6 +61,8 @@ pub struct AnnualEstimate {
     pub months_of_usage: u32,
     /// Months without a whole month of usage, billed at the average of the others.
     pub months_filled: u32,
+    /// Set when the estimate bills a typical home of this size, not the home's own usage.
+    pub home_size: Option<HomeSize>,
 }
 
 /// What the plan's rates would have billed over `months` (the twelve of
@@ -111,6 +117,92 @@ pub fn annual_cost(
         to: last_of_month(last.year(), last.month()),
         months_of_usage: u32::try_from(window.len()).unwrap_or(12) - filled,
         months_filled: filled,
+        home_size: None,
+    })
+}
+
+super::text_enum! {
+    /// How big a home is, for the estimate of a customer whose own usage is not known.
+    pub enum HomeSize {
+        /// An apartment, or a house under 1,200 square feet.
+        Small = "small",
+        /// 1,200 to 2,500 square feet.
+        Medium = "medium",
+        /// Over 2,500 square feet.
+        Large = "large",
+    }
+}
+
+impl HomeSize {
+    /// A typical year of a home this size, in kWh. Texas homes use more than most because of
+    /// summer air conditioning. The mid-size home is the standard home the deposit rule already
+    /// assumes, `DEFAULT_MONTHLY_KWH` a month (the EFL's middle column); the small home uses
+    /// 600 kWh a month and the large one 1,800, round figures between the EFL's 500 and 1,000
+    /// columns and just under its 2,000 one. The same in every utility's area: what a typical
+    /// home of the size uses, not a forecast of any one home.
+    pub fn annual_kwh(self) -> Decimal {
+        let monthly = match self {
+            HomeSize::Small => 600,
+            HomeSize::Medium => DEFAULT_MONTHLY_KWH,
+            HomeSize::Large => 1800,
+        };
+        Decimal::from(12 * monthly)
+    }
+
+    /// The size in the words an estimate is shown with.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HomeSize::Small => "small home or apartment (under 1,200 sq ft)",
+            HomeSize::Medium => "mid-size home (1,200 to 2,500 sq ft)",
+            HomeSize::Large => "large home (over 2,500 sq ft)",
+        }
+    }
+
+    /// The size assumed when the customer has not said: an apartment (the directory's type of
+    /// the premise) is a small home, any other premise a mid-size one.
+    pub fn of_premise(premise_type: &str) -> HomeSize {
+        if premise_type == "apartment" {
+            HomeSize::Small
+        } else {
+            HomeSize::Medium
+        }
+    }
+}
+
+/// A typical home's use in each month of `window`: its year spread over the months as Texas
+/// load runs through a year (`usage::SEASON`), to the kWh (so the twelve may differ from
+/// `annual_kwh` by a few kWh). No export.
+pub fn typical_year(size: HomeSize, window: &[NaiveDate]) -> Vec<MonthUsage> {
+    let year: i64 = SEASON.iter().sum();
+    window
+        .iter()
+        .map(|month| {
+            let share = SEASON[usize::try_from(month.month0()).unwrap_or(0)];
+            MonthUsage {
+                month: *month,
+                days: u32::try_from(days_in(*month)).unwrap_or(31),
+                consumption_kwh: (size.annual_kwh() * Decimal::from(share) / Decimal::from(year))
+                    .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero),
+                generation_kwh: Decimal::ZERO,
+            }
+        })
+        .collect()
+}
+
+/// What the plan would cost a typical home of `size` over `window`, billed as `annual_cost`
+/// bills a home's own year; the estimate names the size and counts no month of the home's own.
+pub fn typical_home_cost(
+    size: HomeSize,
+    window: &[NaiveDate],
+    rates: &ContractRates,
+    delivery: &DeliveryCharges,
+    gross_receipts_percent: Decimal,
+) -> Option<AnnualEstimate> {
+    let months = typical_year(size, window);
+    annual_cost(&months, window, rates, delivery, gross_receipts_percent).map(|e| AnnualEstimate {
+        months_of_usage: 0,
+        home_size: Some(size),
+        ..e
     })
 }
 
@@ -204,5 +296,84 @@ mod tests {
             annual_cost(&[], &window, &r, &delivery(), Decimal::ZERO),
             None
         );
+    }
+
+    #[test]
+    fn a_typical_year_follows_the_season_and_adds_up_to_its_size() {
+        let window = last_twelve_months(day("2026-11-26"));
+        let year = typical_year(HomeSize::Medium, &window);
+        let kwh = |m: &str| {
+            year.iter()
+                .find(|u| u.month == day(m))
+                .unwrap()
+                .consumption_kwh
+        };
+        // 12,000 kWh x 165 / 1,340 in August, x 80 / 1,340 in April.
+        assert_eq!(kwh("2026-08-01"), Decimal::from(1478));
+        assert_eq!(kwh("2026-04-01"), Decimal::from(716));
+        assert!(year.iter().all(|m| m.is_whole()));
+        for size in HomeSize::ALL {
+            let total: Decimal = typical_year(*size, &window)
+                .iter()
+                .map(|m| m.consumption_kwh)
+                .sum();
+            assert!(
+                (total - size.annual_kwh()).abs() <= Decimal::from(6),
+                "{size}"
+            );
+        }
+        assert_eq!(
+            year.iter().map(|m| m.consumption_kwh).sum::<Decimal>(),
+            Decimal::from(12 * DEFAULT_MONTHLY_KWH)
+        );
+    }
+
+    #[test]
+    fn a_typical_home_is_billed_month_by_month_and_says_so() {
+        let window = last_twelve_months(day("2026-11-26"));
+        let r = rates("12", 995);
+        let e =
+            typical_home_cost(HomeSize::Large, &window, &r, &delivery(), Decimal::ZERO).unwrap();
+        let own = annual_cost(
+            &typical_year(HomeSize::Large, &window),
+            &window,
+            &r,
+            &delivery(),
+            Decimal::ZERO,
+        )
+        .unwrap();
+        assert_eq!(e.total_cents, own.total_cents);
+        assert_eq!(
+            (e.months_of_usage, e.months_filled, e.home_size),
+            (0, 0, Some(HomeSize::Large))
+        );
+        assert_eq!(own.home_size, None);
+    }
+
+    #[test]
+    fn the_cheaper_plan_depends_on_the_size_of_the_home() {
+        let window = last_twelve_months(day("2026-11-26"));
+        let d = delivery();
+        // Three cents a kWh less for $25 a month more: even at 833 kWh a month.
+        let low_rate_high_base = rates("9", 2500);
+        let high_rate_no_base = rates("12", 0);
+        let cost = |size, r: &ContractRates| {
+            typical_home_cost(size, &window, r, &d, Decimal::ZERO)
+                .unwrap()
+                .total_cents
+        };
+        assert!(
+            cost(HomeSize::Small, &high_rate_no_base) < cost(HomeSize::Small, &low_rate_high_base)
+        );
+        assert!(
+            cost(HomeSize::Large, &low_rate_high_base) < cost(HomeSize::Large, &high_rate_no_base)
+        );
+    }
+
+    #[test]
+    fn an_apartment_is_a_small_home_unless_said_otherwise() {
+        assert_eq!(HomeSize::of_premise("apartment"), HomeSize::Small);
+        assert_eq!(HomeSize::of_premise("residential"), HomeSize::Medium);
+        assert_eq!(HomeSize::of_premise("duplex"), HomeSize::Medium);
     }
 }

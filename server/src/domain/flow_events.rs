@@ -170,11 +170,24 @@ pub fn session_state(events: &[Recorded], now: DateTime<Utc>) -> SessionState {
     })
 }
 
-/// The enrollment flow's steps in the order it shows them; the funnel of another scope orders
-/// its steps by how many sessions reached them.
+/// The enrollment flow's steps in the order it shows them.
 pub const ENROLLMENT_STEPS: &[&str] = &[
     "address", "plan", "identity", "credit", "payment", "billing", "review", "done",
 ];
+
+/// The views of a flow (its `scope`) in the order a customer goes through them; a funnel shows
+/// any other step it recorded after these, by how many sessions reached it (a renewal outside
+/// its window, a flow with no home to show).
+pub fn steps_of(scope: &str) -> &'static [&'static str] {
+    match scope {
+        "enrollment" => ENROLLMENT_STEPS,
+        "update-payment-method" => &["card", "done"],
+        "billing" => &["summary", "invoice"],
+        "documents" => &["documents"],
+        "renewal" => &["plans", "accept", "done"],
+        _ => &[],
+    }
+}
 
 /// One step of a funnel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,11 +245,7 @@ pub fn funnel(scope: &str, sessions_started: i64, sessions: &[Vec<Recorded>]) ->
             durations.push((done.at - first).num_seconds().max(0));
         }
     }
-    let known = if scope == "enrollment" {
-        ENROLLMENT_STEPS
-    } else {
-        &[]
-    };
+    let known = steps_of(scope);
     let rank = |s: &str| known.iter().position(|k| *k == s).unwrap_or(known.len());
     // Stable: unknown steps keep the order they were first seen in among equals.
     reached.sort_by(|a, b| rank(&a.0).cmp(&rank(&b.0)).then(b.1.cmp(&a.1)));
@@ -405,5 +414,34 @@ mod tests {
         assert_eq!(percent_text(permille(1, 3)), "33.3");
         assert_eq!(percent_text(permille(2, 3)), "66.7");
         assert_eq!(funnel("billing", 0, &[]).completion_permille, 0);
+    }
+
+    #[test]
+    fn every_flows_funnel_is_in_the_order_of_its_views() {
+        use FlowEventName::*;
+        let sessions = vec![
+            vec![ev(StepViewed, Some("outside"), 0)],
+            vec![ev(StepViewed, Some("outside"), 0)],
+            vec![
+                ev(StepViewed, Some("plans"), 0),
+                ev(StepViewed, Some("accept"), 1),
+                ev(StepViewed, Some("done"), 2),
+            ],
+            vec![ev(StepViewed, Some("plans"), 0)],
+        ];
+        let f = funnel("renewal", 4, &sessions);
+        let steps: Vec<&str> = f.steps.iter().map(|s| s.step.as_str()).collect();
+        // Outside the window is reached most, and still comes after the views of a renewal.
+        assert_eq!(steps, ["plans", "accept", "done", "outside"]);
+        let f = funnel(
+            "billing",
+            1,
+            &[vec![
+                ev(StepViewed, Some("invoice"), 0),
+                ev(StepViewed, Some("summary"), 1),
+            ]],
+        );
+        let steps: Vec<&str> = f.steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(steps, ["summary", "invoice"]);
     }
 }

@@ -85,8 +85,9 @@ pub fn premise(esi_id: &str) -> Premise {
     }
 }
 
-/// Texas load by month (air conditioning dominates summer), in hundredths.
-const SEASON: [i64; 12] = [105, 95, 80, 80, 100, 135, 160, 165, 135, 95, 85, 105];
+/// Texas load by month (air conditioning dominates summer), in hundredths: the simulated meters'
+/// shape, and the shape of a typical home's year in an estimate (`estimate::typical_year`).
+pub const SEASON: [i64; 12] = [105, 95, 80, 80, 100, 135, 160, 165, 135, 95, 85, 105];
 /// Rooftop export by month, in hundredths.
 const SUN: [i64; 12] = [60, 70, 90, 105, 120, 130, 130, 125, 110, 90, 70, 60];
 

@@ -106,8 +106,8 @@ pub struct FunnelQuery {
     get, path = "/v1/app/flow-funnel", tag = "flows",
     params(
         ("scope" = String, Query, description = "`enrollment`, `update-payment-method`, `billing`, `documents` or `renewal`"),
-        ("from" = Option<chrono::NaiveDate>, Query, description = "First market day, YYYY-MM-DD (default: 29 days before `to`)"),
-        ("to" = Option<chrono::NaiveDate>, Query, description = "Last market day, included, YYYY-MM-DD (default: today); at most 366 days in all"),
+        ("from" = Option<chrono::NaiveDate>, Query, description = "First market day (America/Chicago), YYYY-MM-DD (default: 29 days before `to`). Sessions count on the market day they opened, on the service's clock (never a sandbox account's own)"),
+        ("to" = Option<chrono::NaiveDate>, Query, description = "Last market day (America/Chicago), included, YYYY-MM-DD (default: today in the market, on the service's clock); at most 366 days in all"),
     ),
     responses(
         (status = 200, description = "The funnel", body = FlowFunnelOut),

@@ -12,6 +12,7 @@ use app::api::{
     },
     ErrorEnvelope, List, Timestamp,
 };
+use app::format::long_date;
 use axum::{
     extract::State,
     http::header,
@@ -35,6 +36,7 @@ use crate::{
     domain::{
         documents::DocumentKind,
         enrollment::parse_start_date,
+        estimate::AnnualEstimate,
         market::{parse_search_limit, RateCentsPerKwh, ZipCode},
         pricing::Overrides,
         FieldError,
@@ -421,13 +423,49 @@ pub(super) fn render_plan(state: &AppState, p: &PricedPlan) -> Plan {
         is_renewal: r.is_renewal,
         account_uuid: r.is_custom.then_some(r.account_uuid).flatten(),
         estimated_annual_cost_cents: p.estimate.map(|e| e.total_cents),
-        estimate_basis: p.estimate.map(|e| EstimateBasis {
-            kind: "usage_history".to_owned(),
-            from: e.from,
-            to: e.to,
-            months_of_usage: e.months_of_usage,
-            months_estimated: e.months_filled,
-        }),
+        estimate_basis: p.estimate.map(|e| estimate_basis(&e, &p.utility)),
+    }
+}
+
+/// What an estimate rests on, with the words a flow shows beside it.
+fn estimate_basis(e: &AnnualEstimate, utility: &TduRow) -> EstimateBasis {
+    let description = match e.home_size {
+        Some(size) => format!(
+            "estimated for a typical {} in {}'s area, not your home's own use",
+            size.describe(),
+            utility.display_name
+        ),
+        None => {
+            let filled = match e.months_filled {
+                0 => String::new(),
+                1 => "; one month the meter did not fully report is counted at the others' \
+                    average"
+                    .to_owned(),
+                n => format!(
+                    "; {n} months the meter did not fully report are counted at the others' \
+                    average"
+                ),
+            };
+            format!(
+                "estimated for your home's use from {} to {}{filled}",
+                long_date(e.from),
+                long_date(e.to)
+            )
+        }
+    };
+    EstimateBasis {
+        kind: if e.home_size.is_some() {
+            "home_profile"
+        } else {
+            "usage_history"
+        }
+        .to_owned(),
+        from: e.from,
+        to: e.to,
+        months_of_usage: e.months_of_usage,
+        months_estimated: e.months_filled,
+        home_size: e.home_size.map(|s| s.as_str().to_owned()),
+        description,
     }
 }
 
@@ -512,6 +550,7 @@ pub async fn app_request_account_plans(
         &principal.app,
         account_uuid,
         input.esi_id.as_deref(),
+        input.home_size.as_deref(),
     )
     .await?;
     Ok(render_plans(&state, &priced))
@@ -541,6 +580,7 @@ pub async fn account_request_plans(
         principal.account_uuid,
         input.esi_id.as_deref(),
         principal.plan_group,
+        input.home_size.as_deref(),
     )
     .await?;
     Ok(render_plans(&state, &priced))

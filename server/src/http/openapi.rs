@@ -17,6 +17,7 @@ use super::{error::ErrorCode, pagination::Page, ApiRouter, ApiRoutes};
 use crate::domain::{
     credit::SIMULATED_EVENTS,
     enrollment::{CancelReason, EnrollmentType},
+    estimate::HomeSize,
     events::EVENT_TYPES,
     flow_events::FlowEventName,
     flows::FlowScope,
@@ -363,6 +364,9 @@ impl Modify for Constraints {
         set_enum("SimulateIn", "event", SIMULATED_EVENTS);
         set_enum("CancelServiceIn", "reason", &reasons);
         set_enum("AcceptPlanIn", "enrollment_type", &enrollment_types);
+        let sizes: Vec<&str> = HomeSize::ALL.iter().map(|s| s.as_str()).collect();
+        set_enum("PlansRequestIn", "home_size", &sizes);
+        set_enum("EstimateBasis", "home_size", &sizes);
         set_enum("CreateWebhookEndpointIn", "event_types", EVENT_TYPES);
         set_enum("UpdateWebhookEndpointIn", "event_types", EVENT_TYPES);
 

@@ -306,8 +306,11 @@ pub async fn end_session(
 /// How long a funnel's period may be.
 const MAX_FUNNEL_DAYS: i64 = 366;
 
-/// A funnel's period: market days `from` through `to` (by default the 30 days ending today on
-/// the service's clock).
+/// A funnel's period: market days (America/Chicago) `from` through `to`, by default the 30
+/// days ending today, read on the service's clock. A session counts on the market day it
+/// opened, as the service's clock stamped it: one timeline for every account of the app,
+/// whatever a sandbox account's own clock says (its events, and so the time to complete, are
+/// on its own clock, which moves with the service's).
 pub struct FunnelPeriod {
     pub from: chrono::NaiveDate,
     pub to: chrono::NaiveDate,

@@ -16,7 +16,7 @@ use crate::{
         address::{normalize, normalize_unit},
         billing::ContractRates,
         enrollment::StartDateOutOfRange,
-        estimate::{annual_cost, last_twelve_months, AnnualEstimate},
+        estimate::{annual_cost, last_twelve_months, typical_home_cost, AnnualEstimate, HomeSize},
         events::Event,
         market::{
             eligibility as retail_choice, parse_cutoff, price_expires_at, same_day_move_in,
@@ -402,39 +402,69 @@ pub async fn estimate_for_home(
         Err(Failed(e)) => return Err(Failed(e)),
         Err(Refused(_)) => return Ok(()),
     };
-    let mut tx = core.db.begin().await?;
-    let gross_receipts =
-        store::market::city_gross_receipts_percent(&mut tx, &location.city, &location.state)
-            .await?
-            .and_then(|t| t.trim().parse::<Decimal>().ok())
-            .unwrap_or_default();
-    drop(tx);
+    let gross_receipts = gross_receipts_in(core, &location.city, &location.state).await?;
     for p in plans.iter_mut() {
-        let r = &p.plan;
-        let (Ok(energy), Ok(buyback), Ok(tdu_per_kwh)) = (
-            r.energy_cents_per_kwh.trim().parse(),
-            r.solar_buyback_cents_per_kwh.trim().parse(),
-            r.tdu_cents_per_kwh.trim().parse(),
-        ) else {
-            continue;
-        };
-        p.estimate = annual_cost(
-            &months,
-            &window,
-            &ContractRates {
-                energy_cents_per_kwh: energy,
-                base_charge_cents_per_month: r.base_charge_cents_per_month,
-                solar_buyback_cents_per_kwh: buyback,
-            },
-            &DeliveryCharges {
-                fixed_cents_per_month: r.tdu_fixed_cents_per_month,
-                cents_per_kwh: tdu_per_kwh,
-            },
-            gross_receipts,
-        );
+        if let Some((rates, delivery)) = rates_of(&p.plan) {
+            p.estimate = annual_cost(&months, &window, &rates, &delivery, gross_receipts);
+        }
     }
     plans.sort_by_key(|p| p.estimate.map_or(i64::MAX, |e| e.total_cents));
     Ok(())
+}
+
+/// Each plan's cost over a typical year of a home of `size` (by default, the size the
+/// directory's type of the premise suggests) at the meter `esi_id`, over the same twelve whole
+/// months as a renewal's (on the account's clock), with its utility's charges and its city's
+/// taxes: a new customer's home has no usage here to go on. The plans keep their order: the
+/// estimate is a typical home's, not this one's.
+async fn estimate_for_typical_home(
+    core: &Core,
+    account_uuid: Uuid,
+    esi_id: &str,
+    size: Option<HomeSize>,
+    plans: &mut [PricedPlan],
+) -> Result<()> {
+    let entry = directory_entry(core, esi_id).await?;
+    let size = size.unwrap_or_else(|| HomeSize::of_premise(&entry.premise_type));
+    let today = core
+        .clock
+        .for_account(&core.db, account_uuid)
+        .await?
+        .today();
+    let window = last_twelve_months(today);
+    let gross_receipts = gross_receipts_in(core, &entry.city, &entry.state).await?;
+    for p in plans.iter_mut() {
+        if let Some((rates, delivery)) = rates_of(&p.plan) {
+            p.estimate = typical_home_cost(size, &window, &rates, &delivery, gross_receipts);
+        }
+    }
+    Ok(())
+}
+
+/// The gross receipts percent of a city's bills (none outside the cities the table knows).
+async fn gross_receipts_in(core: &Core, city: &str, state: &str) -> Result<Decimal> {
+    let mut tx = core.db.begin().await?;
+    Ok(
+        store::market::city_gross_receipts_percent(&mut tx, city, state)
+            .await?
+            .and_then(|t| t.trim().parse::<Decimal>().ok())
+            .unwrap_or_default(),
+    )
+}
+
+/// A priced plan's rates as a bill reads them; `None` when its stored decimals do not parse.
+fn rates_of(r: &PlanRow) -> Option<(ContractRates, DeliveryCharges)> {
+    Some((
+        ContractRates {
+            energy_cents_per_kwh: r.energy_cents_per_kwh.trim().parse().ok()?,
+            base_charge_cents_per_month: r.base_charge_cents_per_month,
+            solar_buyback_cents_per_kwh: r.solar_buyback_cents_per_kwh.trim().parse().ok()?,
+        },
+        DeliveryCharges {
+            fixed_cents_per_month: r.tdu_fixed_cents_per_month,
+            cents_per_kwh: r.tdu_cents_per_kwh.trim().parse().ok()?,
+        },
+    ))
 }
 
 /// An app's plan request: for a meter or a postal code, optionally for one of its accounts,
@@ -493,27 +523,35 @@ async fn account_of(core: &Core, app: &AppRow, account_uuid: Uuid) -> Result<Acc
         .ok_or(Refused(PlansRefused::AccountNotFound))
 }
 
-/// Prices and stores the app's plans for one of its accounts at an ESI ID.
+/// Prices and stores the app's plans for one of its accounts at an ESI ID, each with its cost
+/// over a typical year of a home of `home_size` there.
 pub async fn app_request_account_plans(
     core: &Core,
     app: &AppRow,
     account_uuid: Uuid,
     esi_id: Option<&str>,
+    home_size: Option<&str>,
 ) -> Result<Vec<PricedPlan>> {
+    let size = home_size_of(home_size)?;
     let account = account_of(core, app, account_uuid).await?;
     let esi = esi_id.ok_or(Refused(PlansRefused::EsiIdMissing))?;
-    plans_at_meter(core, app, &account, esi, None).await
+    let mut plans = plans_at_meter(core, app, &account, esi, None).await?;
+    estimate_for_typical_home(core, account_uuid, esi, size, &mut plans).await?;
+    Ok(plans)
 }
 
 /// Prices and stores the plans an account may choose from (those of `plan_group` only, when
-/// its session is bound to one) at an ESI ID, else at its confirmed service address.
+/// its session is bound to one) at an ESI ID, else at its confirmed service address, each with
+/// its cost over a typical year of a home of `home_size` there.
 pub async fn account_request_plans(
     core: &Core,
     app: &AppRow,
     account_uuid: Uuid,
     esi_id: Option<&str>,
     plan_group: Option<Uuid>,
+    home_size: Option<&str>,
 ) -> Result<Vec<PricedPlan>> {
+    let size = home_size_of(home_size)?;
     let account = account_of(core, app, account_uuid).await?;
     let esi = match esi_id {
         Some(esi) => esi.to_owned(),
@@ -522,7 +560,19 @@ pub async fn account_request_plans(
             .map(|a| a.esi_id)
             .ok_or(Refused(PlansRefused::EsiIdMissing))?,
     };
-    plans_at_meter(core, app, &account, &esi, plan_group).await
+    let mut plans = plans_at_meter(core, app, &account, &esi, plan_group).await?;
+    estimate_for_typical_home(core, account_uuid, &esi, size, &mut plans).await?;
+    Ok(plans)
+}
+
+/// A request's `home_size`, checked before anything is priced.
+fn home_size_of(raw: Option<&str>) -> Result<Option<HomeSize>> {
+    raw.map(|s| {
+        HomeSize::parse(s).ok_or_else(|| {
+            FieldError::invalid("home_size", "home_size must be small, medium or large").into()
+        })
+    })
+    .transpose()
 }
 
 /// Prices and stores the app's plans for an account's meter, as `plans/request` does with no

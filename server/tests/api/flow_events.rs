@@ -189,7 +189,7 @@ both_engines! {
         }
         // Another scope is another funnel.
         let (_, token) = session(&app, "billing@example.com", "billing").await;
-        record(&app, &token, json!({"name": "step_viewed", "step": "start"})).await;
+        record(&app, &token, json!({"name": "step_viewed", "step": "summary"})).await;
 
         let today = app.clock.today();
         let r = app.get(&format!("/v1/app/flow-funnel?scope=enrollment&from={today}&to={today}"), &app.app_token).await;
@@ -228,5 +228,47 @@ both_engines! {
         assert!(page.text.contains("data-testid=\"funnel-chart\""), "{}", page.text);
         assert!(page.text.contains("<tr data-step=\"plan\"><th scope=\"row\">plan</th><td data-testid=\"sessions\">3</td><td data-testid=\"share\">60.0%</td></tr>"), "{}", page.text);
         assert!(page.text.contains("5 min 00 s"), "{}", page.text);
+    }
+}
+
+both_engines! {
+    at [spring_forward_eve];
+    async fn the_funnels_days_are_market_days_on_the_service_clock(app) {
+        // 23:30 in the market: in UTC it is already tomorrow.
+        let today = app.clock.today();
+        let utc_day = app.clock.now().date_naive();
+        assert_eq!(utc_day, today + chrono::Duration::days(1));
+        let (_, token) = session(&app, "late@example.com", "billing").await;
+        record(&app, &token, json!({"name": "step_viewed", "step": "summary"})).await;
+        // A sandbox account whose own clock runs ten days ahead opens its session now too.
+        let a = app.create_simple_account("ahead@example.com").await;
+        let account = a["uuid"].as_str().unwrap().to_owned();
+        let account_token = app.account_token(&account).await;
+        let r = app.post("/v1/account/sandbox/advance-clock", &account_token, &json!({"days": 10})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let link = flow_link(&app, &account, "billing").await;
+        let token = open_link(&app, link["login_link"].as_str().unwrap()).await.unwrap();
+        record(&app, &token, json!({"name": "step_viewed", "step": "summary"})).await;
+
+        let started = |query: String| {
+            let app = &app;
+            async move {
+                let r = app.get(&format!("/v1/app/flow-funnel?scope=billing{query}"), &app.app_token).await;
+                assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+                r.body
+            }
+        };
+        // Both opened today in the market, on the service's clock.
+        let body = started(format!("&from={today}&to={today}")).await;
+        assert_eq!(body["sessions_started"], 2, "{body}");
+        assert_eq!(body["steps"], json!([{"step": "summary", "sessions": 2, "share_percent": "100.0"}]));
+        // Not on the UTC date, nor on the day the account's own clock shows.
+        for day in [utc_day, today + chrono::Duration::days(10)] {
+            let body = started(format!("&from={day}&to={day}")).await;
+            assert_eq!(body["sessions_started"], 0, "{day}: {body}");
+        }
+        // The period's default ends today in the market.
+        let body = started(String::new()).await;
+        assert_eq!((body["to"].as_str(), body["sessions_started"].as_i64()), (Some(today.to_string().as_str()), Some(2)), "{body}");
     }
 }

@@ -604,6 +604,102 @@ unlimited_on_both_engines! {
     }
 }
 
+/// A typical home's kWh in each calendar month, January first, worked out by hand: the year's
+/// kWh (7,200 small, 12,000 mid-size, 21,600 large) times the month's share of the load's year
+/// (105, 95, 80, 80, 100, 135, 160, 165, 135, 95, 85 and 105 of 1,340), to the kWh.
+fn typical_kwh(size: &str) -> [i64; 12] {
+    match size {
+        "small" => [564, 510, 430, 430, 537, 725, 860, 887, 725, 510, 457, 564],
+        "medium" => [
+            940, 851, 716, 716, 896, 1209, 1433, 1478, 1209, 851, 761, 940,
+        ],
+        _ => [
+            1693, 1531, 1290, 1290, 1612, 2176, 2579, 2660, 2176, 1531, 1370, 1693,
+        ],
+    }
+}
+
+/// Checks each plan's yearly estimate against twelve bills of a typical home of `size`, worked
+/// out by hand, over the twelve whole months before today, in Dallas (1.997 % gross receipts)
+/// with Oncor's delivery charges; answers the plans' names in their order.
+fn assert_typical_home(app: &TestApp, body: &Value, size: &str, words: &str) -> Vec<String> {
+    use chrono::Datelike;
+    let window = server::domain::estimate::last_twelve_months(app.clock.today());
+    let kwh = typical_kwh(size);
+    let dallas = rust_decimal::Decimal::new(1997, 3);
+    let plans = body["plans"].as_array().unwrap();
+    assert!(plans.len() >= 2, "{body}");
+    for plan in plans {
+        let by_hand: i64 = window
+            .iter()
+            .map(|m| {
+                let month_kwh = rust_decimal::Decimal::from(kwh[m.month0() as usize]);
+                crate::renewal::month_by_hand(plan, month_kwh, rust_decimal::Decimal::ZERO, dallas)
+            })
+            .sum();
+        assert_eq!(
+            plan["estimated_annual_cost_cents"].as_i64(),
+            Some(by_hand),
+            "{plan}"
+        );
+        let basis = &plan["estimate_basis"];
+        assert_eq!(basis["kind"], "home_profile", "{basis}");
+        assert_eq!(basis["home_size"], size, "{basis}");
+        assert_eq!(
+            (
+                basis["months_of_usage"].as_i64(),
+                basis["months_estimated"].as_i64()
+            ),
+            (Some(0), Some(0)),
+            "{basis}"
+        );
+        assert_eq!(basis["from"], json!(window[0].to_string()), "{basis}");
+        assert_eq!(
+            basis["description"],
+            format!("estimated for a typical {words} in Oncor Electric Delivery's area, not your home's own use"),
+            "{basis}"
+        );
+    }
+    plans
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+unlimited_on_both_engines! {
+    async fn a_new_customers_plans_carry_a_typical_homes_yearly_estimate(app) {
+        with_directory(&app).await;
+        let (uuid, token) = account_and_token(&app).await;
+        let path = "/v1/account/enroll/plans/request";
+        // A house counts as a mid-size home, an apartment as a small one, unless the customer
+        // says otherwise.
+        let r = app.post(path, &token, &json!({"esi_id": ONCOR_HOUSE})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let order = assert_typical_home(&app, &r.body, "medium", "mid-size home (1,200 to 2,500 sq ft)");
+        let r = app.post(path, &token, &json!({"esi_id": ONCOR_APT_1})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_typical_home(&app, &r.body, "small", "small home or apartment (under 1,200 sq ft)");
+        let r = app.post(path, &token, &json!({"esi_id": ONCOR_HOUSE, "home_size": "large"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        // A typical home's estimate leaves the plans in their usual order.
+        assert_eq!(assert_typical_home(&app, &r.body, "large", "large home (over 2,500 sq ft)"), order);
+        // The app's request for one of its accounts takes the same size.
+        let app_path = format!("/v1/app/accounts/{uuid}/enroll/plans/request");
+        let r = app.post(&app_path, &app.app_token, &json!({"esi_id": ONCOR_APT_2, "home_size": "medium"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_typical_home(&app, &r.body, "medium", "mid-size home (1,200 to 2,500 sq ft)");
+
+        // A size it does not know is refused before anything is priced.
+        let before = events(&app, &uuid).await.len();
+        for size in [json!("huge"), json!(""), json!(3)] {
+            let r = app.post(path, &token, &json!({"esi_id": ONCOR_HOUSE, "home_size": size})).await;
+            assert_eq!(r.status, StatusCode::BAD_REQUEST, "{size}: {}", r.text);
+            assert_eq!(r.body["error"]["param"], "home_size", "{}", r.text);
+        }
+        assert_eq!(events(&app, &uuid).await.len(), before);
+    }
+}
+
 both_engines! {
     async fn plans_use_the_delivery_charges_in_effect(app) {
         // A new schedule takes effect in three days.

@@ -346,7 +346,12 @@ fn cents(x: Decimal) -> i64 {
 
 /// One month billed by hand at a plan's rates: the energy and base charge, the utility's
 /// delivery charges, the solar credit, and the taxes on the sum of those lines.
-fn month_by_hand(plan: &Value, kwh: Decimal, exported: Decimal, gross_receipts: Decimal) -> i64 {
+pub(crate) fn month_by_hand(
+    plan: &Value,
+    kwh: Decimal,
+    exported: Decimal,
+    gross_receipts: Decimal,
+) -> i64 {
     let rates = &plan["rates"];
     let energy = cents(kwh * decimal(&rates["energy_cents_per_kwh"]));
     let base = rates["base_charge_cents_per_month"].as_i64().unwrap();

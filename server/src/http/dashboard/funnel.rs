@@ -141,6 +141,7 @@ async fn page(
             <label for="to">"To"</label>
             <input id="to" name="to" type="date" value=out.to.to_string()/>
             <button type="submit">"Show"</button>
+            <p class="hint">"Days are Central time (America/Chicago), each session counted on the day it opened."</p>
         </form>
         <p data-testid="funnel-summary">{summary}</p>
         <figure>
