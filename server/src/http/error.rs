@@ -233,6 +233,11 @@ impl ApiError {
     }
 
     /// An unknown resource, or one of another app or account (never said which).
+    /// A token that is not one of ours, or no longer valid.
+    pub fn invalid_token() -> Self {
+        ApiError::new(ErrorCode::TokenInvalid, "The token is not valid")
+    }
+
     pub fn not_found(what: &str) -> Self {
         ApiError::new(ErrorCode::ResourceMissing, format!("No such {what}"))
     }
@@ -334,7 +339,7 @@ impl From<PaymentMethodRefused> for ApiError {
             ApiError::new(ErrorCode::ParameterInvalid, message).with_param("client_secret")
         };
         match why {
-            PaymentMethodRefused::KeyInvalid => super::auth::invalid_token(),
+            PaymentMethodRefused::KeyInvalid => ApiError::invalid_token(),
             PaymentMethodRefused::Card(e) => {
                 let code = match e.code {
                     "invalid_expiry_month" => ErrorCode::InvalidExpiryMonth,
