@@ -91,15 +91,8 @@ pub async fn set_payment_webhook_secret(
         .await?
         .filter(|a| a.environment == Environment::Live.as_str())
         .ok_or_else(|| anyhow::anyhow!("no live app {app_uuid}"))?;
-    services::live_payments::set_webhook_secret(
-        db,
-        &Clock::system(),
-        pii,
-        &Actor::Cli,
-        &app,
-        secret,
-    )
-    .await?;
+    services::apps::set_webhook_secret(db, &Clock::system(), pii, &Actor::Cli, &app, secret)
+        .await?;
     Ok(())
 }
 

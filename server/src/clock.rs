@@ -83,6 +83,11 @@ impl AccountClock {
         market_date(self.now())
     }
 
+    /// The service clock this account's clock runs ahead of.
+    pub fn service(&self) -> &Clock {
+        &self.base
+    }
+
     /// How far this account's clock is ahead of the service clock.
     pub fn ahead(&self) -> Duration {
         self.ahead

@@ -2,13 +2,15 @@
 //! switch hold, deactivated meter, rejected) and later switches the meter (service starts).
 //!
 //! `UtilityGateway::Simulator` serves sandbox apps: the answer comes by the magic ESI ID endings
-//! after the simulated 2 to 72 business hours, and service starts by itself on the start date.
+//! after the simulated 2 to 72 business hours (the gateway says when; the enrollment schedules
+//! it), and service starts by itself on the start date.
 //! `UtilityGateway::Worklist` serves live apps until a market connection exists: the submission
 //! waits in `utility_submissions`, and an operator records the utility's answers
 //! (`switchboard market submissions`), which move the enrollment exactly as the simulator's do.
 //! Magic ESI IDs mean nothing there.
 
 use app::api::Environment;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::{
@@ -20,28 +22,13 @@ use crate::{
         },
         market::BusinessCalendar,
     },
-    outbox::JobKind,
     store::{self, enrollment::LocationRow, utility::SubmissionRow, Tx},
 };
 
 /// Hours the simulated utility takes to carry out a disconnection or reconnection.
 pub const SIMULATED_ORDER_HOURS: i64 = 1;
 
-/// What a location's service order asks of the utility.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceOrderKind {
-    Disconnect,
-    Reconnect,
-}
-
-/// A disconnection or reconnection asked of the utility, for the notice it follows.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ServiceOrderPayload {
-    pub app_uuid: Uuid,
-    pub disconnection_uuid: Uuid,
-    pub order: ServiceOrderKind,
-}
+pub use crate::domain::jobs::{ServiceOrderKind, ServiceOrderPayload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UtilityGateway {
@@ -57,7 +44,9 @@ impl UtilityGateway {
         }
     }
 
-    /// Hands the enrollment of `location` to the utility, in `tx`.
+    /// Hands the enrollment of `location` to the utility, in `tx`. Returns when the simulator
+    /// answers (after its 2 to 72 business hours), which the caller schedules; `None` when the
+    /// answer waits for the operator.
     pub async fn submit(
         self,
         tx: &mut Tx,
@@ -65,22 +54,14 @@ impl UtilityGateway {
         calendar: &BusinessCalendar,
         location: &LocationRow,
         requested_start_date: Option<chrono::NaiveDate>,
-    ) -> store::Result<()> {
+    ) -> store::Result<Option<DateTime<Utc>>> {
         let now = clock.now();
         match self {
-            UtilityGateway::Simulator => {
-                let answer_at =
-                    add_business_hours(now, utility_answer_hours(&location.esi_id), calendar);
-                crate::outbox::enqueue_account_job(
-                    tx,
-                    clock,
-                    JobKind::UtilityAnswer,
-                    location.app_uuid,
-                    location.account_uuid,
-                    answer_at,
-                )
-                .await?;
-            }
+            UtilityGateway::Simulator => Ok(Some(add_business_hours(
+                now,
+                utility_answer_hours(&location.esi_id),
+                calendar,
+            ))),
             UtilityGateway::Worklist => {
                 store::utility::insert_submission(
                     tx,
@@ -100,37 +81,18 @@ impl UtilityGateway {
                     },
                 )
                 .await?;
+                Ok(None)
             }
         }
-        Ok(())
     }
 
-    /// Asks the utility to disconnect or reconnect a location for the notice
-    /// `disconnection_uuid`, in `tx`. The simulator carries the order out an hour later (a
-    /// job); the worklist keeps it for the operator, who sees the notices waiting in the
-    /// `requested` and `reconnect_requested` statuses and records what the utility did.
-    pub async fn order_service(
-        self,
-        tx: &mut Tx,
-        clock: &AccountClock,
-        order: &ServiceOrderPayload,
-        account_uuid: Uuid,
-    ) -> store::Result<()> {
-        if self == UtilityGateway::Simulator {
-            crate::outbox::enqueue(
-                tx,
-                clock,
-                &crate::outbox::NewJob {
-                    kind: JobKind::UtilityServiceOrder,
-                    payload: order,
-                    account_uuid: Some(account_uuid),
-                    run_at: clock.now() + chrono::Duration::hours(SIMULATED_ORDER_HOURS),
-                    max_attempts: 20,
-                },
-            )
-            .await?;
-        }
-        Ok(())
+    /// When the utility carries out a disconnection or reconnection asked of it `now`: the
+    /// simulator an hour later (the caller schedules it); `None` for the worklist, which keeps
+    /// it for the operator, who sees the notices waiting in the `requested` and
+    /// `reconnect_requested` statuses and records what the utility did.
+    pub fn service_order_done_at(self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        (self == UtilityGateway::Simulator)
+            .then(|| now + chrono::Duration::hours(SIMULATED_ORDER_HOURS))
     }
 
     /// The simulator's answer to a submission; the worklist's come from the operator.

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use app::api::{
-    Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List, RecordClientAgentIn,
-    StatusReason, Timestamp, TokenOut, UpdateAccountIn,
+    enrollment::Contract, Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List,
+    Location, RecordClientAgentIn, StatusReason, Timestamp, TokenOut, UpdateAccountIn,
 };
 use axum::{
     body::Bytes,
@@ -13,6 +13,7 @@ use axum::{
     http::{header::CONTENT_TYPE, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
+use chrono::NaiveDate;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -25,12 +26,16 @@ use super::{
     routes, ApiRouter, AppState,
 };
 use crate::{
-    domain::enrollment::{enrollment, EnrollmentFacts},
+    domain::{
+        documents::contract_in_force,
+        enrollment::{enrollment, EnrollmentFacts},
+    },
     services::accounts,
     store::{
         self,
         accounts::{AccountFilter, AccountRow},
         apps::AppRow,
+        enrollment::{ContractRow, LocationRow},
     },
 };
 
@@ -54,7 +59,7 @@ pub(crate) async fn render(
     app: &AppRow,
     include_date_of_birth: bool,
 ) -> ApiResult<Account> {
-    let locations = super::enrollment::locations_of(&core.db, row.uuid).await?;
+    let locations = locations_of(&core.db, row.uuid).await?;
     let deposit = crate::services::deposits::view(core, row.uuid)
         .await?
         .map(|d| super::deposits::render(&d));
@@ -382,4 +387,90 @@ pub async fn get_own_account(
 ) -> ApiResult<Response> {
     let view = account_view(&state, &principal.app, principal.account_uuid).await?;
     Ok(view.response())
+}
+
+/// One location as partners see it, with its contract in force and next reading.
+pub async fn location_out(db: &store::Db, location: &LocationRow) -> ApiResult<Location> {
+    let contracts = store::enrollment::contracts_of_account(db, location.account_uuid).await?;
+    let reads = store::billing::read_dates_of_account(db, location.account_uuid).await?;
+    Ok(render_location(location, &contracts, &reads))
+}
+
+/// The locations of an account as partners see them.
+pub async fn locations_of(db: &store::Db, account_uuid: Uuid) -> ApiResult<Vec<Location>> {
+    let locations = store::enrollment::locations_of_account(db, account_uuid).await?;
+    if locations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let contracts = store::enrollment::contracts_of_account(db, account_uuid).await?;
+    let reads = store::billing::read_dates_of_account(db, account_uuid).await?;
+    Ok(locations
+        .iter()
+        .map(|l| render_location(l, &contracts, &reads))
+        .collect())
+}
+
+/// `reads`: the account's meter read dates by location, newest first.
+pub fn render_location(
+    l: &LocationRow,
+    contracts: &[ContractRow],
+    reads: &[(Uuid, NaiveDate)],
+) -> Location {
+    let own: Vec<&ContractRow> = contracts
+        .iter()
+        .filter(|c| c.location_uuid == l.uuid)
+        .collect();
+    let contract = contract_in_force(&own, |c| c.status, |c| c.start_date).copied();
+    Location {
+        uuid: l.uuid,
+        esi_id: l.esi_id.clone(),
+        address_1: l.address_1.clone(),
+        address_2: l.address_2.clone(),
+        city: l.city.clone(),
+        state: l.state.clone(),
+        postal_code: l.postal_code.clone(),
+        utility: Some(l.tdu.clone()),
+        service_start_date: l.service_start_date,
+        final_service_date: l.final_service_date,
+        // Off while the utility has it disconnected for non-payment.
+        is_service_active: l.is_energized(),
+        has_usage_history: l.has_usage_history,
+        // The cycle after the last read (or after the service start) while service lasts.
+        estimated_next_reading_date: l
+            .is_service_active
+            .then(|| {
+                reads
+                    .iter()
+                    .find(|(loc, _)| *loc == l.uuid)
+                    .map(|(_, d)| *d)
+                    .or(l.service_start_date)
+            })
+            .flatten()
+            .map(|after| crate::domain::usage::next_read_date(&l.esi_id, after)),
+        plan_name: contract.map(|c| c.plan_name.clone()),
+        plan_uuid: contract.map(|c| c.plan_uuid),
+        contract_start: contract.map(|c| c.start_date),
+        contract_end: contract.and_then(|c| c.end_date),
+        status: if l.is_service_active && l.is_disconnected {
+            "disconnected".to_owned()
+        } else {
+            l.status.to_string()
+        },
+    }
+}
+
+pub fn render_contract(c: &ContractRow) -> ApiResult<Contract> {
+    Ok(Contract {
+        uuid: c.uuid,
+        plan_uuid: c.plan_uuid,
+        plan_name: c.plan_name.clone(),
+        plan_type: c.plan_type.clone(),
+        start_date: c.start_date,
+        end_date: c.end_date,
+        term_months: u32::try_from(c.term_months).unwrap_or_default(),
+        rates: serde_json::from_str(&c.rates).map_err(ApiError::internal)?,
+        status: c.status.to_string(),
+        accepted_at: Timestamp(c.accepted_at),
+        accepted_by: c.accepted_by.clone(),
+    })
 }

@@ -79,10 +79,6 @@ pub(crate) fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
         })
 }
 
-pub(crate) fn invalid_token() -> ApiError {
-    ApiError::new(ErrorCode::TokenInvalid, "The token is not valid")
-}
-
 /// Who a token belongs to.
 #[derive(Clone)]
 pub enum Principal {
@@ -95,7 +91,7 @@ pub enum Principal {
 
 async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Principal> {
     let token = bearer(headers)?;
-    let kind = tokens::classify(token).ok_or_else(invalid_token)?;
+    let kind = tokens::classify(token).ok_or_else(ApiError::invalid_token)?;
     let digest = tokens::token_digest(token);
     let principal = state
         .http
@@ -124,7 +120,7 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
         TokenKind::App(_) => {
             let app = store::apps::app_by_token_hash(&state.db, hash)
                 .await?
-                .ok_or_else(invalid_token)?;
+                .ok_or_else(ApiError::invalid_token)?;
             // Only lookups that miss the cache get here, so this writes at most once per token
             // and cache lifetime; the request does not wait for it.
             tokio::spawn(crate::services::apps::note_token_use(
@@ -137,7 +133,7 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
         TokenKind::Account => {
             let row = store::accounts::account_token(&state.db, hash)
                 .await?
-                .ok_or_else(invalid_token)?;
+                .ok_or_else(ApiError::invalid_token)?;
             account_principal(
                 state,
                 (row.app_uuid, row.account_uuid),
@@ -149,8 +145,8 @@ async fn lookup(state: &AppState, kind: TokenKind, hash: &str) -> ApiResult<Prin
         TokenKind::Flow => {
             let row = store::flows::flow_session(&state.db, hash)
                 .await?
-                .ok_or_else(invalid_token)?;
-            let scope = FlowScope::parse(&row.scope).ok_or_else(invalid_token)?;
+                .ok_or_else(ApiError::invalid_token)?;
+            let scope = FlowScope::parse(&row.scope).ok_or_else(ApiError::invalid_token)?;
             account_principal(
                 state,
                 (row.app_uuid, row.account_uuid),
@@ -170,7 +166,7 @@ async fn account_principal(
 ) -> ApiResult<Principal> {
     let app = store::apps::app_by_uuid(&state.db, app_uuid)
         .await?
-        .ok_or_else(invalid_token)?;
+        .ok_or_else(ApiError::invalid_token)?;
     Ok(Principal::Account {
         principal: AccountPrincipal {
             app: Arc::new(app),

@@ -207,6 +207,11 @@ impl ApiError {
         self.param.as_deref()
     }
 
+    /// A token that is not one of ours, or no longer valid.
+    pub fn invalid_token() -> Self {
+        ApiError::new(ErrorCode::TokenInvalid, "The token is not valid")
+    }
+
     /// An unknown resource, or one of another app or account (never said which).
     pub fn not_found(what: &str) -> Self {
         ApiError::new(ErrorCode::ResourceMissing, format!("No such {what}"))

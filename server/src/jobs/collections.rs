@@ -6,9 +6,10 @@ use anyhow::Context as _;
 use uuid::Uuid;
 
 use crate::{
+    domain::jobs::{DisconnectPayload, ServiceOrderPayload},
     jobs::JobContext,
     outbox::Outcome,
-    services::disconnection::{self, DisconnectPayload, ServiceOrderPayload},
+    services::disconnection,
     store::Tx,
 };
 
@@ -26,19 +27,17 @@ async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<(
     Ok(())
 }
 
-pub async fn disconnect(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: DisconnectPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn disconnect(ctx: &JobContext, payload: &DisconnectPayload) -> anyhow::Result<()> {
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
-    disconnection::disconnect_due(&mut tx, &ctx.clock, account, &payload).await?;
+    disconnection::disconnect_due(&mut tx, &ctx.clock, account, payload).await?;
     finish(ctx, tx, account).await
 }
 
-pub async fn service_order(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: ServiceOrderPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn service_order(ctx: &JobContext, payload: &ServiceOrderPayload) -> anyhow::Result<()> {
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
-    disconnection::complete_service_order(&mut tx, &ctx.state, &ctx.clock, account, &payload)
+    disconnection::complete_service_order(&mut tx, &ctx.state, &ctx.clock, account, payload)
         .await?;
     finish(ctx, tx, account).await
 }

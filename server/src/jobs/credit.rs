@@ -1,4 +1,4 @@
-//! The credit check job: `services::credit::schedule_credit_check` hands an account's latest
+//! The credit check job: `services::follow_up::schedule_credit_check` hands an account's latest
 //! credit-check submission to a `credit.check` job on the account's clock; the job runs
 //! `services::credit::run_check` (the bureau's answer, the status, the customer's e-mail, the
 //! retries of frozen files and bureau errors that `domain::credit` rules) and ends in the
@@ -6,22 +6,22 @@
 //!
 //! Triggers: a client agent enrollment runs the check as soon as its last prerequisite
 //! (address, identity, credit submission, payment method) is met, which
-//! `services::status::refresh_status` sees
+//! `services::follow_up::refresh_status` sees
 //! as the move to `enrollment_pending_client_agent`; standard enrollments run it after
 //! finalize, once verification passed.
 
 use anyhow::Context;
+use uuid::Uuid;
 
 use crate::{
     jobs::JobContext,
     outbox::Outcome,
-    services::credit::{run_check, CheckRun, Payload},
+    services::credit::{run_check, CheckRun},
 };
 
-/// The job: one soft check.
+/// The job: one soft check of the submission `credit_check_uuid`.
 #[tracing::instrument(skip_all, fields(account = ?ctx.job.account_uuid))]
-pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: Payload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn run(ctx: &JobContext, app_uuid: Uuid, credit_check_uuid: Uuid) -> anyhow::Result<()> {
     let account_uuid = ctx
         .job
         .account_uuid
@@ -29,7 +29,7 @@ pub async fn run(ctx: &JobContext) -> anyhow::Result<()> {
     let run = run_check(
         &ctx.state,
         &ctx.clock,
-        &payload,
+        (app_uuid, credit_check_uuid),
         account_uuid,
         ctx.job.uuid,
         ctx.attempt(),

@@ -1,19 +1,20 @@
 //! The billing cycle's jobs on the account's clock: on each cycle's read date the read and its
 //! invoice, then auto-pay on the due date, 16 days later, retried after a decline, and the
 //! invoice turning past due the day after its due date when unpaid; after a final bill, what it
-//! left of a deposit paid back to the card. Each reads its payload, runs
-//! its use case of `services::billing` and ends in the same transaction.
+//! left of a deposit paid back to the card. Each runs its use case with its payload and ends in
+//! the same transaction.
 
 use anyhow::Context as _;
 use uuid::Uuid;
 
 use crate::{
     domain::jobs::backoff,
+    domain::jobs::{InvoicePayload, PayoutPayload, ReadPayload},
     jobs::JobContext,
     outbox::Outcome,
     services::{
-        billing::{self, InvoicePayload, ReadPayload},
-        deposits::{self, PaidOut, PayoutPayload},
+        billing,
+        deposits::{self, PaidOut},
         invoices::{self, AutoPaid, PastDue},
         Error,
     },
@@ -36,13 +37,12 @@ async fn finish(
 
 /// The cycle's read: bills it and schedules the next read while service lasts. A cycle whose
 /// stored data cannot be read fails the job with the reason, since retrying cannot repair it.
-pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: ReadPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn meter_read(ctx: &JobContext, payload: &ReadPayload) -> anyhow::Result<()> {
     let account_uuid = ctx
         .job
         .account_uuid
         .context("a meter read without account")?;
-    match billing::read_meter(&ctx.state, &ctx.clock, account_uuid, &payload).await {
+    match billing::read_meter(&ctx.state, &ctx.clock, account_uuid, payload).await {
         Ok(tx) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
         Err(Error::Refused(why)) => {
             let failed = Outcome::Failed(format!("billing stopped: {why}"));
@@ -52,19 +52,16 @@ pub async fn meter_read(ctx: &JobContext) -> anyhow::Result<()> {
     }
 }
 
-fn invoice_payload(ctx: &JobContext) -> anyhow::Result<(InvoicePayload, Uuid)> {
-    let payload: InvoicePayload = serde_json::from_str(&ctx.job.payload)?;
-    let account = ctx
-        .job
+fn invoice_account(ctx: &JobContext) -> anyhow::Result<Uuid> {
+    ctx.job
         .account_uuid
-        .context("an invoice job without account")?;
-    Ok((payload, account))
+        .context("an invoice job without account")
 }
 
 /// Auto-pay on the due date; a processor that cannot be reached is tried again later.
-pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
-    let (payload, account_uuid) = invoice_payload(ctx)?;
-    match invoices::auto_pay(&ctx.state, &ctx.clock, account_uuid, &payload).await? {
+pub async fn auto_pay(ctx: &JobContext, payload: &InvoicePayload) -> anyhow::Result<()> {
+    let account_uuid = invoice_account(ctx)?;
+    match invoices::auto_pay(&ctx.state, &ctx.clock, account_uuid, payload).await? {
         AutoPaid::Done(tx) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
         AutoPaid::CannotCharge(e) => Ok(ctx.finish_alone(&Outcome::Failed(e.to_string())).await?),
         AutoPaid::Unreachable(e) => {
@@ -79,13 +76,12 @@ pub async fn auto_pay(ctx: &JobContext) -> anyhow::Result<()> {
 
 /// What a final bill left of a deposit goes back to the card; an unreachable processor is
 /// tried again later.
-pub async fn deposit_payout(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: PayoutPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn deposit_payout(ctx: &JobContext, payload: &PayoutPayload) -> anyhow::Result<()> {
     let account_uuid = ctx
         .job
         .account_uuid
         .context("a deposit payout without account")?;
-    match deposits::pay_out(&ctx.state, &ctx.clock, account_uuid, &payload).await? {
+    match deposits::pay_out(&ctx.state, &ctx.clock, account_uuid, payload).await? {
         PaidOut::Done(Some(tx)) => finish(ctx, tx, &Outcome::Done, account_uuid).await,
         PaidOut::Done(None) => Ok(ctx.finish_alone(&Outcome::Done).await?),
         PaidOut::Unreachable(e) => {
@@ -101,12 +97,12 @@ pub async fn deposit_payout(ctx: &JobContext) -> anyhow::Result<()> {
 /// The day after the due date: an invoice still open turns past due. While the invoice's
 /// auto-pay of the due date is still under way (another worker runs it), the decision waits
 /// for it a little, then, if it is still not over, is taken again a second later.
-pub async fn past_due(ctx: &JobContext) -> anyhow::Result<()> {
-    let (payload, account_uuid) = invoice_payload(ctx)?;
+pub async fn past_due(ctx: &JobContext, payload: &InvoicePayload) -> anyhow::Result<()> {
+    let account_uuid = invoice_account(ctx)?;
     let waiting_since = std::time::Instant::now();
     loop {
         let mut tx = ctx.state.db.begin().await?;
-        match invoices::past_due(&mut tx, &ctx.state, &ctx.clock, account_uuid, &payload).await? {
+        match invoices::past_due(&mut tx, &ctx.state, &ctx.clock, account_uuid, payload).await? {
             PastDue::Decided => return finish(ctx, tx, &Outcome::Done, account_uuid).await,
             PastDue::AutoPayPending if waiting_since.elapsed() < WAIT_FOR_AUTO_PAY => {
                 drop(tx);

@@ -18,18 +18,12 @@ use crate::{
     store::{self, Tx},
 };
 
-#[derive(serde::Deserialize)]
-struct Payload {
-    app_uuid: Uuid,
-}
-
-fn account_of(ctx: &JobContext) -> anyhow::Result<(Uuid, Uuid)> {
-    let payload: Payload = serde_json::from_str(&ctx.job.payload)?;
+fn account_of(ctx: &JobContext, app: Uuid) -> anyhow::Result<(Uuid, Uuid)> {
     let account = ctx
         .job
         .account_uuid
         .context("an enrollment job without account")?;
-    Ok((payload.app_uuid, account))
+    Ok((app, account))
 }
 
 /// Commits `tx` with the job's end, unless another worker took the job over.
@@ -45,46 +39,44 @@ async fn begin(ctx: &JobContext) -> store::Result<Tx> {
     ctx.state.db.begin().await
 }
 
-pub async fn verify(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
+pub async fn verify(ctx: &JobContext, app: Uuid) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx, app)?;
     let mut tx = begin(ctx).await?;
     enrollment::verify(&mut tx, &ctx.clock, app, account).await?;
     finish(ctx, tx, account).await
 }
 
-pub async fn submit_to_utility(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
+pub async fn submit_to_utility(ctx: &JobContext, app: Uuid) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx, app)?;
     let mut tx = begin(ctx).await?;
     enrollment::submit_to_utility(&mut tx, &ctx.state, &ctx.clock, app, account).await?;
     finish(ctx, tx, account).await
 }
 
 /// The simulated utility answers a sandbox submission.
-pub async fn utility_answer(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
+pub async fn utility_answer(ctx: &JobContext, app: Uuid) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx, app)?;
     let mut tx = begin(ctx).await?;
     enrollment::simulated_utility_answer(&mut tx, &ctx.state, &ctx.clock, app, account).await?;
     finish(ctx, tx, account).await
 }
 
-pub async fn start_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
+pub async fn start_service(ctx: &JobContext, app: Uuid) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx, app)?;
     let mut tx = begin(ctx).await?;
     enrollment::start_service(&mut tx, &ctx.clock, app, account).await?;
     finish(ctx, tx, account).await
 }
 
-#[derive(serde::Deserialize)]
-struct EndPayload {
-    location_uuid: Uuid,
-    reason: String,
-}
-
 /// A scheduled cancellation falls due on its final service date: the contract ends, the
 /// location is deactivated and the account moves to `cancelled/cancelled_post_start`.
-pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
-    let (app, account) = account_of(ctx)?;
-    let payload: EndPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn end_service(
+    ctx: &JobContext,
+    app: Uuid,
+    location_uuid: Uuid,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let (app, account) = account_of(ctx, app)?;
     let mut tx = begin(ctx).await?;
     let ended = enrollment::end_service(
         &mut tx,
@@ -92,8 +84,8 @@ pub async fn end_service(ctx: &JobContext) -> anyhow::Result<()> {
         &ctx.clock,
         app,
         account,
-        payload.location_uuid,
-        &payload.reason,
+        location_uuid,
+        reason,
     )
     .await;
     match ended {

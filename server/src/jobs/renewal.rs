@@ -6,12 +6,10 @@ use anyhow::Context as _;
 use uuid::Uuid;
 
 use crate::{
+    domain::jobs::{ContractPayload, NoticePayload},
     jobs::JobContext,
     outbox::Outcome,
-    services::{
-        renewal::{self, NoticePayload, RenewalStartPayload, RolloverPayload},
-        Error,
-    },
+    services::{renewal, Error},
     store::Tx,
 };
 
@@ -30,8 +28,7 @@ async fn finish(ctx: &JobContext, mut tx: Tx, account: Uuid) -> anyhow::Result<(
     Ok(())
 }
 
-pub async fn start(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: RenewalStartPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn start(ctx: &JobContext, payload: &ContractPayload) -> anyhow::Result<()> {
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
     renewal::start_renewal(
@@ -48,11 +45,10 @@ pub async fn start(ctx: &JobContext) -> anyhow::Result<()> {
 /// One expiration notice. Pricing the month-to-month plan of a final notice may be refused
 /// (the meter left the directory): the job fails with the reason, since retrying cannot
 /// repair it.
-pub async fn notice(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: NoticePayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn notice(ctx: &JobContext, payload: &NoticePayload) -> anyhow::Result<()> {
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
-    match renewal::send_notice(&mut tx, &ctx.state, &ctx.clock, account, &payload).await {
+    match renewal::send_notice(&mut tx, &ctx.state, &ctx.clock, account, payload).await {
         Ok(()) => finish(ctx, tx, account).await,
         Err(Error::Refused(why)) => {
             drop(tx);
@@ -64,11 +60,10 @@ pub async fn notice(ctx: &JobContext) -> anyhow::Result<()> {
 }
 
 /// The month-to-month rollover the day after a fixed contract ends.
-pub async fn rollover(ctx: &JobContext) -> anyhow::Result<()> {
-    let payload: RolloverPayload = serde_json::from_str(&ctx.job.payload)?;
+pub async fn rollover(ctx: &JobContext, payload: &ContractPayload) -> anyhow::Result<()> {
     let account = account_of(ctx)?;
     let mut tx = ctx.state.db.begin().await?;
-    match renewal::roll_over(&mut tx, &ctx.state, &ctx.clock, account, &payload).await {
+    match renewal::roll_over(&mut tx, &ctx.state, &ctx.clock, account, payload).await {
         Ok(()) => finish(ctx, tx, account).await,
         Err(Error::Refused(why)) => {
             drop(tx);

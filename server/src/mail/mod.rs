@@ -10,20 +10,16 @@ use lettre::{
     message::{header::ContentType, Attachment, Mailbox, MultiPart},
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
 };
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
     clock::{AccountClock, Clock},
     config::Config,
     domain::{emails::EmailStatus, events::Event, jobs::backoff, tokens},
-    outbox::{self, JobKind, JobRun, NewJob, Outcome},
+    outbox::{self, Job, JobRun, Outcome},
     store::{self, emails::EmailRow, events::NewEvent, Tx},
 };
 pub use templates::{Brand, Rendered, Template};
-
-/// Attempts at handing one e-mail to SMTP.
-const MAX_ATTEMPTS: i32 = 8;
 
 /// Where e-mails go: an SMTP server, or nowhere (kept in the outbox).
 #[derive(Clone)]
@@ -109,13 +105,6 @@ pub struct NewEmail<'a> {
     pub event_on_send: Option<Event>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct SendPayload {
-    email_uuid: Uuid,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    event_on_send: Option<(String, serde_json::Value)>,
-}
-
 /// Renders the e-mail into the outbox and schedules its sending on `clock` (the account's
 /// clock), in the caller's transaction.
 pub async fn queue(tx: &mut Tx, clock: &AccountClock, email: &NewEmail<'_>) -> store::Result<Uuid> {
@@ -194,25 +183,26 @@ async fn insert_and_schedule(
     outbox::enqueue(
         tx,
         clock,
-        &NewJob {
-            kind: JobKind::SendEmail,
-            payload: &SendPayload {
-                email_uuid: uuid,
-                event_on_send,
-            },
-            account_uuid,
-            run_at: send_at.unwrap_or_else(|| clock.now()),
-            max_attempts: MAX_ATTEMPTS,
+        &Job::SendEmail {
+            email_uuid: uuid,
+            event_on_send,
         },
+        account_uuid,
+        send_at.unwrap_or_else(|| clock.now()),
     )
     .await?;
     Ok(uuid)
 }
 
-/// The job: one attempt at sending one e-mail of the outbox.
-pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
-    let payload: SendPayload = serde_json::from_str(&ctx.job.payload)?;
-    let Some(email) = store::emails::email_by_uuid(&ctx.db, payload.email_uuid).await? else {
+/// The job: one attempt at sending the e-mail `email_uuid` of the outbox, writing
+/// `event_on_send` (type and data) once it is sent.
+pub async fn send(
+    ctx: &JobRun,
+    mailer: &Mailer,
+    email_uuid: Uuid,
+    event_on_send: &Option<(String, serde_json::Value)>,
+) -> anyhow::Result<()> {
+    let Some(email) = store::emails::email_by_uuid(&ctx.db, email_uuid).await? else {
         return Ok(ctx
             .finish_alone(&Outcome::Failed("e-mail not found".into()))
             .await?);
@@ -249,8 +239,7 @@ pub async fn send(ctx: &JobRun, mailer: &Mailer) -> anyhow::Result<()> {
     let sent_at = status.is_delivered().then(|| ctx.now());
     let mut tx = ctx.db.begin().await?;
     store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
-    if let (Some(at), Some((kind, data)), Some(app_uuid)) =
-        (sent_at, &payload.event_on_send, email.app_uuid)
+    if let (Some(at), Some((kind, data)), Some(app_uuid)) = (sent_at, event_on_send, email.app_uuid)
     {
         store::events::insert_event(
             &mut tx,

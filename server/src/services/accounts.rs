@@ -130,7 +130,7 @@ pub async fn update_account(
         )
         .await?;
     }
-    if super::status::refresh_status(&mut tx, &core.clock, app_uuid, row.uuid, row.updated_at)
+    if super::follow_up::refresh_status(&mut tx, &core.clock, app_uuid, row.uuid, row.updated_at)
         .await?
         .is_some()
     {
@@ -173,7 +173,7 @@ pub async fn record_client_agent(
         return Err(Error::Refused(AccountRefused::PlanAcceptedFirst));
     }
     store::accounts::set_client_agent_accepted_at(&mut tx, account_uuid, accepted_at, now).await?;
-    super::status::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
     let Some(row) =
         store::accounts::account_of_app_for_update(&mut tx, app_uuid, account_uuid).await?
     else {

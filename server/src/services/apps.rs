@@ -323,7 +323,7 @@ pub async fn set_payment_webhook_secret(
     if app.environment != Environment::Live.as_str() {
         return refused(AppRefused::KeysForSandbox);
     }
-    super::live_payments::set_webhook_secret(db, clock, pii, actor, &app, secret).await?;
+    set_webhook_secret(db, clock, pii, actor, &app, secret).await?;
     Ok(())
 }
 
@@ -704,4 +704,28 @@ pub async fn readiness(conn: impl Into<store::Conn<'_>>, app: &AppRow) -> store:
         live: true,
         missing: missing_for_live(&facts),
     })
+}
+
+/// Sets the signing secret of the processor's webhooks to a live app (sealed), audited.
+pub async fn set_webhook_secret(
+    db: &Db,
+    clock: &Clock,
+    pii: &PiiKey,
+    actor: &Actor,
+    app: &AppRow,
+    secret: &str,
+) -> store::Result<()> {
+    let sealed = pii.seal(secret.trim().as_bytes());
+    let mut tx = db.begin().await?;
+    store::payments::set_app_webhook_secret(&mut tx, app.uuid, &sealed).await?;
+    audit::record(
+        &mut tx,
+        actor,
+        "app.payment_webhook_secret_set",
+        &format!("app:{}", app.uuid),
+        serde_json::json!({}),
+        clock.now(),
+    )
+    .await?;
+    tx.commit().await
 }

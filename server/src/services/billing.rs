@@ -12,7 +12,6 @@
 //! never billed with them at $0: it stops with the reason (`BillingError`), nothing of it kept.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
@@ -20,28 +19,28 @@ use crate::{
     clock::AccountClock,
     domain::{
         billing::{
-            self, auto_pay_at, card_name, contract_on, invoice_number, payment_due_date,
-            period_kwh, BillingError, ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator,
-            StoredCycle, StoredDay, StoredPeriod,
+            self, card_name, contract_on, invoice_number, payment_due_date, period_kwh,
+            BillingError, ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator, StoredCycle,
+            StoredDay, StoredPeriod,
         },
         collections::{late_fee_group, late_fees, LateFee, LateFeePercent, PastDueBill},
         enrollment::{start_of_market_day, ContractStatus},
         events::Event,
         hosted::LinkPurpose,
-        market::market_date,
+        jobs::ReadPayload,
         usage,
     },
     mail::{
         self,
         templates::{BillReady, CardChanged, Template},
     },
-    outbox::{JobKind, NewJob},
+    outbox::Job,
     state::Core,
     store::{
         self,
         accounts::AccountRow,
         apps::AppRow,
-        billing::{InvoiceRow, MeterReadRow, PaymentRow, UsageDayRow},
+        billing::{InvoiceRow, MeterReadRow, PaymentRow},
         collections::LateFeeRow,
         enrollment::{ContractRow, LocationRow},
         events::NewEvent,
@@ -61,60 +60,8 @@ const HISTORY_DAYS: i64 = 365;
 /// Local hour at which a cycle's read arrives.
 const READ_HOUR: i64 = 6;
 
-#[derive(Serialize, Deserialize)]
-pub struct ReadPayload {
-    pub app_uuid: Uuid,
-    pub location_uuid: Uuid,
-    pub read_date: NaiveDate,
-    pub at: DateTime<Utc>,
-}
-
-#[derive(Serialize, Deserialize)]
-pub struct InvoicePayload {
-    pub app_uuid: Uuid,
-    pub invoice_uuid: Uuid,
-    pub at: DateTime<Utc>,
-}
-
 fn read_instant(date: NaiveDate) -> DateTime<Utc> {
     start_of_market_day(date) + Duration::hours(READ_HOUR)
-}
-
-fn usage_row(u: &usage::DayUsage) -> UsageDayRow {
-    UsageDayRow {
-        day: u.date,
-        consumption_kwh: u.consumption.to_string(),
-        generation_kwh: u.generation.to_string(),
-        vehicle_kwh: u.vehicle_charging.to_string(),
-        eligible_vehicle_kwh: u.eligible_vehicle_charging.to_string(),
-    }
-}
-
-/// What the meter measured from `from` to `to` (both included), as the utility reports it.
-pub(crate) fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<UsageDayRow> {
-    from.iter_days()
-        .take_while(|d| *d <= to)
-        .map(|d| usage_row(&usage::day_usage(esi_id, d)))
-        .collect()
-}
-
-/// `measured`, with nothing on the days `off` the meter was disconnected.
-pub(crate) fn measured_while_served(
-    esi_id: &str,
-    from: NaiveDate,
-    to: NaiveDate,
-    off: &std::collections::BTreeSet<NaiveDate>,
-) -> Vec<UsageDayRow> {
-    from.iter_days()
-        .take_while(|d| *d <= to)
-        .map(|d| {
-            usage_row(&if off.contains(&d) {
-                usage::DayUsage::none(d)
-            } else {
-                usage::day_usage(esi_id, d)
-            })
-        })
-        .collect()
 }
 
 /// Service started at `location` on `start`: stores the utility's year of history before it and
@@ -138,7 +85,7 @@ pub async fn store_history(
     location: &LocationRow,
     start: NaiveDate,
 ) -> store::Result<()> {
-    let history = measured(
+    let history = super::usage::measured(
         &location.esi_id,
         start - Duration::days(HISTORY_DAYS),
         start - Duration::days(1),
@@ -157,43 +104,14 @@ pub async fn schedule_read(
     crate::outbox::enqueue(
         tx,
         clock,
-        &NewJob {
-            kind: JobKind::MeterRead,
-            payload: &ReadPayload {
-                app_uuid,
-                location_uuid: location.uuid,
-                read_date,
-                at,
-            },
-            account_uuid: Some(location.account_uuid),
-            run_at: at,
-            max_attempts: 20,
-        },
-    )
-    .await
-}
-
-pub async fn schedule_invoice_job(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    kind: JobKind,
-    invoice: &InvoiceRow,
-    at: DateTime<Utc>,
-) -> store::Result<Uuid> {
-    crate::outbox::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind,
-            payload: &InvoicePayload {
-                app_uuid: invoice.app_uuid,
-                invoice_uuid: invoice.uuid,
-                at,
-            },
-            account_uuid: Some(invoice.account_uuid),
-            run_at: at,
-            max_attempts: 20,
-        },
+        &Job::MeterRead(ReadPayload {
+            app_uuid,
+            location_uuid: location.uuid,
+            read_date,
+            at,
+        }),
+        Some(location.account_uuid),
+        at,
     )
     .await
 }
@@ -226,11 +144,11 @@ pub async fn bill_cycle(
         return Ok(Ok(None));
     }
     // A meter the utility disconnected measures nothing on the days it was off.
-    let off = disconnected_days(&mut *tx, location, period_start, period_end).await?;
+    let off = super::usage::disconnected_days(&mut *tx, location, period_start, period_end).await?;
     store::billing::insert_usage_days(
         tx,
         location.uuid,
-        &measured_while_served(&location.esi_id, period_start, period_end, &off),
+        &super::usage::measured_while_served(&location.esi_id, period_start, period_end, &off),
     )
     .await?;
     let days =
@@ -433,7 +351,7 @@ pub async fn bill_cycle(
     )
     .await?;
     let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
-    let link = super::hosted::email_link(
+    let link = super::follow_up::email_link(
         tx,
         core,
         clock,
@@ -464,45 +382,9 @@ pub async fn bill_cycle(
     )
     .await?;
     if !settled {
-        schedule_invoice_job(
-            tx,
-            clock,
-            JobKind::AutoPay,
-            &invoice,
-            auto_pay_at(invoice.payment_due_date),
-        )
-        .await?;
-        schedule_invoice_job(
-            tx,
-            clock,
-            JobKind::PastDue,
-            &invoice,
-            start_of_market_day(invoice.payment_due_date + Duration::days(1)),
-        )
-        .await?;
+        super::follow_up::schedule_payment_jobs(tx, clock, &invoice).await?;
     }
     Ok(Ok(Some(invoice)))
-}
-
-/// The days of `from..=to` the location had no service at all, disconnected for non-payment
-/// (`domain::billing::disconnected_days`), from its notices the utility carried out.
-pub(crate) async fn disconnected_days(
-    conn: impl Into<store::Conn<'_>>,
-    location: &LocationRow,
-    from: NaiveDate,
-    to: NaiveDate,
-) -> store::Result<std::collections::BTreeSet<NaiveDate>> {
-    let spans: Vec<(NaiveDate, Option<NaiveDate>)> =
-        store::disconnections::disconnections_of_account(conn, location.account_uuid)
-            .await?
-            .iter()
-            .filter(|d| d.location_uuid == location.uuid)
-            .filter_map(|d| {
-                let cut = d.disconnected_at?;
-                Some((market_date(cut), d.reconnected_at.map(market_date)))
-            })
-            .collect();
-    Ok(billing::disconnected_days(&spans, from, to))
 }
 
 /// The late fees the next bill of the account (issued on `invoice_date`) charges, each with the
@@ -809,7 +691,7 @@ pub async fn ensure_card(
             .await?;
         }
     }
-    super::status::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, &core.clock, app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(card)
 }

@@ -11,20 +11,18 @@
 //! `invoice.created` announce it. Every number is taken in the transaction that stores its
 //! invoice, so the sequence stays without gaps.
 
-use chrono::Duration;
 use uuid::Uuid;
 
 use super::{
     audit::{self, Actor},
-    billing::schedule_invoice_job,
     Error,
 };
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, RefundOutcome, RefundRequest},
     domain::{
         billing::{
-            self, auto_pay_at, contract_on, invoice_number, payment_due_date, BillingError, Charge,
-            ChargeGroup, InvoiceInput, InvoiceStatus, PaymentInitiator, PaymentStatus, StoredCycle,
+            self, contract_on, invoice_number, payment_due_date, BillingError, Charge, ChargeGroup,
+            InvoiceInput, InvoiceStatus, PaymentInitiator, PaymentStatus, StoredCycle,
         },
         collections::LATE_FEE_GROUP,
         corrections::{
@@ -32,7 +30,7 @@ use crate::{
             CREDITS_GROUP, CREDIT_NOTE_GROUP, PAID_GROUP, REFUNDED_GROUP,
         },
         disconnection::PAYMENT_PLAN_GROUP,
-        enrollment::{start_of_market_day, ContractStatus},
+        enrollment::ContractStatus,
         events::Event,
         hosted::LinkPurpose,
         FieldError,
@@ -41,7 +39,6 @@ use crate::{
         self,
         templates::{CollectionsMail, Template},
     },
-    outbox::JobKind,
     state::Core,
     store::{
         self,
@@ -428,22 +425,7 @@ pub async fn reissue(
     )
     .await?;
     if !settled {
-        schedule_invoice_job(
-            &mut tx,
-            &clock,
-            JobKind::AutoPay,
-            &invoice,
-            auto_pay_at(invoice.payment_due_date),
-        )
-        .await?;
-        schedule_invoice_job(
-            &mut tx,
-            &clock,
-            JobKind::PastDue,
-            &invoice,
-            start_of_market_day(invoice.payment_due_date + Duration::days(1)),
-        )
-        .await?;
+        super::follow_up::schedule_payment_jobs(&mut tx, &clock, &invoice).await?;
     }
     for event in [
         Event::InvoiceCorrected {
@@ -471,7 +453,7 @@ pub async fn reissue(
     ] {
         store::events::insert_event(&mut tx, &NewEvent::of(app.uuid, &event, now)).await?;
     }
-    let link = super::hosted::email_link(
+    let link = super::follow_up::email_link(
         &mut tx,
         core,
         &clock,
@@ -558,7 +540,7 @@ async fn corrected_groups(
     let gross_receipts =
         store::market::city_gross_receipts_percent(tx, &location.city, &location.state).await?;
     // Days the location was disconnected stay unbilled in the corrected bill.
-    let off = super::billing::disconnected_days(
+    let off = super::usage::disconnected_days(
         &mut *tx,
         location,
         original.billing_period_start,

@@ -1,10 +1,11 @@
-//! The soft credit check: recording a submission (`submit_check`), starting the `credit.check`
-//! job for the latest one on the account's clock, and running it (`run_check`, which
-//! `jobs::credit` calls). A check the bureau does not approve for good opens a credit review;
-//! the operator's decision on it (`decide_review`) approves the check, asks for a deposit or
+//! The soft credit check: recording a submission (`submit_check`) and running the `credit.check`
+//! job that `follow_up::schedule_credit_check` starts for the latest one on the account's clock
+//! (`run_check`, which `jobs::credit` calls). A check the bureau does not approve for good opens
+//! a credit review with the most a deposit of the account may be (`max_deposit_for`); the
+//! operator's decision on it (`decide_review`) approves the check, asks for a deposit or
 //! declines it.
 
-use serde::{Deserialize, Serialize};
+use chrono::NaiveDate;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -19,8 +20,11 @@ use crate::{
     domain::{
         account::Ssn,
         credit::{
-            next_attempt_in, notice_for, parse_decision, review_cause, should_run, CreditNotice,
-            ReviewCause, ReviewDecision, ReviewStatus,
+            next_attempt_in, notice_for, parse_decision, review_cause, CreditNotice, ReviewCause,
+            ReviewDecision, ReviewStatus,
+        },
+        deposits::{
+            contract_price, estimated_bills, max_deposit_cents, monthly_kwh, DEFAULT_CENTS_PER_KWH,
         },
         events::Event,
         hosted::LinkPurpose,
@@ -29,7 +33,7 @@ use crate::{
         FieldError,
     },
     mail::{self, templates::CreditReviewMail, Brand, NewEmail, Template},
-    outbox::{self, JobKind, NewJob, Outcome},
+    outbox::Outcome,
     state::Core,
     store::{
         self,
@@ -39,66 +43,6 @@ use crate::{
         Db, Tx,
     },
 };
-/// Attempts the queue allows when the handler itself fails (database down); the check's own
-/// retries are ruled by `domain::credit`.
-const MAX_ATTEMPTS: i32 = 1_000;
-#[derive(Serialize, Deserialize)]
-pub struct Payload {
-    pub app_uuid: Uuid,
-    pub credit_check_uuid: Uuid,
-}
-/// Schedules the soft check of the account's latest submission, due at once on `clock`, unless
-/// it already answered for good. Returns the job, or `None` when there is nothing to check.
-pub async fn schedule_credit_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-) -> store::Result<Option<Uuid>> {
-    start_check(tx, account, clock, false).await
-}
-/// Runs the check of the latest submission again whatever it answered before (sandbox
-/// simulations).
-pub async fn rerun_credit_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-) -> store::Result<Option<Uuid>> {
-    start_check(tx, account, clock, true).await
-}
-async fn start_check(
-    tx: &mut Tx,
-    account: &AccountRow,
-    clock: &AccountClock,
-    force: bool,
-) -> store::Result<Option<Uuid>> {
-    let Some(check) = store::credit::latest_credit_check(tx, account.uuid).await? else {
-        return Ok(None);
-    };
-    let state = CreditState::parse(&check.status).unwrap_or_default();
-    if !force && !should_run(state) {
-        return Ok(None);
-    }
-    let job = outbox::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind: JobKind::CreditCheck,
-            payload: &Payload {
-                app_uuid: account.app_uuid,
-                credit_check_uuid: check.uuid,
-            },
-            account_uuid: Some(account.uuid),
-            run_at: clock.now(),
-            max_attempts: MAX_ATTEMPTS,
-        },
-    )
-    .await?;
-    // The new job runs the check; any older one stands down when it sees this.
-    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending.as_str()).await?;
-    store::status::update_status(tx, account.app_uuid, account.uuid, clock.now()).await?;
-    Ok(Some(job))
-}
-
 /// Why a credit-check submission was not recorded.
 #[derive(Debug)]
 pub enum SubmitCheckRefused {
@@ -145,7 +89,7 @@ pub async fn submit_check(
     .await?;
     // The new submission is the one that counts: reviews of older ones are moot.
     store::credit_reviews::withdraw_open_reviews(&mut tx, account, None, now).await?;
-    super::status::refresh_status(&mut tx, &state.clock, app, account, now).await?;
+    super::follow_up::refresh_status(&mut tx, &state.clock, app, account, now).await?;
     tx.commit().await?;
     Ok(CreditState::Submitted)
 }
@@ -164,13 +108,13 @@ pub enum CheckRun {
     },
 }
 
-/// Runs one soft check of the account's submission `payload` names, for the job `job_uuid`
+/// Runs one soft check of the account's submission `credit_check_uuid`, for the job `job_uuid`
 /// (its `attempt`-th try): opens the SSN, asks the bureau of the app's environment outside any
 /// transaction, then records the answer unless another job took over meanwhile.
 pub async fn run_check(
     state: &Core,
     clock: &AccountClock,
-    payload: &Payload,
+    (app_uuid, credit_check_uuid): (Uuid, Uuid),
     account_uuid: Uuid,
     job_uuid: Uuid,
     attempt: u32,
@@ -178,14 +122,13 @@ pub async fn run_check(
     let mut tx = state.db.begin().await?;
     let check = store::credit::latest_credit_check(&mut tx, account_uuid).await?;
     tx.commit().await?;
-    let Some(check) =
-        check.filter(|c| c.uuid == payload.credit_check_uuid && c.job_uuid == Some(job_uuid))
+    let Some(check) = check.filter(|c| c.uuid == credit_check_uuid && c.job_uuid == Some(job_uuid))
     else {
         return Ok(CheckRun::Superseded);
     };
     let (Some(app), Some(account)) = (
-        store::apps::app_by_uuid(&state.db, payload.app_uuid).await?,
-        store::accounts::account_of_app(&state.db, payload.app_uuid, account_uuid).await?,
+        store::apps::app_by_uuid(&state.db, app_uuid).await?,
+        store::accounts::account_of_app(&state.db, app_uuid, account_uuid).await?,
     ) else {
         return Ok(CheckRun::AccountNotFound);
     };
@@ -246,11 +189,10 @@ pub async fn run_check(
     let retry = next_attempt_in(after, attempt);
     if after == CreditState::Passed {
         store::credit_reviews::withdraw_review_of_check(&mut tx, check.uuid, now).await?;
-        super::enrollment::credit_passed(&mut tx, app.uuid, account.uuid, clock).await?;
+        super::follow_up::submit_when_ready(&mut tx, app.uuid, account.uuid, clock).await?;
     }
     if let Some(cause) = review_cause(after, retry) {
-        let max_deposit_cents =
-            super::deposits::max_deposit_for(&mut tx, account.uuid, now.date_naive()).await?;
+        let max_deposit_cents = max_deposit_for(&mut tx, account.uuid, now.date_naive()).await?;
         let opened = store::credit_reviews::open_review(
             &mut tx,
             &NewReview {
@@ -292,7 +234,7 @@ pub async fn run_check(
             .await?;
         }
     }
-    store::status::update_status(&mut tx, app.uuid, account.uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, clock.service(), app.uuid, account.uuid, now).await?;
     if let Some(notice) = notice_for(before, after).filter(|_| !auto_deposit) {
         let template = match (notice, &answer) {
             (CreditNotice::Frozen, CreditAnswer::Frozen { unfreeze_url }) => {
@@ -300,7 +242,7 @@ pub async fn run_check(
                     first_name: account.first_name.clone(),
                     unfreeze_url: unfreeze_url.clone(),
                     retry_url: Some(
-                        super::hosted::email_link(
+                        super::follow_up::email_link(
                             &mut tx,
                             state,
                             clock,
@@ -345,6 +287,29 @@ pub async fn run_check(
         None => Outcome::Done,
     };
     Ok(CheckRun::Answered { tx, outcome })
+}
+
+/// The most a deposit of the account may be on `today`, in cents: its meter's estimated usage
+/// (a standard home's when no address is confirmed) at its newest contract's price (a typical
+/// price when none was accepted yet).
+pub async fn max_deposit_for(
+    tx: &mut Tx,
+    account_uuid: Uuid,
+    today: NaiveDate,
+) -> store::Result<i64> {
+    let address = store::enrollment::confirmed_address(&mut *tx, account_uuid).await?;
+    let contracts = store::enrollment::contracts_of_account(&mut *tx, account_uuid).await?;
+    let (cents_per_kwh, fixed) = contracts
+        .iter()
+        .max_by_key(|c| c.accepted_at)
+        .and_then(|c| contract_price(&c.rates))
+        .unwrap_or((DEFAULT_CENTS_PER_KWH, 0));
+    let kwh = monthly_kwh(address.as_ref().map(|a| a.esi_id.as_str()), today);
+    Ok(max_deposit_cents(&estimated_bills(
+        &kwh,
+        cents_per_kwh,
+        fixed,
+    )))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,7 +503,7 @@ async fn apply_decision(
         store::credit::set_credit_check_answer(tx, check.uuid, after.as_str(), now).await?;
     }
     if after == CreditState::Passed {
-        super::enrollment::credit_passed(tx, app.uuid, account.uuid, clock).await?;
+        super::follow_up::submit_when_ready(tx, app.uuid, account.uuid, clock).await?;
     }
     if let Some(amount_cents) = deposit_cents {
         let deposit_uuid = store::credit_reviews::insert_deposit(
@@ -595,7 +560,7 @@ async fn apply_decision(
         now,
     )
     .await?;
-    super::status::refresh_status(tx, &core.clock, app.uuid, account.uuid, now).await?;
+    super::follow_up::refresh_status(tx, &core.clock, app.uuid, account.uuid, now).await?;
     let (mail_decision, purpose) = match decision {
         ReviewDecision::Approve => (CreditReviewMail::Approved, LinkPurpose::CreditReview),
         // The link opens the deposit's page, which pays it with the card on file.
@@ -608,8 +573,8 @@ async fn apply_decision(
             LinkPurpose::CreditReview,
         ),
     };
-    let link =
-        super::hosted::email_link(tx, core, clock, app.uuid, account.uuid, purpose, None).await?;
+    let link = super::follow_up::email_link(tx, core, clock, app.uuid, account.uuid, purpose, None)
+        .await?;
     mail::queue(
         tx,
         clock,

@@ -19,12 +19,12 @@ use crate::{
     domain::{
         billing::{Charge, ChargeGroup},
         deposits::{
-            contract_price, estimated_bills, instalments, interest_to_date, max_deposit_cents,
-            monthly_kwh, paid_on_time, refund_earned, refund_line_cents, waiver, why_not_waived,
-            Waiver, WaiverFacts, DEFAULT_CENTS_PER_KWH, INSTALMENT_BILLS,
+            instalments, interest_to_date, paid_on_time, refund_earned, refund_line_cents, waiver,
+            why_not_waived, Waiver, WaiverFacts, INSTALMENT_BILLS,
         },
         events::Event,
         hosted::LinkPurpose,
+        jobs::PayoutPayload,
         market::market_date,
         status::CreditState,
         users::Member,
@@ -34,7 +34,7 @@ use crate::{
         self,
         templates::{CreditReviewMail, DepositPaidOut, PaymentReceipt, Template},
     },
-    outbox::{JobKind, NewJob},
+    outbox::Job,
     state::Core,
     store::{
         self, apps::AppRow, billing::InvoiceRow, credit_reviews::DepositRow,
@@ -44,29 +44,6 @@ use crate::{
 
 /// The name of the bill's group of deposit lines.
 pub const DEPOSIT_GROUP: &str = "Deposit";
-
-/// The most a deposit of the account may be on `today`, in cents: its meter's estimated usage
-/// (a standard home's when no address is confirmed) at its newest contract's price (a typical
-/// price when none was accepted yet).
-pub async fn max_deposit_for(
-    tx: &mut Tx,
-    account_uuid: Uuid,
-    today: NaiveDate,
-) -> store::Result<i64> {
-    let address = store::enrollment::confirmed_address(&mut *tx, account_uuid).await?;
-    let contracts = store::enrollment::contracts_of_account(&mut *tx, account_uuid).await?;
-    let (cents_per_kwh, fixed) = contracts
-        .iter()
-        .max_by_key(|c| c.accepted_at)
-        .and_then(|c| contract_price(&c.rates))
-        .unwrap_or((DEFAULT_CENTS_PER_KWH, 0));
-    let kwh = monthly_kwh(address.as_ref().map(|a| a.esi_id.as_str()), today);
-    Ok(max_deposit_cents(&estimated_bills(
-        &kwh,
-        cents_per_kwh,
-        fixed,
-    )))
-}
 
 /// A deposit as the customer sees it on a day: its row, the interest it holds on that day,
 /// and what its instalments still leave to bill.
@@ -292,10 +269,11 @@ pub async fn pay_deposit(
                     now,
                 )
                 .await?;
-                super::enrollment::credit_passed(&mut tx, app.uuid, account_uuid, &clock).await?;
+                super::follow_up::submit_when_ready(&mut tx, app.uuid, account_uuid, &clock)
+                    .await?;
             }
         }
-        super::status::refresh_status(&mut tx, &core.clock, app.uuid, account_uuid, now).await?;
+        super::follow_up::refresh_status(&mut tx, &core.clock, app.uuid, account_uuid, now).await?;
     }
     tx.commit().await?;
     core.account_changed(account_uuid);
@@ -418,7 +396,7 @@ pub async fn waive_deposit(
                 now,
             )
             .await?;
-            super::enrollment::credit_passed(&mut tx, app.uuid, account.uuid, &clock).await?;
+            super::follow_up::submit_when_ready(&mut tx, app.uuid, account.uuid, &clock).await?;
         }
     }
     super::audit::record(
@@ -436,8 +414,8 @@ pub async fn waive_deposit(
         now,
     )
     .await?;
-    super::status::refresh_status(&mut tx, &core.clock, app.uuid, account.uuid, now).await?;
-    let link = super::hosted::email_link(
+    super::follow_up::refresh_status(&mut tx, &core.clock, app.uuid, account.uuid, now).await?;
+    let link = super::follow_up::email_link(
         &mut tx,
         core,
         &clock,
@@ -617,16 +595,12 @@ pub async fn mark_billed(
         crate::outbox::enqueue(
             tx,
             clock,
-            &NewJob {
-                kind: JobKind::DepositPayout,
-                payload: &PayoutPayload {
-                    app_uuid,
-                    deposit_uuid: deposit,
-                },
-                account_uuid: Some(invoice.account_uuid),
-                run_at: now,
-                max_attempts: 20,
-            },
+            &Job::DepositPayout(PayoutPayload {
+                app_uuid,
+                deposit_uuid: deposit,
+            }),
+            Some(invoice.account_uuid),
+            now,
         )
         .await?;
     }
@@ -675,13 +649,6 @@ pub async fn mark_billed(
         store::deposits::set_refund_left(tx, deposit, left).await?;
     }
     Ok(())
-}
-
-/// The deposit-payout job's payload.
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-pub struct PayoutPayload {
-    pub app_uuid: Uuid,
-    pub deposit_uuid: Uuid,
 }
 
 /// How a payout ended.

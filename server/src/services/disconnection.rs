@@ -18,7 +18,6 @@
 //! keeps the extreme-weather emergency days (`set_weather_emergency`).
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{
@@ -38,13 +37,14 @@ use crate::{
         },
         events::{Event, ServiceOrder},
         hosted::LinkPurpose,
+        jobs::DisconnectPayload,
         market::at_market_time,
     },
     mail::{
         self,
         templates::{CollectionsMail, Template},
     },
-    outbox::{JobKind, NewJob},
+    outbox::{self, Job},
     state::Core,
     store::{
         self,
@@ -59,12 +59,6 @@ use crate::{
 
 /// The market hour at which a disconnection is asked for on its day.
 const DISCONNECT_HOUR: u32 = 8;
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct DisconnectPayload {
-    pub app_uuid: Uuid,
-    pub disconnection_uuid: Uuid,
-}
 
 /// The days no disconnection happens on, as stored now.
 pub async fn calendar(conn: &mut Tx) -> store::Result<DisconnectionCalendar> {
@@ -238,7 +232,7 @@ pub async fn issue_notice(
         ),
     )
     .await?;
-    let link = super::hosted::email_link(
+    let link = super::follow_up::email_link(
         tx,
         core,
         clock,
@@ -347,7 +341,7 @@ async fn final_bill_notice(
         ),
     )
     .await?;
-    let link = super::hosted::email_link(
+    let link = super::follow_up::email_link(
         tx,
         core,
         clock,
@@ -385,16 +379,12 @@ async fn schedule_disconnect(
     crate::outbox::enqueue(
         tx,
         clock,
-        &NewJob {
-            kind: JobKind::Disconnect,
-            payload: &DisconnectPayload {
-                app_uuid: row.app_uuid,
-                disconnection_uuid: row.uuid,
-            },
-            account_uuid: Some(row.account_uuid),
-            run_at: at_market_time(day, DISCONNECT_HOUR),
-            max_attempts: 20,
-        },
+        &Job::Disconnect(DisconnectPayload {
+            app_uuid: row.app_uuid,
+            disconnection_uuid: row.uuid,
+        }),
+        Some(row.account_uuid),
+        at_market_time(day, DISCONNECT_HOUR),
     )
     .await?;
     Ok(())
@@ -446,7 +436,7 @@ pub async fn disconnect_due(
     request_disconnection(tx, clock, &app, &mut row, invoice.as_ref()).await
 }
 
-async fn request_disconnection(
+pub async fn request_disconnection(
     tx: &mut Tx,
     clock: &AccountClock,
     app: &AppRow,
@@ -483,19 +473,27 @@ async fn request_disconnection(
         ),
     )
     .await?;
-    gateway(app)
-        .await
-        .order_service(
-            tx,
-            clock,
-            &ServiceOrderPayload {
-                app_uuid: app.uuid,
-                disconnection_uuid: row.uuid,
-                order: ServiceOrderKind::Disconnect,
-            },
-            row.account_uuid,
-        )
-        .await
+    let order = ServiceOrderPayload {
+        app_uuid: app.uuid,
+        disconnection_uuid: row.uuid,
+        order: ServiceOrderKind::Disconnect,
+    };
+    order_service(tx, clock, app, order, row.account_uuid).await
+}
+
+/// Asks the app's utility for `order`, in `tx`: the simulator's carrying it out is scheduled.
+async fn order_service(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    order: ServiceOrderPayload,
+    account_uuid: Uuid,
+) -> store::Result<()> {
+    if let Some(at) = gateway(app).await.service_order_done_at(clock.now()) {
+        let job = Job::UtilityServiceOrder(order);
+        outbox::enqueue(tx, clock, &job, Some(account_uuid), at).await?;
+    }
+    Ok(())
 }
 
 fn order_of(row: &DisconnectionRow, invoice: Option<&InvoiceRow>) -> ServiceOrder {
@@ -542,7 +540,7 @@ pub async fn complete_service_order(
     let template = match payload.order {
         ServiceOrderKind::Disconnect => {
             let past_due = past_due_cents(tx, account.uuid).await?;
-            let link = super::hosted::email_link(
+            let link = super::follow_up::email_link(
                 tx,
                 core,
                 clock,
@@ -564,7 +562,7 @@ pub async fn complete_service_order(
     };
     mail::queue_to_account(tx, clock, &app, &account, &Template::Collections(template)).await?;
     // The location's service is off (or on again): the account's status says so.
-    super::status::refresh_status(tx, &core.clock, app.uuid, account.uuid, clock.now()).await?;
+    super::follow_up::refresh_status(tx, &core.clock, app.uuid, account.uuid, clock.now()).await?;
     if payload.order == ServiceOrderKind::Disconnect {
         // Paid while the order was on its way: reconnection is asked for at once.
         reconnect_if_settled(tx, clock, &app, account.uuid).await?;
@@ -653,19 +651,12 @@ pub async fn reconnect_if_settled(
                     ),
                 )
                 .await?;
-                gateway(app)
-                    .await
-                    .order_service(
-                        tx,
-                        clock,
-                        &ServiceOrderPayload {
-                            app_uuid: app.uuid,
-                            disconnection_uuid: row.uuid,
-                            order: ServiceOrderKind::Reconnect,
-                        },
-                        account_uuid,
-                    )
-                    .await?;
+                let order = ServiceOrderPayload {
+                    app_uuid: app.uuid,
+                    disconnection_uuid: row.uuid,
+                    order: ServiceOrderKind::Reconnect,
+                };
+                order_service(tx, clock, app, order, account_uuid).await?;
             }
             _ => {}
         }
@@ -1111,114 +1102,4 @@ pub async fn set_weather_emergency(
     }
     tx.commit().await?;
     Ok(changed)
-}
-
-/// The sandbox's collections events, in `tx` (`services::sandbox::simulate`).
-pub async fn simulate(
-    tx: &mut Tx,
-    core: &Core,
-    clock: &AccountClock,
-    app: &AppRow,
-    account_uuid: Uuid,
-    sim: crate::domain::credit::BillingSimulation,
-) -> store::Result<Result<(), super::sandbox::SimulationRefused>> {
-    use super::sandbox::SimulationRefused as R;
-    use crate::domain::credit::BillingSimulation as S;
-    let Some(account) =
-        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
-    else {
-        return Ok(Err(R::AccountNotFound));
-    };
-    let now = clock.now();
-    let turn_past_due = |invoice: InvoiceRow| super::billing::InvoicePayload {
-        app_uuid: app.uuid,
-        invoice_uuid: invoice.uuid,
-        at: now,
-    };
-    match sim {
-        S::InvoicePastDue => {
-            let open = store::disconnections::unpaid_invoices(&mut *tx, account_uuid)
-                .await?
-                .into_iter()
-                .rev()
-                .find(|i| i.status == InvoiceStatus::Open);
-            let Some(invoice) = open else {
-                return Ok(Err(R::NothingToPay));
-            };
-            super::invoices::past_due(tx, core, clock, account_uuid, &turn_past_due(invoice))
-                .await?;
-        }
-        S::PaymentPlanMissed => {
-            let Some(plan) = store::disconnections::plans_of_account(&mut *tx, account_uuid)
-                .await?
-                .into_iter()
-                .find(|p| p.status == PaymentPlanStatus::Active)
-            else {
-                return Ok(Err(R::NoPlanInstalment));
-            };
-            let mut open = None;
-            for line in store::disconnections::instalments(&mut *tx, plan.uuid)
-                .await?
-                .iter()
-                .rev()
-            {
-                if let Some(u) = line.invoice_uuid {
-                    open = store::billing::invoice(&mut *tx, u)
-                        .await?
-                        .filter(|i| i.status == InvoiceStatus::Open);
-                    break;
-                }
-            }
-            let Some(invoice) = open else {
-                return Ok(Err(R::NoPlanInstalment));
-            };
-            super::invoices::past_due(tx, core, clock, account_uuid, &turn_past_due(invoice))
-                .await?;
-        }
-        S::ServiceDisconnected => {
-            let rows =
-                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
-            let Some(mut row) = rows.into_iter().find(|d| {
-                matches!(
-                    d.status,
-                    DisconnectionStatus::Noticed | DisconnectionStatus::Requested
-                )
-            }) else {
-                return Ok(Err(R::NothingPending));
-            };
-            if row.status == DisconnectionStatus::Noticed {
-                let invoice = store::billing::invoice(&mut *tx, row.invoice_uuid).await?;
-                if invoice.as_ref().map(|i| i.status) != Some(InvoiceStatus::PastDue) {
-                    return Ok(Err(R::NothingPending));
-                }
-                request_disconnection(tx, clock, app, &mut row, invoice.as_ref()).await?;
-            }
-            let order = ServiceOrderPayload {
-                app_uuid: app.uuid,
-                disconnection_uuid: row.uuid,
-                order: ServiceOrderKind::Disconnect,
-            };
-            if !complete_service_order(tx, core, clock, account.uuid, &order).await? {
-                return Ok(Err(R::NothingPending));
-            }
-        }
-        S::ServiceReconnected => {
-            let rows =
-                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
-            let Some(row) = rows
-                .into_iter()
-                .find(|d| d.status == DisconnectionStatus::ReconnectRequested)
-            else {
-                return Ok(Err(R::NothingPending));
-            };
-            let order = ServiceOrderPayload {
-                app_uuid: app.uuid,
-                disconnection_uuid: row.uuid,
-                order: ServiceOrderKind::Reconnect,
-            };
-            complete_service_order(tx, core, clock, account.uuid, &order).await?;
-        }
-        S::InvoiceGenerated | S::PaymentFailed => {}
-    }
-    Ok(Ok(()))
 }

@@ -2,9 +2,9 @@
 //! the pipeline's jobs (`jobs::pipeline`) and the operator's worklist. Before finalize:
 //! confirming the address, accepting a plan, the identity, the billing address, finalizing.
 //! The pipeline's steps: `verify`, `submit_to_utility`, `simulated_utility_answer`,
-//! `start_service`, `end_service`, and what they share (sending a verified enrollment to the
-//! utility after its credit check, `credit_passed`; applying the utility's answer,
-//! `apply_answer`, `record_utility_answer`; starting service, `activate_locations`). After:
+//! `start_service`, `end_service`, and what they share (applying the utility's answer,
+//! `apply_answer`, `record_utility_answer`; starting service, `activate_locations`); sending a
+//! verified enrollment to the utility after its credit check is `follow_up::submit_when_ready`. After:
 //! cancelling (`cancel_service`, `cancel_location`), the location's contracts and documents,
 //! and the sandbox's simulated market events (`simulate`). Renewal is in `services::renewal`.
 
@@ -39,7 +39,7 @@ use crate::{
         templates::{Brand, LetterOfAuthorization, ServiceNotice, Template, UtilityContact},
         NewEmail,
     },
-    outbox::{self, enqueue_account_job as schedule, JobKind, NewJob},
+    outbox::{self, Job},
     state::Core,
     store::{
         self,
@@ -55,7 +55,6 @@ use crate::{
 
 use super::{
     plans::{self, PlansRefused, PricedPlan},
-    sandbox::SimulationRefused,
     Error::{self, Failed, Refused},
 };
 
@@ -72,26 +71,6 @@ pub async fn locked(
         .await?
         .filter(|e| e.cancellation.is_none())
         .map(|e| (row, e)))
-}
-
-/// Called when a credit check passes: a finalized, verified enrollment goes to the utility.
-pub async fn credit_passed(
-    tx: &mut Tx,
-    app: Uuid,
-    account: Uuid,
-    clock: &AccountClock,
-) -> store::Result<()> {
-    let ready = store::enrollment::enrollment(&mut *tx, account)
-        .await?
-        .is_some_and(|e| {
-            e.cancellation.is_none()
-                && e.verification == VerificationState::Passed.as_str()
-                && e.utility == UtilityState::NotSubmitted.as_str()
-        });
-    if ready {
-        schedule(tx, clock, JobKind::UtilitySubmit, app, account, clock.now()).await?;
-    }
-    Ok(())
 }
 
 /// The utility's answer to the enrollment, in `tx`: an acceptance sets the location's start
@@ -134,15 +113,8 @@ pub async fn apply_answer(
         .await?;
         if gateway.starts_service_itself() {
             let at = start_of_market_day(start).max(now);
-            schedule(
-                tx,
-                clock,
-                JobKind::ServiceStart,
-                app,
-                location.account_uuid,
-                at,
-            )
-            .await?;
+            let job = Job::ServiceStart { app_uuid: app };
+            outbox::enqueue(tx, clock, &job, Some(location.account_uuid), at).await?;
         }
     }
     Ok(())
@@ -150,7 +122,7 @@ pub async fn apply_answer(
 
 /// Service starts at the account's locations, in `tx`: each becomes active with its usage
 /// history, billing starts, the events are written and its pending contracts turn active, each
-/// with its end scheduled (`renewal::schedule_contract_end`; a location already active keeps a
+/// with its end scheduled (`follow_up::schedule_contract_end`; a location already active keeps a
 /// queued renewal pending until its own start). The
 /// start date is `start` when given, else the location's accepted one, else today. The caller
 /// refreshes the status.
@@ -209,7 +181,7 @@ pub async fn activate_locations(
             )
             .await?
             {
-                super::renewal::schedule_contract_end(tx, clock, app, c).await?;
+                super::follow_up::schedule_contract_end(tx, clock, app, c).await?;
             }
         }
     }
@@ -343,7 +315,7 @@ pub async fn record_utility_answer(
     }
     submission.status = next;
     store::utility::update_submission(tx, &submission).await?;
-    store::status::update_status(tx, app, account, now).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(Ok(submission))
 }
 
@@ -664,10 +636,15 @@ pub async fn accept_plan(
     }
     // The address this acceptance confirmed may be the last prerequisite of a client agent
     // enrollment.
-    super::status::refresh_status(&mut tx, &state.clock, app.uuid, account_uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, &state.clock, app.uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(PlanAccepted { location, contract })
 }
+
+/// Why a simulated event of the enrollment could not apply: it is not finalized (or has no
+/// location).
+#[derive(Debug)]
+pub struct NotFinalized;
 
 /// Applies a simulated utility or market event to the account's enrollment, in `tx`; jobs it
 /// schedules run when the caller advances the account's clock to now.
@@ -677,17 +654,17 @@ pub async fn simulate(
     account: Uuid,
     clock: &AccountClock,
     event: EnrollmentSimulation,
-) -> store::Result<Result<(), SimulationRefused>> {
+) -> store::Result<Result<(), NotFinalized>> {
     use EnrollmentSimulation as E;
     let now = clock.now();
     store::accounts::account_of_app_for_update(tx, app, account).await?;
     let Some(mut e) = store::enrollment::enrollment(&mut *tx, account).await? else {
-        return Ok(Err(SimulationRefused::NotFinalized));
+        return Ok(Err(NotFinalized));
     };
     let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first_mut() else {
-        return Ok(Err(SimulationRefused::NotFinalized));
+        return Ok(Err(NotFinalized));
     };
     e.updated_at = now;
     location.updated_at = now;
@@ -699,7 +676,8 @@ pub async fn simulate(
         E::SwitchHoldLifted => {
             if e.utility == UtilityState::SwitchHold.as_str() {
                 e.utility = UtilityState::NotSubmitted.as_str().to_owned();
-                schedule(tx, clock, JobKind::UtilitySubmit, app, account, now).await?;
+                let job = Job::UtilitySubmit { app_uuid: app };
+                outbox::enqueue(tx, clock, &job, Some(account), now).await?;
             }
         }
         E::UtilityAccepted | E::ServiceActive => {
@@ -726,7 +704,8 @@ pub async fn simulate(
                 .await?;
             }
             let at = start_of_market_day(start).max(now);
-            schedule(tx, clock, JobKind::ServiceStart, app, account, at).await?;
+            let job = Job::ServiceStart { app_uuid: app };
+            outbox::enqueue(tx, clock, &job, Some(account), at).await?;
         }
         E::ServiceCanceled | E::CustomerSwitchedAway => {
             let reason = if event == E::CustomerSwitchedAway {
@@ -756,7 +735,7 @@ pub async fn simulate(
         }
     }
     store::enrollment::update_enrollment(tx, &e).await?;
-    store::status::update_status(tx, app, account, now).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(Ok(()))
 }
 
@@ -942,12 +921,12 @@ pub async fn verify(
             .and_then(|c| CreditState::parse(&c.status))
             .unwrap_or_default();
         if credit == CreditState::Passed {
-            schedule(tx, clock, JobKind::UtilitySubmit, app, account, now).await?;
+            super::follow_up::submit_when_ready(tx, app, account, clock).await?;
         } else {
-            super::credit::schedule_credit_check(tx, &row, clock).await?;
+            super::follow_up::schedule_credit_check(tx, &row, clock).await?;
         }
     }
-    store::status::update_status(tx, app, account, now).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(())
 }
 
@@ -978,10 +957,14 @@ pub async fn submit_to_utility(
     e.updated_at = now;
     store::enrollment::update_enrollment(tx, &e).await?;
     let requested = accepted_start(&contracts, location.uuid);
-    gateway
+    if let Some(answer_at) = gateway
         .submit(tx, clock, calendar, location, requested)
-        .await?;
-    store::status::update_status(tx, app, account, now).await?;
+        .await?
+    {
+        let job = Job::UtilityAnswer { app_uuid: app };
+        outbox::enqueue(tx, clock, &job, Some(account), answer_at).await?;
+    }
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(())
 }
 
@@ -1012,7 +995,7 @@ pub async fn simulated_utility_answer(
     };
     let start = accepted_start(&contracts, location.uuid).unwrap_or_else(|| clock.today());
     apply_answer(tx, clock, app, &mut e, location, answer, start, gateway).await?;
-    store::status::update_status(tx, app, account, now).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(())
 }
 
@@ -1030,7 +1013,7 @@ pub async fn start_service(
         return Ok(());
     }
     activate_locations(tx, clock, app, account, None).await?;
-    store::status::update_status(tx, app, account, clock.now()).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, clock.now()).await?;
     Ok(())
 }
 
@@ -1078,7 +1061,7 @@ pub async fn end_service(
     }
     cancel_location(tx, app, &mut e, &mut location, final_date, reason, now).await?;
     store::enrollment::update_enrollment(tx, &e).await?;
-    store::status::update_status(tx, app, account, now).await?;
+    super::follow_up::refresh_status(tx, clock.service(), app, account, now).await?;
     Ok(())
 }
 
@@ -1102,7 +1085,7 @@ pub async fn confirm_address(
     let now = state.clock.for_account(&state.db, account).await?.now();
     let mut tx = state.db.begin().await?;
     store::enrollment::insert_confirmed_address(&mut tx, account, &(&address).into(), now).await?;
-    super::status::refresh_status(&mut tx, &state.clock, app, account, now).await?;
+    super::follow_up::refresh_status(&mut tx, &state.clock, app, account, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -1253,12 +1236,11 @@ pub async fn finalize(
         },
     )
     .await?;
-    schedule(
+    outbox::enqueue(
         &mut tx,
         &clock,
-        JobKind::EnrollmentVerify,
-        app,
-        account_uuid,
+        &Job::EnrollmentVerify { app_uuid: app },
+        Some(account_uuid),
         now + chrono::Duration::minutes(1),
     )
     .await?;
@@ -1294,7 +1276,7 @@ pub async fn finalize(
         )
         .await?;
     }
-    store::status::update_status(&mut tx, app, account_uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, clock.service(), app, account_uuid, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -1351,17 +1333,13 @@ pub async fn cancel_service(
         outbox::enqueue(
             &mut tx,
             &clock,
-            &NewJob {
-                kind: JobKind::ServiceEnd,
-                payload: &serde_json::json!({
-                    "app_uuid": app,
-                    "location_uuid": location.uuid,
-                    "reason": reason.as_str(),
-                }),
-                account_uuid: Some(account),
-                run_at: start_of_market_day(final_date).max(now),
-                max_attempts: 20,
+            &Job::ServiceEnd {
+                app_uuid: app,
+                location_uuid: location.uuid,
+                reason: reason.as_str().to_owned(),
             },
+            Some(account),
+            start_of_market_day(final_date).max(now),
         )
         .await?;
     } else {
@@ -1376,7 +1354,7 @@ pub async fn cancel_service(
         )
         .await?;
         store::enrollment::update_enrollment(&mut tx, &e).await?;
-        store::status::update_status(&mut tx, app, account, now).await?;
+        super::follow_up::refresh_status(&mut tx, clock.service(), app, account, now).await?;
     }
     tx.commit().await?;
     Ok(location)
@@ -1614,7 +1592,7 @@ pub async fn update_identity(
             ),
         )
         .await?;
-        super::status::refresh_status(&mut tx, &state.clock, app.uuid, row.uuid, now).await?;
+        super::follow_up::refresh_status(&mut tx, &state.clock, app.uuid, row.uuid, now).await?;
     }
     tx.commit().await?;
     Ok(profile)

@@ -12,10 +12,11 @@ use crate::{
         events::Event,
         flow_events::{self, FlowEventName, Funnel, Recorded, SessionState},
         flows::{parse_scope, FlowScope},
+        jobs::SessionEndPayload,
         market::start_of_market_day,
         tokens, FieldError,
     },
-    outbox::{self, JobKind, NewJob, Outcome},
+    outbox::{self, Job, Outcome},
     state::Core,
     store::{
         self,
@@ -157,12 +158,6 @@ pub async fn open_flow_link(core: &Core, token: &str) -> store::Result<LinkOpeni
     }))
 }
 
-/// The payload of a session's `flow.session_end` job.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct SessionEndPayload {
-    pub flow_session_id: Uuid,
-}
-
 /// Opens a flow session in `tx` with a new public id, and schedules the look at its end
 /// (`end_session`) for when it would be abandoned if nothing happened in it.
 pub(crate) async fn start_session(
@@ -197,15 +192,11 @@ async fn schedule_end(
     outbox::enqueue(
         tx,
         clock,
-        &NewJob {
-            kind: JobKind::FlowSessionEnd,
-            payload: &SessionEndPayload {
-                flow_session_id: session,
-            },
-            account_uuid: Some(account_uuid),
-            run_at: at,
-            max_attempts: 50,
-        },
+        &Job::FlowSessionEnd(SessionEndPayload {
+            flow_session_id: session,
+        }),
+        Some(account_uuid),
+        at,
     )
     .await
 }

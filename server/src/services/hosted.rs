@@ -12,25 +12,20 @@ use uuid::Uuid;
 
 use super::Error;
 use crate::{
-    clock::AccountClock,
     domain::{
         account::{parse_email, parse_name},
         flows::FlowScope,
         hosted::{
-            check_code, code_hash, hosted_flow_location, link_path, link_state, may_resend_link,
+            check_code, code_hash, hosted_flow_location, link_state, may_resend_link,
             may_send_code, new_code, CodePurpose, CodeRefusal, LinkPurpose, LinkState, ReturnTo,
-            CODE_TTL, LIMIT_WINDOW, LINK_TTL,
+            CODE_TTL, LIMIT_WINDOW,
         },
         tokens, FieldError,
     },
     mail::{self, templates::Action, Brand, NewEmail, Template},
     state::Core,
     store::{
-        self,
-        accounts::AccountRow,
-        apps::AppRow,
-        flows::FlowLoginRow,
-        hosted_links::{NewHostedCode, NewHostedLink},
+        self, accounts::AccountRow, apps::AppRow, flows::FlowLoginRow, hosted_links::NewHostedCode,
         Tx,
     },
 };
@@ -60,64 +55,6 @@ impl From<FieldError> for Error<HostedRefused> {
 
 fn refused<T>(why: HostedRefused) -> Result<T, Error<HostedRefused>> {
     Err(Error::Refused(why))
-}
-
-/// A single-use link to the hosted page of `purpose`, for the e-mail being queued in `tx`:
-/// the full URL (the token appears only there, the table keeps its hash).
-pub async fn email_link(
-    tx: &mut Tx,
-    core: &Core,
-    clock: &AccountClock,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    purpose: LinkPurpose,
-    target: Option<&str>,
-) -> store::Result<String> {
-    issue_link(
-        tx,
-        core,
-        clock,
-        app_uuid,
-        account_uuid,
-        purpose,
-        target,
-        None,
-    )
-    .await
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn issue_link(
-    tx: &mut Tx,
-    core: &Core,
-    clock: &AccountClock,
-    app_uuid: Uuid,
-    account_uuid: Uuid,
-    purpose: LinkPurpose,
-    target: Option<&str>,
-    replaces: Option<&str>,
-) -> store::Result<String> {
-    let token = tokens::issue_hosted_link_token();
-    let now = clock.now();
-    store::hosted_links::insert_hosted_link(
-        tx,
-        &NewHostedLink {
-            token_hash: &token.hash,
-            app_uuid,
-            account_uuid,
-            purpose: purpose.as_str(),
-            target,
-            replaces,
-            expires_at: now + LINK_TTL,
-            now,
-        },
-    )
-    .await?;
-    Ok(format!(
-        "{}{}",
-        core.config.public_url(),
-        link_path(&token.plain)
-    ))
 }
 
 /// What opening an e-mail's link led to.
@@ -325,7 +262,7 @@ pub async fn resend_link(
     if !may_resend_link(resent) {
         return refused(HostedRefused::TooMany);
     }
-    let url = issue_link(
+    let url = super::follow_up::issue_link(
         &mut tx,
         core,
         &clock,
@@ -370,7 +307,7 @@ pub async fn retry_credit_check(
         return refused(HostedRefused::NotFound);
     };
     store::accounts::account_of_app_for_update(&mut tx, account.app_uuid, account.uuid).await?;
-    super::credit::schedule_credit_check(&mut tx, &account, &clock).await?;
+    super::follow_up::schedule_credit_check(&mut tx, &account, &clock).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -6,10 +6,8 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{
-    billing::{schedule_invoice_job, InvoicePayload},
-    Error,
-};
+use super::{follow_up::schedule_invoice_job, Error};
+use crate::domain::jobs::InvoicePayload;
 use crate::{
     adapters::payments::{
         ChargeOutcome, ChargeRequest, PaymentProcessor, Processor, ProcessorError,
@@ -30,7 +28,7 @@ use crate::{
         self,
         templates::{AuthenticatePayment, PastDueNotice, PaymentFailed, PaymentReceipt, Template},
     },
-    outbox::JobKind,
+    outbox::{Job, JobKind},
     state::Core,
     store::{
         self,
@@ -417,7 +415,7 @@ pub async fn record_payment(
     {
         store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
         // The payment waits at the processor: the customer confirms it on a hosted page.
-        let link = super::hosted::email_link(
+        let link = super::follow_up::email_link(
             tx,
             core,
             clock,
@@ -462,7 +460,7 @@ pub async fn record_payment(
                     .filter(|day| *day >= market_date(when))
             }
         };
-        let link = super::hosted::email_link(
+        let link = super::follow_up::email_link(
             tx,
             core,
             clock,
@@ -573,7 +571,7 @@ pub async fn auto_pay(
     if failed {
         let next_failures = u32::try_from(failures + 1).unwrap_or(u32::MAX);
         if let Some(wait) = auto_pay_retry_after(next_failures) {
-            schedule_invoice_job(&mut tx, clock, JobKind::AutoPay, &invoice, when + wait).await?;
+            schedule_invoice_job(&mut tx, clock, Job::AutoPay, &invoice, when + wait).await?;
         }
     }
     Ok(AutoPaid::Done(tx))
@@ -657,7 +655,7 @@ pub async fn past_due(
         return Ok(PastDue::Decided);
     }
     let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
-    let link = super::hosted::email_link(
+    let link = super::follow_up::email_link(
         tx,
         core,
         clock,

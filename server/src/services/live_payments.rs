@@ -10,9 +10,8 @@ use uuid::Uuid;
 use super::{audit::Actor, Error};
 use crate::{
     adapters::payments::{PaymentProcessor, ProcessorError, RefundOutcome, RefundRequest},
-    clock::{AccountClock, Clock},
+    clock::AccountClock,
     config::CardProcessorOrigins,
-    crypto::PiiKey,
     domain::{
         billing::{InvoiceStatus, PaymentStatus},
         events::{Event, PaymentAttempt},
@@ -31,7 +30,7 @@ use crate::{
         apps::AppRow,
         billing::{InvoiceRow, PaymentRow, RefundRow},
         events::NewEvent,
-        Db, Tx,
+        Tx,
     },
 };
 
@@ -121,30 +120,6 @@ pub enum Received {
     Handled,
     /// This event was handled before: nothing changed.
     AlreadyHandled,
-}
-
-/// Sets the signing secret of the processor's webhooks to a live app (sealed), audited.
-pub async fn set_webhook_secret(
-    db: &Db,
-    clock: &Clock,
-    pii: &PiiKey,
-    actor: &Actor,
-    app: &AppRow,
-    secret: &str,
-) -> store::Result<()> {
-    let sealed = pii.seal(secret.trim().as_bytes());
-    let mut tx = db.begin().await?;
-    store::payments::set_app_webhook_secret(&mut tx, app.uuid, &sealed).await?;
-    super::audit::record(
-        &mut tx,
-        actor,
-        "app.payment_webhook_secret_set",
-        &format!("app:{}", app.uuid),
-        serde_json::json!({}),
-        clock.now(),
-    )
-    .await?;
-    tx.commit().await
 }
 
 fn refused<T>(why: ProcessorWebhookRefused) -> Result<T, Error<ProcessorWebhookRefused>> {
@@ -365,7 +340,7 @@ impl Reconcile<'_> {
                     Event::PaymentFailed(self.attempt(Some(failure_code.clone()))),
                 )
                 .await?;
-                let link = super::hosted::email_link(
+                let link = super::follow_up::email_link(
                     tx,
                     self.core,
                     self.clock,

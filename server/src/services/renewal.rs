@@ -4,10 +4,10 @@
 //! that day (`accept_renewal`), and on that day a job makes it active and ends the contract it
 //! renews (`start_renewal`).
 //!
-//! A fixed contract put in force schedules its end (`schedule_contract_end`): its expiration
-//! notices (`send_notice`, 90, 60 and 30 days before the end for a year's term), and the
-//! rollover onto the app's month-to-month plan the day after the end when nobody renewed it
-//! (`roll_over`).
+//! A fixed contract put in force schedules its end (`follow_up::schedule_contract_end`): its
+//! expiration notices (`send_notice`, 90, 60 and 30 days before the end for a year's term),
+//! and the rollover onto the app's month-to-month plan the day after the end when nobody
+//! renewed it (`roll_over`).
 
 use crate::{
     clock::AccountClock,
@@ -21,17 +21,15 @@ use crate::{
         },
         events::Event,
         hosted::LinkPurpose,
-        renewal::{
-            day_after_end, hosted_renewal_path, notice_due, notice_schedule, notice_send_at,
-            rollover_at, rollover_due, ContractEnd,
-        },
+        jobs::{ContractPayload, NoticePayload},
+        renewal::{day_after_end, hosted_renewal_path, notice_due, rollover_due, ContractEnd},
     },
     mail::{
         self,
         templates::{Brand, MonthToMonthOffer, RenewalConfirmed, RenewalOffer, Template},
         NewEmail,
     },
-    outbox::{self, JobKind, NewJob},
+    outbox::{self, Job},
     state::Core,
     store::{
         self,
@@ -137,13 +135,6 @@ pub struct AcceptRenewal<'a> {
     pub terms_accepted: bool,
 }
 
-/// The payload of the job that starts a renewal.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct RenewalStartPayload {
-    pub app_uuid: Uuid,
-    pub contract_uuid: Uuid,
-}
-
 /// Accepts a renewal plan, in one transaction: a pending contract for the location from the
 /// day after its contract in force ends, `location.renewal_plan_accepted`, and the job that
 /// starts it on that day. Any plan of the app priced for the location's meter will do (a
@@ -235,16 +226,12 @@ pub async fn accept_renewal(
     outbox::enqueue(
         &mut tx,
         &clock,
-        &NewJob {
-            kind: JobKind::RenewalStart,
-            payload: &RenewalStartPayload {
-                app_uuid: app.uuid,
-                contract_uuid: contract.uuid,
-            },
-            account_uuid: Some(account),
-            run_at: start_of_market_day(start).max(now),
-            max_attempts: 20,
-        },
+        &Job::RenewalStart(ContractPayload {
+            app_uuid: app.uuid,
+            contract_uuid: contract.uuid,
+        }),
+        Some(account),
+        start_of_market_day(start).max(now),
     )
     .await?;
     tx.commit().await?;
@@ -281,7 +268,7 @@ pub async fn start_renewal(
     {
         return Ok(());
     }
-    schedule_contract_end(tx, clock, app, renewal).await?;
+    super::follow_up::schedule_contract_end(tx, clock, app, renewal).await?;
     for renewed in contracts
         .iter()
         .filter(|c| c.location_uuid == renewal.location_uuid && c.uuid != renewal.uuid)
@@ -305,74 +292,6 @@ pub async fn start_renewal(
             .await?;
         }
     }
-    Ok(())
-}
-
-/// The payload of an expiration notice's job.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct NoticePayload {
-    pub app_uuid: Uuid,
-    pub contract_uuid: Uuid,
-    /// Which notice (its nominal days before the end).
-    pub days_before: i64,
-    /// The last notice, which states the month-to-month plan.
-    pub is_final: bool,
-}
-
-/// The payload of the job that rolls a contract onto month-to-month.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct RolloverPayload {
-    pub app_uuid: Uuid,
-    pub contract_uuid: Uuid,
-}
-
-/// A fixed contract comes into force, in `tx`: the jobs of its expiration notices
-/// (`domain::renewal::notice_schedule`) and of its rollover the day after its end. A contract
-/// without an end (month-to-month) has neither.
-pub async fn schedule_contract_end(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    app: Uuid,
-    contract: &ContractRow,
-) -> store::Result<()> {
-    let Some(end) = contract.end_date else {
-        return Ok(());
-    };
-    let now = clock.now();
-    for notice in notice_schedule(contract.start_date, end, clock.today()) {
-        outbox::enqueue(
-            tx,
-            clock,
-            &NewJob {
-                kind: JobKind::RenewalNotice,
-                payload: &NoticePayload {
-                    app_uuid: app,
-                    contract_uuid: contract.uuid,
-                    days_before: notice.days_before,
-                    is_final: notice.is_final,
-                },
-                account_uuid: Some(contract.account_uuid),
-                run_at: notice_send_at(notice.send_on).max(now),
-                max_attempts: 20,
-            },
-        )
-        .await?;
-    }
-    outbox::enqueue(
-        tx,
-        clock,
-        &NewJob {
-            kind: JobKind::RenewalRollover,
-            payload: &RolloverPayload {
-                app_uuid: app,
-                contract_uuid: contract.uuid,
-            },
-            account_uuid: Some(contract.account_uuid),
-            run_at: rollover_at(end).max(now),
-            max_attempts: 20,
-        },
-    )
-    .await?;
     Ok(())
 }
 
@@ -490,7 +409,7 @@ pub async fn send_notice(
     let button = match &account.renewals_url {
         Some(own) => own.clone(),
         None => {
-            super::hosted::email_link(
+            super::follow_up::email_link(
                 tx,
                 core,
                 clock,
@@ -615,7 +534,7 @@ pub async fn roll_over(
     core: &Core,
     clock: &AccountClock,
     account_uuid: Uuid,
-    p: &RolloverPayload,
+    p: &ContractPayload,
 ) -> Result<(), Error<PlansRefused>> {
     let Some((account, contract, location, facts)) =
         contract_at_end(tx, p.app_uuid, account_uuid, p.contract_uuid).await?

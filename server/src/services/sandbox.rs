@@ -9,16 +9,19 @@ use uuid::Uuid;
 
 use super::{
     billing::{self, BillingRefused},
-    credit::rerun_credit_check,
-    enrollment,
+    disconnection, enrollment,
+    follow_up::rerun_credit_check,
     Error::{self, Failed, Refused},
 };
 use crate::{
     adapters::credit::SandboxBureau,
     clock::AccountClock,
     domain::{
+        billing::InvoiceStatus,
         credit::{BillingSimulation, CreditSimulation, Simulation},
+        disconnection::{DisconnectionStatus, PaymentPlanStatus},
         enrollment::{accepted_by, contract_end, enroller, ContractStatus, EnrollmentType},
+        jobs::{InvoicePayload, ServiceOrderKind, ServiceOrderPayload},
         market::{Enroller, EsiId},
         status::{CreditState, UtilityState, VerificationState},
         tokens,
@@ -28,10 +31,12 @@ use crate::{
         self,
         accounts::AccountRow,
         apps::AppRow,
+        billing::InvoiceRow,
         documents::{AttachmentSummaryRow, StoredDocumentRow},
         emails::EmailRow,
         enrollment::{ConfirmedAddressRow, EnrollmentRow},
         market::ServiceAddressRow,
+        Tx,
     },
 };
 
@@ -289,7 +294,7 @@ pub async fn seed_demo(
         &store::enrollment::PIPELINE_JOB_KINDS,
     )
     .await?;
-    store::status::update_status(&mut tx, app_uuid, account_uuid, now).await?;
+    super::follow_up::refresh_status(&mut tx, clock.service(), app_uuid, account_uuid, now).await?;
     tx.commit().await?;
     Ok(now)
 }
@@ -314,7 +319,14 @@ pub async fn delete_enrollment(
         .await?
         .ok_or(Refused(ResetRefused::AccountNotFound))?;
     store::enrollment::delete_enrollment_of_account(&mut tx, account_uuid).await?;
-    store::status::update_status(&mut tx, app_uuid, account_uuid, clock.now()).await?;
+    super::follow_up::refresh_status(
+        &mut tx,
+        clock.service(),
+        app_uuid,
+        account_uuid,
+        clock.now(),
+    )
+    .await?;
     tx.commit().await?;
     Ok(clock.now())
 }
@@ -383,7 +395,9 @@ pub async fn simulate(
             simulate_credit(&mut tx, app, account_uuid, &clock, event).await?
         }
         Simulation::Enrollment(sim) => {
-            enrollment::simulate(&mut tx, app.uuid, account_uuid, &clock, sim).await?
+            enrollment::simulate(&mut tx, app.uuid, account_uuid, &clock, sim)
+                .await?
+                .map_err(|enrollment::NotFinalized| SimulationRefused::NotFinalized)
         }
         Simulation::Billing(BillingSimulation::InvoiceGenerated) => {
             billing::simulate_invoice(&mut tx, state, &clock, app, account_uuid)
@@ -405,7 +419,7 @@ pub async fn simulate(
             }
         }
         Simulation::Billing(sim) => {
-            super::disconnection::simulate(&mut tx, state, &clock, app, account_uuid, sim).await?
+            simulate_collections(&mut tx, state, &clock, app, account_uuid, sim).await?
         }
         Simulation::Unknown => Err(SimulationRefused::UnknownEvent),
     };
@@ -415,6 +429,119 @@ pub async fn simulate(
         before,
         at: clock.now(),
     })
+}
+
+/// The sandbox's collections events, in `tx`: a bill past due, a payment plan's instalment
+/// missed, the utility carrying out a disconnection or a reconnection.
+async fn simulate_collections(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account_uuid: Uuid,
+    sim: BillingSimulation,
+) -> store::Result<Result<(), SimulationRefused>> {
+    use BillingSimulation as S;
+    use SimulationRefused as R;
+    let Some(account) =
+        store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
+    else {
+        return Ok(Err(R::AccountNotFound));
+    };
+    let now = clock.now();
+    let turn_past_due = |invoice: InvoiceRow| InvoicePayload {
+        app_uuid: app.uuid,
+        invoice_uuid: invoice.uuid,
+        at: now,
+    };
+    match sim {
+        S::InvoicePastDue => {
+            let open = store::disconnections::unpaid_invoices(&mut *tx, account_uuid)
+                .await?
+                .into_iter()
+                .rev()
+                .find(|i| i.status == InvoiceStatus::Open);
+            let Some(invoice) = open else {
+                return Ok(Err(R::NothingToPay));
+            };
+            super::invoices::past_due(tx, core, clock, account_uuid, &turn_past_due(invoice))
+                .await?;
+        }
+        S::PaymentPlanMissed => {
+            let Some(plan) = store::disconnections::plans_of_account(&mut *tx, account_uuid)
+                .await?
+                .into_iter()
+                .find(|p| p.status == PaymentPlanStatus::Active)
+            else {
+                return Ok(Err(R::NoPlanInstalment));
+            };
+            let mut open = None;
+            for line in store::disconnections::instalments(&mut *tx, plan.uuid)
+                .await?
+                .iter()
+                .rev()
+            {
+                if let Some(u) = line.invoice_uuid {
+                    open = store::billing::invoice(&mut *tx, u)
+                        .await?
+                        .filter(|i| i.status == InvoiceStatus::Open);
+                    break;
+                }
+            }
+            let Some(invoice) = open else {
+                return Ok(Err(R::NoPlanInstalment));
+            };
+            super::invoices::past_due(tx, core, clock, account_uuid, &turn_past_due(invoice))
+                .await?;
+        }
+        S::ServiceDisconnected => {
+            let rows =
+                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
+            let Some(mut row) = rows.into_iter().find(|d| {
+                matches!(
+                    d.status,
+                    DisconnectionStatus::Noticed | DisconnectionStatus::Requested
+                )
+            }) else {
+                return Ok(Err(R::NothingPending));
+            };
+            if row.status == DisconnectionStatus::Noticed {
+                let invoice = store::billing::invoice(&mut *tx, row.invoice_uuid).await?;
+                if invoice.as_ref().map(|i| i.status) != Some(InvoiceStatus::PastDue) {
+                    return Ok(Err(R::NothingPending));
+                }
+                disconnection::request_disconnection(tx, clock, app, &mut row, invoice.as_ref())
+                    .await?;
+            }
+            let order = ServiceOrderPayload {
+                app_uuid: app.uuid,
+                disconnection_uuid: row.uuid,
+                order: ServiceOrderKind::Disconnect,
+            };
+            if !disconnection::complete_service_order(tx, core, clock, account.uuid, &order).await?
+            {
+                return Ok(Err(R::NothingPending));
+            }
+        }
+        S::ServiceReconnected => {
+            let rows =
+                store::disconnections::disconnections_of_account(&mut *tx, account_uuid).await?;
+            let Some(row) = rows
+                .into_iter()
+                .find(|d| d.status == DisconnectionStatus::ReconnectRequested)
+            else {
+                return Ok(Err(R::NothingPending));
+            };
+            let order = ServiceOrderPayload {
+                app_uuid: app.uuid,
+                disconnection_uuid: row.uuid,
+                order: ServiceOrderKind::Reconnect,
+            };
+            disconnection::complete_service_order(tx, core, clock, account.uuid, &order).await?;
+        }
+        S::InvoiceGenerated | S::PaymentFailed => {}
+    }
+    Ok(Ok(()))
 }
 
 /// A credit bureau's simulated answer for the latest submission, in `tx`.

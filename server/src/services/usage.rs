@@ -1,7 +1,9 @@
 //! A location's usage as the utility reported it, gathered for the usage views: by month of a
 //! year, by day of a month, in 15-minute intervals, each through yesterday on the account's
 //! clock (`usage_between`). Each answers which neighbouring periods have
-//! usage, so the views link only those.
+//! usage, so the views link only those. What the meter measured over days (`measured`), with
+//! nothing on the days a disconnection left it without service (`disconnected_days`,
+//! `measured_while_served`), which billing reads too.
 
 use std::str::FromStr;
 
@@ -12,7 +14,9 @@ use uuid::Uuid;
 use super::Error;
 use crate::{
     domain::{
+        billing::disconnected_days as domain_disconnected_days,
         estimate::MonthUsage,
+        market::market_date,
         usage::{
             self, daily_data_range, first_of_month, has_usage_in, interval_period, last_of_month,
             month_of, monthly_totals, year_of, IntervalPeriod, UsageTotals,
@@ -111,13 +115,8 @@ async fn usage_between(
         let (a, b) = (first.max(from), last.min(to));
         if a <= b {
             // Nothing is measured while the utility has the meter disconnected.
-            let off = super::billing::disconnected_days(&core.db, location, a, b).await?;
-            days.extend(super::billing::measured_while_served(
-                &location.esi_id,
-                a,
-                b,
-                &off,
-            ));
+            let off = disconnected_days(&core.db, location, a, b).await?;
+            days.extend(measured_while_served(&location.esi_id, a, b, &off));
         }
     }
     Ok((days, bounds))
@@ -294,4 +293,62 @@ pub async fn intervals(
         intervals,
         neighbours,
     })
+}
+
+fn usage_row(u: &usage::DayUsage) -> UsageDayRow {
+    UsageDayRow {
+        day: u.date,
+        consumption_kwh: u.consumption.to_string(),
+        generation_kwh: u.generation.to_string(),
+        vehicle_kwh: u.vehicle_charging.to_string(),
+        eligible_vehicle_kwh: u.eligible_vehicle_charging.to_string(),
+    }
+}
+
+/// What the meter measured from `from` to `to` (both included), as the utility reports it.
+pub fn measured(esi_id: &str, from: NaiveDate, to: NaiveDate) -> Vec<UsageDayRow> {
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| usage_row(&usage::day_usage(esi_id, d)))
+        .collect()
+}
+
+/// `measured`, with nothing on the days `off` the meter was disconnected.
+pub fn measured_while_served(
+    esi_id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+    off: &std::collections::BTreeSet<NaiveDate>,
+) -> Vec<UsageDayRow> {
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| {
+            usage_row(&if off.contains(&d) {
+                usage::DayUsage::none(d)
+            } else {
+                usage::day_usage(esi_id, d)
+            })
+        })
+        .collect()
+}
+
+/// The days of `from..=to` the location had no service at all, disconnected for non-payment
+/// (`domain::billing::disconnected_days`), from its notices the utility carried out.
+pub async fn disconnected_days(
+    conn: impl Into<store::Conn<'_>>,
+    location: &LocationRow,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> store::Result<std::collections::BTreeSet<NaiveDate>> {
+    let spans: Vec<(NaiveDate, Option<NaiveDate>)> =
+        store::disconnections::disconnections_of_account(conn, location.account_uuid)
+            .await?
+            .iter()
+            .filter(|d| d.location_uuid == location.uuid)
+            .filter_map(|d| {
+                let cut = d.disconnected_at?;
+                Some((market_date(cut), d.reconnected_at.map(market_date)))
+            })
+            .collect();
+    Ok(domain_disconnected_days(&spans, from, to))
 }

@@ -592,8 +592,11 @@ pub async fn refunds_of_invoice(db: &Db, invoice_uuid: Uuid) -> Result<Vec<Refun
 }
 
 /// The billing jobs of an account (meter reads, auto-pay, past-due checks).
-pub const BILLING_JOB_KINDS: [&str; 3] =
-    ["billing.meter_read", "billing.auto_pay", "billing.past_due"];
+pub const BILLING_JOB_KINDS: [&str; 3] = [
+    crate::domain::jobs::JobKind::MeterRead.as_str(),
+    crate::domain::jobs::JobKind::AutoPay.as_str(),
+    crate::domain::jobs::JobKind::PastDue.as_str(),
+];
 
 /// Sandbox reset of an account's billing: payments, invoices, reads and usage of its
 /// locations. Called before the locations themselves go.

@@ -5,7 +5,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
-use crate::domain::enrollment::{ContractStatus, LocationStatus};
+use crate::domain::{
+    enrollment::{ContractStatus, LocationStatus},
+    jobs::JobKind,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ConfirmedAddressRow {
@@ -420,17 +423,11 @@ pub async fn location_of_account(
 
 /// The job kinds of the enrollment pipeline up to service start.
 pub const PIPELINE_JOB_KINDS: [&str; 4] = [
-    "enrollment.verify",
-    "utility.submit",
-    "utility.answer",
-    "service.start",
+    JobKind::EnrollmentVerify.as_str(),
+    JobKind::UtilitySubmit.as_str(),
+    JobKind::UtilityAnswer.as_str(),
+    JobKind::ServiceStart.as_str(),
 ];
-
-/// The job that ends service on a scheduled final service date.
-pub const SERVICE_END_JOB_KIND: &str = "service.end";
-
-/// The job that starts an accepted renewal on its start date.
-pub const RENEWAL_START_JOB_KIND: &str = "renewal.start";
 
 /// Discards an acceptance that never started service and never will (its price expired): the
 /// account's contracts, locations and enrollment go, its pipeline jobs still pending with
@@ -489,10 +486,10 @@ pub async fn delete_enrollment_of_account(tx: &mut Tx, account_uuid: Uuid) -> Re
         tx,
         account_uuid,
         &[
-            SERVICE_END_JOB_KIND,
-            RENEWAL_START_JOB_KIND,
-            super::renewal::RENEWAL_NOTICE_JOB_KIND,
-            super::renewal::RENEWAL_ROLLOVER_JOB_KIND,
+            JobKind::ServiceEnd.as_str(),
+            JobKind::RenewalStart.as_str(),
+            JobKind::RenewalNotice.as_str(),
+            JobKind::RenewalRollover.as_str(),
             "credit.check",
         ],
     )

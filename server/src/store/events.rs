@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::{jobs, on_db, on_tx, webhooks, Db, Result, Tx};
 use crate::domain::{
     events::{endpoint_wants, Event},
-    webhooks::MAX_ATTEMPTS,
+    jobs::Job,
 };
 
 /// An event's row. Changes build it from their `Event` (`NewEvent::of`); an e-mail's event,
@@ -32,9 +32,6 @@ impl NewEvent<'static> {
         }
     }
 }
-
-/// The job kind of a webhook delivery (see `jobs::JobKind`).
-pub const WEBHOOK_DELIVERY_JOB: &str = "webhook.deliver";
 
 /// Writes the event and schedules its delivery to every enabled endpoint that wants it.
 pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>) -> Result<Uuid> {
@@ -76,17 +73,19 @@ pub async fn enqueue_delivery(
     // Due "now": the system time is never ahead of the service clock (which only moves
     // forward), so the job is due at once whatever the clock says.
     let now = Utc::now();
+    let job = Job::WebhookDelivery {
+        endpoint_uuid,
+        event_uuid,
+    };
+    let (kind, payload) = job.stored().map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     jobs::insert_job(
         tx,
         &jobs::NewJob {
-            kind: WEBHOOK_DELIVERY_JOB,
-            payload: &serde_json::json!({
-                "endpoint_uuid": endpoint_uuid,
-                "event_uuid": event_uuid,
-            }),
+            kind,
+            payload: &payload,
             account_uuid,
             run_at_ms: now.timestamp_millis(),
-            max_attempts: MAX_ATTEMPTS as i32,
+            max_attempts: job.max_attempts(),
             created_at: now,
         },
     )

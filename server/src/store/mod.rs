@@ -29,7 +29,6 @@ pub mod jobs;
 pub mod market;
 pub mod payments;
 pub mod renewal;
-pub mod status;
 pub mod users;
 pub mod utility;
 pub mod web_sessions;

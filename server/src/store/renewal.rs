@@ -81,9 +81,3 @@ pub async fn notices_of_account(
         .fetch_all(c)
         .await)
 }
-
-/// The job that sends one expiration notice.
-pub const RENEWAL_NOTICE_JOB_KIND: &str = "renewal.notice";
-
-/// The job that rolls a contract nobody renewed onto month-to-month the day after it ends.
-pub const RENEWAL_ROLLOVER_JOB_KIND: &str = "renewal.rollover";

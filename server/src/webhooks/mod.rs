@@ -13,7 +13,6 @@ use app::api::{background::Event, Environment, Timestamp};
 use axum::http::{HeaderName, HeaderValue};
 use chrono::Utc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use serde::Deserialize;
 use uuid::Uuid;
 
 use crate::{
@@ -125,24 +124,22 @@ pub fn render_event(row: &EventRow, environment: Environment) -> Event {
     }
 }
 
-#[derive(Deserialize)]
-struct DeliveryPayload {
-    endpoint_uuid: Uuid,
-    event_uuid: Uuid,
-}
-
-/// One attempt of a delivery job.
+/// One attempt of a delivery job: the event `event_uuid` to the endpoint `endpoint_uuid`.
 /// The endpoint's secrets are stored sealed with `pii`.
-pub async fn deliver(ctx: &JobRun, sender: &Sender, pii: &PiiKey) -> anyhow::Result<()> {
-    let payload: DeliveryPayload = serde_json::from_str(&ctx.job.payload)?;
-    let endpoint = store::webhooks::endpoint_by_uuid(&ctx.db, payload.endpoint_uuid).await?;
+pub async fn deliver(
+    ctx: &JobRun,
+    sender: &Sender,
+    pii: &PiiKey,
+    (endpoint_uuid, event_uuid): (Uuid, Uuid),
+) -> anyhow::Result<()> {
+    let endpoint = store::webhooks::endpoint_by_uuid(&ctx.db, endpoint_uuid).await?;
     let Some(endpoint) = endpoint.filter(|e| !e.disabled) else {
         // Deleted or disabled since: nothing to send (recover re-sends once re-enabled).
         return Ok(ctx
             .finish_alone(&Outcome::Failed("endpoint disabled or deleted".into()))
             .await?);
     };
-    let Some(event) = store::events::event_by_uuid(&ctx.db, payload.event_uuid).await? else {
+    let Some(event) = store::events::event_by_uuid(&ctx.db, event_uuid).await? else {
         return Ok(ctx
             .finish_alone(&Outcome::Failed("event not found".into()))
             .await?);

@@ -87,7 +87,7 @@ async fn checked(live: &Live, ssn: &str) -> Uuid {
         .for_account(&s.state.db, account)
         .await
         .unwrap();
-    server::services::credit::rerun_credit_check(&mut tx, &row, &clock)
+    server::services::follow_up::rerun_credit_check(&mut tx, &row, &clock)
         .await
         .unwrap()
         .expect("a check to run");

@@ -476,7 +476,7 @@ both_engines! {
         .await
         .unwrap();
         server::store::enrollment::drop_pending_jobs(&mut tx, account, &server::store::enrollment::PIPELINE_JOB_KINDS).await.unwrap();
-        server::store::status::update_status(&mut tx, app.app_uuid, account, app.clock.now()).await.unwrap();
+        server::services::follow_up::refresh_status(&mut tx, &app.clock, app.app_uuid, account, app.clock.now()).await.unwrap();
         tx.commit().await.unwrap();
         app.state.account_changed(account);
         settles_at(&app, &token, pair("cancelled", "expire_pre_active")).await;

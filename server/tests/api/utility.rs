@@ -146,12 +146,18 @@ pub(crate) async fn live_submission_with_processor(
         .for_account(&app.state.db, account_uuid)
         .await
         .unwrap();
-    server::services::enrollment::credit_passed(&mut tx, live_uuid, account_uuid, &clock)
+    server::services::follow_up::submit_when_ready(&mut tx, live_uuid, account_uuid, &clock)
         .await
         .unwrap();
-    server::store::status::update_status(&mut tx, live_uuid, account_uuid, app.clock.now())
-        .await
-        .unwrap();
+    server::services::follow_up::refresh_status(
+        &mut tx,
+        &app.clock,
+        live_uuid,
+        account_uuid,
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
 
     settles_at(&server, &token, pair("reviewing", "utility_submitted")).await;

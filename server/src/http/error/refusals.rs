@@ -59,7 +59,7 @@ impl From<PaymentMethodRefused> for ApiError {
             ApiError::new(ErrorCode::ParameterInvalid, message).with_param("client_secret")
         };
         match why {
-            PaymentMethodRefused::KeyInvalid => crate::http::auth::invalid_token(),
+            PaymentMethodRefused::KeyInvalid => ApiError::invalid_token(),
             PaymentMethodRefused::Card(e) => {
                 let code = match e.code {
                     "invalid_expiry_month" => ErrorCode::InvalidExpiryMonth,
