@@ -356,6 +356,17 @@ fn paths_at(
         return paths_at(chars, i + 2, prefix, out);
     }
     out.push(prefix.clone());
+    // `a::b as c`: the new name is no path of its own.
+    let after = skip_ws(i);
+    if chars[after..].starts_with(&['a', 's'])
+        && chars.get(after + 2).is_some_and(|c| c.is_whitespace())
+    {
+        let mut j = skip_ws(after + 2);
+        while j < chars.len() && is_ident(chars[j]) {
+            j += 1;
+        }
+        return j;
+    }
     i
 }
 
@@ -706,10 +717,10 @@ fn the_allowed_edges_form_no_cycle() {
 #[test]
 fn the_reader_sees_paths_in_groups_and_expressions() {
     let code = code_only(
-        "use crate::{a::{b, c::d}, e, f::{self}}; // crate::comment::x\n\
+        "use crate::{a::{b, c::d}, e, f::{self}, j::k as alias}; // crate::comment::x\n\
          let x = crate::g::h(\"crate::string::y\"); let c = '\"'; let z = crate::i;",
     );
     let mut paths = crate_paths(&code);
     paths.sort();
-    assert_eq!(paths, ["a::b", "a::c", "e", "f", "g::h", "i"]);
+    assert_eq!(paths, ["a::b", "a::c", "e", "f", "g::h", "i", "j::k"]);
 }
