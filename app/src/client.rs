@@ -5,7 +5,7 @@
 
 use serde::{
     de::{DeserializeOwned, IgnoredAny},
-    Deserialize, Serialize,
+    Deserialize,
 };
 
 use crate::{
@@ -154,13 +154,9 @@ impl ApiClient {
         method: gloo_net::http::Method,
         path: &str,
         bearer: &str,
-        body: Option<&impl Serialize>,
+        body: Option<Body>,
     ) -> Result<T, ClientError> {
-        let body = body
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(ClientError::network)?;
-        let text = Self::exchange(method, path, bearer, body).await?;
+        let text = Self::exchange(method, path, bearer, body.map(Body::end)).await?;
         crate::json::from_str(&text).map_err(ClientError::network)
     }
 
@@ -169,7 +165,7 @@ impl ApiClient {
         _method: Method,
         _path: &str,
         _bearer: &str,
-        _body: Option<&impl Serialize>,
+        _body: Option<Body>,
     ) -> Result<T, ClientError> {
         Err(ClientError::network("the client runs in the browser only"))
     }
@@ -178,7 +174,7 @@ impl ApiClient {
         &self,
         method: Method,
         path: &str,
-        body: Option<&impl Serialize>,
+        body: Option<Body>,
     ) -> Result<T, ClientError> {
         Self::send(method, path, &self.token, body).await
     }
@@ -197,9 +193,9 @@ impl ApiClient {
 
     /// `POST /v1/account/enroll/address-search`: type-ahead.
     pub async fn address_search(&self, query: &str) -> Result<Vec<Address>, ClientError> {
-        let body = Query { query, limit: 8 };
+        let body = Body::new().str("query", query).int("limit", 8);
         let path = "/v1/account/enroll/address-search";
-        self.call(Method::POST, path, Some(&body)).await
+        self.call(Method::POST, path, Some(body)).await
     }
 
     /// `POST /v1/account/enroll/full-address-search`.
@@ -208,28 +204,31 @@ impl ApiClient {
         address: &PostalAddress,
     ) -> Result<Vec<Address>, ClientError> {
         let path = "/v1/account/enroll/full-address-search";
-        self.call(Method::POST, path, Some(address)).await
+        self.call(Method::POST, path, Some(Body::address(address)))
+            .await
     }
 
     /// `POST /v1/account/enroll/esi-id-search`.
     pub async fn esi_id_search(&self, esi_id: &str) -> Result<Address, ClientError> {
         let path = "/v1/account/enroll/esi-id-search";
-        self.call(Method::POST, path, Some(&Meter { esi_id })).await
+        let body = Body::new().str("esi_id", esi_id);
+        self.call(Method::POST, path, Some(body)).await
     }
 
     /// `POST /v1/account/enroll/confirm-address`.
     pub async fn confirm_address(&self, esi_id: &str) -> Result<Account, ClientError> {
         let path = "/v1/account/enroll/confirm-address";
-        self.call(Method::POST, path, Some(&Meter { esi_id })).await
+        let body = Body::new().str("esi_id", esi_id);
+        self.call(Method::POST, path, Some(body)).await
     }
 
     /// `POST /v1/account/enroll/plans/request` for the confirmed address, each plan with its
     /// yearly estimate for a typical home of `home_size` there.
     pub async fn plans(&self, home_size: Option<&str>) -> Result<Vec<Plan>, ClientError> {
         let path = "/v1/account/enroll/plans/request";
-        let out: Plans = self
-            .call(Method::POST, path, Some(&Home { home_size }))
-            .await?;
+        // `null`: the address's typical home.
+        let body = Body::new().opt_str("home_size", home_size);
+        let out: Plans = self.call(Method::POST, path, Some(body)).await?;
         Ok(out.plans)
     }
 
@@ -241,14 +240,13 @@ impl ApiClient {
         start_date: &str,
         enrollment_type: &str,
     ) -> Result<Account, ClientError> {
-        let body = Acceptance {
-            plan_uuid,
-            service_start_date: start_date,
-            enrollment_type,
-            terms_accepted: true,
-        };
+        let body = Body::new()
+            .str("plan_uuid", plan_uuid)
+            .str("service_start_date", start_date)
+            .str("enrollment_type", enrollment_type)
+            .bool("terms_accepted", true);
         let path = "/v1/account/enroll/plans/accept";
-        let out: Accepted = self.call(Method::POST, path, Some(&body)).await?;
+        let out: Accepted = self.call(Method::POST, path, Some(body)).await?;
         Ok(out.account)
     }
 
@@ -258,20 +256,19 @@ impl ApiClient {
         phone: &str,
         date_of_birth: &str,
     ) -> Result<(), ClientError> {
-        let body = Identity {
-            phone,
-            date_of_birth,
-        };
+        let body = Body::new()
+            .str("phone", phone)
+            .str("date_of_birth", date_of_birth);
         let path = "/v1/account/enroll/identity";
-        let _: IgnoredAny = self.call(Method::PATCH, path, Some(&body)).await?;
+        let _: IgnoredAny = self.call(Method::PATCH, path, Some(body)).await?;
         Ok(())
     }
 
     /// `POST /v1/account/enroll/credit-check` (the customer consented).
     pub async fn credit_check(&self, ssn: &str) -> Result<(), ClientError> {
-        let body = Credit { ssn, consent: true };
+        let body = Body::new().str("ssn", ssn).bool("consent", true);
         let path = "/v1/account/enroll/credit-check";
-        let _: IgnoredAny = self.call(Method::POST, path, Some(&body)).await?;
+        let _: IgnoredAny = self.call(Method::POST, path, Some(body)).await?;
         Ok(())
     }
 
@@ -287,31 +284,29 @@ impl ApiClient {
         session: &PaymentSession,
         card: &CardInput,
     ) -> Result<String, ClientError> {
-        let body = NewCard {
-            client_secret: &session.client_secret,
-            card: CardFields {
-                number: &card.number,
-                exp_month: card.exp_month,
-                exp_year: card.exp_year,
-                cvc: &card.cvc,
-            },
-            billing_details: BillingDetails {
-                postal_code: &card.postal_code,
-            },
-        };
+        let fields = Body::new()
+            .str("number", &card.number)
+            .int("exp_month", card.exp_month.into())
+            .int("exp_year", card.exp_year.into())
+            .str("cvc", &card.cvc);
+        let body = Body::new()
+            .str("client_secret", &session.client_secret)
+            .obj("card", fields)
+            .obj(
+                "billing_details",
+                Body::new().str("postal_code", &card.postal_code),
+            );
         let path = "/processor/v1/payment_methods";
         let created: Created =
-            Self::send(Method::POST, path, &session.publishable_key, Some(&body)).await?;
+            Self::send(Method::POST, path, &session.publishable_key, Some(body)).await?;
         Ok(created.id)
     }
 
     /// `POST /v1/account/billing/ensure-payment-method-added`.
     pub async fn attach_payment_method(&self, id: &str) -> Result<PaymentMethod, ClientError> {
-        let body = PaymentMethodId {
-            payment_method_id: id,
-        };
+        let body = Body::new().str("payment_method_id", id);
         let path = "/v1/account/billing/ensure-payment-method-added";
-        self.call(Method::POST, path, Some(&body)).await
+        self.call(Method::POST, path, Some(body)).await
     }
 
     /// `GET /v1/account/enroll/summary`: the plan, card and billing address chosen so far.
@@ -325,11 +320,12 @@ impl ApiClient {
         &self,
         other: Option<&PostalAddress>,
     ) -> Result<BillingAddressOut, ClientError> {
-        let body = Billing {
-            same_as_service_address: other.is_none(),
-            address: other,
+        let body = Body::new().bool("same_as_service_address", other.is_none());
+        let body = match other {
+            Some(address) => body.obj("address", Body::address(address)),
+            None => body.null("address"),
         };
-        self.call(Method::PUT, "/v1/account/billing/address", Some(&body))
+        self.call(Method::PUT, "/v1/account/billing/address", Some(body))
             .await
     }
 
@@ -354,7 +350,7 @@ impl ApiClient {
     /// `POST /v1/account/billing/invoices/{number}/pay`: pays now with the saved card.
     pub async fn pay_invoice(&self, number: &str) -> Result<Payment, ClientError> {
         let path = format!("/v1/account/billing/invoices/{number}/pay");
-        self.call(Method::POST, &path, Some(&Empty {})).await
+        self.call(Method::POST, &path, Some(Body::new())).await
     }
 
     /// `GET /v1/account/billing/payment-plan`: the plan offered, and the account's plans.
@@ -367,8 +363,8 @@ impl ApiClient {
     /// instalments.
     pub async fn accept_payment_plan(&self, months: u32) -> Result<PaymentPlans, ClientError> {
         let path = "/v1/account/billing/payment-plan";
-        self.call(Method::POST, path, Some(&Months { months }))
-            .await
+        let body = Body::new().int("months", months.into());
+        self.call(Method::POST, path, Some(body)).await
     }
 
     /// `GET /v1/account/locations/{uuid}/documents`: the documents in force.
@@ -386,7 +382,7 @@ impl ApiClient {
     /// `POST /v1/account/locations/{uuid}/renewal-plans/request`.
     pub async fn renewal_plans(&self, location: &str) -> Result<Vec<Plan>, ClientError> {
         let path = format!("/v1/account/locations/{location}/renewal-plans/request");
-        let out: Plans = self.call(Method::POST, &path, Some(&Empty {})).await?;
+        let out: Plans = self.call(Method::POST, &path, Some(Body::new())).await?;
         Ok(out.plans)
     }
 
@@ -397,13 +393,12 @@ impl ApiClient {
         plan_uuid: &str,
         start_date: &str,
     ) -> Result<Contract, ClientError> {
-        let body = RenewalAcceptance {
-            plan_uuid,
-            service_start_date: start_date,
-            terms_accepted: true,
-        };
+        let body = Body::new()
+            .str("plan_uuid", plan_uuid)
+            .str("service_start_date", start_date)
+            .bool("terms_accepted", true);
         let path = format!("/v1/account/locations/{location}/renewal-plans/accept");
-        let out: Renewed = self.call(Method::POST, &path, Some(&body)).await?;
+        let out: Renewed = self.call(Method::POST, &path, Some(body)).await?;
         Ok(out.contract)
     }
 
@@ -411,64 +406,22 @@ impl ApiClient {
     /// saved card.
     #[cfg(any(feature = "ssr", feature = "enrollment"))]
     pub async fn pay_deposit(&self) -> Result<IgnoredAny, ClientError> {
-        self.call(Method::POST, "/v1/account/deposit/pay", Some(&Empty {}))
+        self.call(Method::POST, "/v1/account/deposit/pay", Some(Body::new()))
             .await
     }
 
     /// `POST /v1/account/enroll/finalize`.
     pub async fn finalize(&self) -> Result<Account, ClientError> {
         let path = "/v1/account/enroll/finalize";
-        self.call(Method::POST, path, Some(&Empty {})).await
+        self.call(Method::POST, path, Some(Body::new())).await
     }
 }
 
-// Request bodies, and the parts of answers the flows read (serde skips the rest).
-
-const NO_BODY: Option<&Empty> = None;
-
-#[derive(Serialize)]
-struct Empty {}
-
-/// The home's size for the plans' yearly estimates (`null`: the address's typical home).
-#[derive(Serialize)]
-struct Home<'a> {
-    home_size: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct Months {
-    months: u32,
-}
-
-#[derive(Serialize)]
-struct Query<'a> {
-    query: &'a str,
-    limit: u32,
-}
-
-#[derive(Serialize)]
-struct Meter<'a> {
-    esi_id: &'a str,
-}
-
-#[derive(Serialize)]
-struct Acceptance<'a> {
-    plan_uuid: &'a str,
-    service_start_date: &'a str,
-    enrollment_type: &'a str,
-    terms_accepted: bool,
-}
+// The parts of answers the flows read (serde skips the rest).
 
 #[derive(Deserialize)]
 struct Accepted {
     account: Account,
-}
-
-#[derive(Serialize)]
-struct RenewalAcceptance<'a> {
-    plan_uuid: &'a str,
-    service_start_date: &'a str,
-    terms_accepted: bool,
 }
 
 #[derive(Deserialize)]
@@ -476,52 +429,106 @@ struct Renewed {
     contract: Contract,
 }
 
-#[derive(Serialize)]
-struct Identity<'a> {
-    phone: &'a str,
-    date_of_birth: &'a str,
-}
-
-#[derive(Serialize)]
-struct Credit<'a> {
-    ssn: &'a str,
-    consent: bool,
-}
-
-#[derive(Serialize)]
-struct NewCard<'a> {
-    client_secret: &'a str,
-    card: CardFields<'a>,
-    billing_details: BillingDetails<'a>,
-}
-
-#[derive(Serialize)]
-struct CardFields<'a> {
-    number: &'a str,
-    exp_month: u32,
-    exp_year: i32,
-    cvc: &'a str,
-}
-
-#[derive(Serialize)]
-struct BillingDetails<'a> {
-    postal_code: &'a str,
-}
-
 #[derive(Deserialize)]
 struct Created {
     id: String,
 }
 
-#[derive(Serialize)]
-struct PaymentMethodId<'a> {
-    payment_method_id: &'a str,
+const NO_BODY: Option<Body> = None;
+
+/// A request body: one JSON object, written field by field. The bodies are a few flat objects
+/// of text, whole numbers and booleans; written here rather than by serde_json, whose
+/// serializer (with its escaping tables, number formatting and error type) was code in every
+/// flow's bundle.
+#[derive(Debug)]
+struct Body(String);
+
+impl Body {
+    fn new() -> Self {
+        Body("{".to_owned())
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.0.len() > 1 {
+            self.0.push(',');
+        }
+        quote(&mut self.0, key);
+        self.0.push(':');
+    }
+
+    fn str(mut self, key: &str, value: &str) -> Self {
+        self.key(key);
+        quote(&mut self.0, value);
+        self
+    }
+
+    /// The text, or `null`.
+    fn opt_str(self, key: &str, value: Option<&str>) -> Self {
+        match value {
+            Some(value) => self.str(key, value),
+            None => self.null(key),
+        }
+    }
+
+    fn null(mut self, key: &str) -> Self {
+        self.key(key);
+        self.0.push_str("null");
+        self
+    }
+
+    fn int(mut self, key: &str, value: i64) -> Self {
+        self.key(key);
+        self.0.push_str(&value.to_string());
+        self
+    }
+
+    fn bool(mut self, key: &str, value: bool) -> Self {
+        self.key(key);
+        self.0.push_str(if value { "true" } else { "false" });
+        self
+    }
+
+    fn obj(mut self, key: &str, value: Body) -> Self {
+        self.key(key);
+        self.0.push_str(&value.end());
+        self
+    }
+
+    /// `api::PostalAddress`.
+    fn address(a: &PostalAddress) -> Self {
+        Body::new()
+            .str("address_1", &a.address_1)
+            .opt_str("address_2", a.address_2.as_deref())
+            .str("city", &a.city)
+            .str("state", &a.state)
+            .str("postal_code", &a.postal_code)
+    }
+
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn end(mut self) -> String {
+        self.0.push('}');
+        self.0
+    }
 }
 
-#[derive(Serialize)]
-struct Billing<'a> {
-    same_as_service_address: bool,
-    address: Option<&'a PostalAddress>,
+/// `text` as a JSON string: quotes, backslashes and control characters escaped.
+fn quote(out: &mut String, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let b = u32::from(c) as usize;
+                out.push_str("\\u00");
+                out.push(char::from(HEX[b >> 4]));
+                out.push(char::from(HEX[b & 15]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// Card details as typed into the card form; they go to the processor only.
@@ -552,4 +559,40 @@ enum Method {
     POST,
     PUT,
     PATCH,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each body reads back as the JSON object it stands for.
+    #[test]
+    fn bodies_are_json() {
+        let address = PostalAddress {
+            address_1: "1 \"Main\" St\\ \u{1}\n".to_owned(),
+            address_2: None,
+            city: "Austin é".to_owned(),
+            state: "TX".to_owned(),
+            postal_code: "78701".to_owned(),
+        };
+        let body = Body::new()
+            .bool("same_as_service_address", false)
+            .obj("address", Body::address(&address))
+            .opt_str("home_size", Some("large"))
+            .null("other")
+            .int("exp_year", -2030)
+            .end();
+        let read: serde_json::Value = serde_json::from_str(&body).expect(&body);
+        assert_eq!(
+            read,
+            serde_json::json!({
+                "same_as_service_address": false,
+                "address": address,
+                "home_size": "large",
+                "other": null,
+                "exp_year": -2030,
+            })
+        );
+        assert_eq!(Body::new().end(), "{}");
+    }
 }
