@@ -3,13 +3,9 @@
 //! the payment processor with its publishable key, never to `/v1`. Only the parts of answers
 //! the flows read are parsed: the bundle a partner's page downloads stays small.
 
-use serde::{
-    de::{DeserializeOwned, IgnoredAny},
-    Deserialize,
-};
-
 use crate::{
     api::{enrollment::BillingAddressOut, market::Address, PostalAddress},
+    json::{Read, Value},
     views::{
         Account, ActiveDocuments, CardOnFile, Contract, Documents, InvoiceDetail, Invoices,
         Payment, PaymentMethod, PaymentPlans, PaymentSession, Plan, Plans, Summary,
@@ -59,36 +55,21 @@ impl ClientError {
     }
 }
 
-/// The part of the v1 error envelope the flows use.
-#[cfg(feature = "hydrate")]
-#[derive(Deserialize)]
-struct Envelope {
-    error: WireError,
-}
-
+/// The part of the v1 error envelope (`{"error": {...}}`) the flows use. The API's message is
+/// for developers: the flows show their own words.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-#[derive(Deserialize)]
-struct WireError {
-    code: String,
-    message: String,
-    #[serde(default)]
-    param: Option<String>,
-    #[serde(default)]
-    missing: Vec<String>,
-    #[serde(default)]
-    decline_code: Option<String>,
-}
+struct Envelope(ClientError);
 
-impl From<WireError> for ClientError {
-    fn from(e: WireError) -> Self {
-        // The API's message, for developers: the flows show their own words.
-        ClientError {
-            code: e.code,
-            message: e.message,
-            param: e.param,
-            missing: e.missing,
-            decline_code: e.decline_code,
-        }
+impl Read for Envelope {
+    fn read(v: &Value) -> Option<Self> {
+        let e = v.get("error")?;
+        Some(Envelope(ClientError {
+            code: e.str("code")?,
+            message: e.str("message")?,
+            param: e.str("param"),
+            missing: e.list("missing").unwrap_or_default(),
+            decline_code: e.str("decline_code"),
+        }))
     }
 }
 
@@ -144,13 +125,13 @@ impl ApiClient {
             return Ok(text);
         }
         match crate::json::from_str::<Envelope>(&text) {
-            Ok(e) => Err(e.error.into()),
+            Ok(Envelope(e)) => Err(e),
             Err(e) => Err(ClientError::network(e)),
         }
     }
 
     #[cfg(feature = "hydrate")]
-    async fn send<T: DeserializeOwned>(
+    async fn send<T: Read>(
         method: gloo_net::http::Method,
         path: &str,
         bearer: &str,
@@ -170,7 +151,7 @@ impl ApiClient {
         Err(ClientError::network("the client runs in the browser only"))
     }
 
-    async fn call<T: DeserializeOwned>(
+    async fn call<T: Read>(
         &self,
         method: Method,
         path: &str,
@@ -247,7 +228,7 @@ impl ApiClient {
             .bool("terms_accepted", true);
         let path = "/v1/account/enroll/plans/accept";
         let out: Accepted = self.call(Method::POST, path, Some(body)).await?;
-        Ok(out.account)
+        Ok(out.0)
     }
 
     /// `PATCH /v1/account/enroll/identity`.
@@ -260,7 +241,7 @@ impl ApiClient {
             .str("phone", phone)
             .str("date_of_birth", date_of_birth);
         let path = "/v1/account/enroll/identity";
-        let _: IgnoredAny = self.call(Method::PATCH, path, Some(body)).await?;
+        let _: () = self.call(Method::PATCH, path, Some(body)).await?;
         Ok(())
     }
 
@@ -268,7 +249,7 @@ impl ApiClient {
     pub async fn credit_check(&self, ssn: &str) -> Result<(), ClientError> {
         let body = Body::new().str("ssn", ssn).bool("consent", true);
         let path = "/v1/account/enroll/credit-check";
-        let _: IgnoredAny = self.call(Method::POST, path, Some(body)).await?;
+        let _: () = self.call(Method::POST, path, Some(body)).await?;
         Ok(())
     }
 
@@ -299,7 +280,7 @@ impl ApiClient {
         let path = "/processor/v1/payment_methods";
         let created: Created =
             Self::send(Method::POST, path, &session.publishable_key, Some(body)).await?;
-        Ok(created.id)
+        Ok(created.0)
     }
 
     /// `POST /v1/account/billing/ensure-payment-method-added`.
@@ -399,13 +380,13 @@ impl ApiClient {
             .bool("terms_accepted", true);
         let path = format!("/v1/account/locations/{location}/renewal-plans/accept");
         let out: Renewed = self.call(Method::POST, &path, Some(body)).await?;
-        Ok(out.contract)
+        Ok(out.0)
     }
 
     /// `POST /v1/account/deposit/pay`: pays the deposit a credit review asked for with the
     /// saved card.
     #[cfg(any(feature = "ssr", feature = "enrollment"))]
-    pub async fn pay_deposit(&self) -> Result<IgnoredAny, ClientError> {
+    pub async fn pay_deposit(&self) -> Result<(), ClientError> {
         self.call(Method::POST, "/v1/account/deposit/pay", Some(Body::new()))
             .await
     }
@@ -417,21 +398,31 @@ impl ApiClient {
     }
 }
 
-// The parts of answers the flows read (serde skips the rest).
+// The parts of answers the flows read of answers that wrap them (the rest is never read).
 
-#[derive(Deserialize)]
-struct Accepted {
-    account: Account,
+struct Accepted(Account);
+
+impl Read for Accepted {
+    fn read(v: &Value) -> Option<Self> {
+        v.read("account").map(Accepted)
+    }
 }
 
-#[derive(Deserialize)]
-struct Renewed {
-    contract: Contract,
+struct Renewed(Contract);
+
+impl Read for Renewed {
+    fn read(v: &Value) -> Option<Self> {
+        v.read("contract").map(Renewed)
+    }
 }
 
-#[derive(Deserialize)]
-struct Created {
-    id: String,
+/// The processor's new payment method: its id.
+struct Created(String);
+
+impl Read for Created {
+    fn read(v: &Value) -> Option<Self> {
+        v.str("id").map(Created)
+    }
 }
 
 const NO_BODY: Option<Body> = None;
@@ -594,5 +585,22 @@ mod tests {
             })
         );
         assert_eq!(Body::new().end(), "{}");
+    }
+
+    /// The v1 error envelope: the flows' fields, the optional ones defaulted.
+    #[test]
+    fn errors_read() {
+        let text = r#"{"error":{"type":"invalid_request_error","code":"enrollment_incomplete","message":"m","missing":["plan"]}}"#;
+        let Ok(Envelope(e)) = crate::json::from_str::<Envelope>(text) else {
+            panic!("not read: {text}");
+        };
+        assert_eq!(
+            e,
+            ClientError {
+                missing: vec!["plan".to_owned()],
+                ..ClientError::new("enrollment_incomplete", "m")
+            }
+        );
+        assert!(crate::json::from_str::<Envelope>(r#"{"error":{"code":"x"}}"#).is_err());
     }
 }

@@ -235,6 +235,32 @@ pub struct Chrome {
     card: CardEntry,
 }
 
+/// As the server writes it into the page (serde's shape: a variant without data by its name,
+/// one with data as `{"Processor": {...}}`).
+impl crate::json::Read for Chrome {
+    fn read(v: &crate::json::Value) -> Option<Self> {
+        let card = match v.get("card") {
+            Some(card) if card.as_str().as_deref() == Some("BuiltIn") => CardEntry::BuiltIn,
+            Some(card) => match card.get("Processor") {
+                Some(p) => CardEntry::Processor {
+                    script_url: p.str("script_url")?,
+                    publishable_key: p.str("publishable_key")?,
+                },
+                None => CardEntry::Unavailable,
+            },
+            None => return None,
+        };
+        Some(Chrome {
+            name: v.str("name")?,
+            logo: v.str("logo"),
+            origins: v.list("origins")?,
+            style: v.str("style"),
+            provider: v.str("provider")?,
+            card,
+        })
+    }
+}
+
 /// Where a flow opened full-page returns: the portal, or the "done" page of its app.
 fn hosted_return(mode: Option<&str>, app: Option<Uuid>) -> Option<String> {
     match mode? {
@@ -624,5 +650,35 @@ fn Frame(
                 }
             }}
         </main>
+    }
+}
+
+#[cfg(test)]
+mod chrome_tests {
+    use super::*;
+
+    /// The chrome the server writes into the page reads back the same in the browser.
+    #[test]
+    fn chrome_reads_back() {
+        for card in [
+            CardEntry::BuiltIn,
+            CardEntry::Unavailable,
+            CardEntry::Processor {
+                script_url: "https://js.example/v3/".to_owned(),
+                publishable_key: "pk_live_x".to_owned(),
+            },
+        ] {
+            let chrome = Chrome {
+                name: "Acme <Energy>".to_owned(),
+                logo: None,
+                origins: vec!["https://app.example".to_owned()],
+                style: Some("--brand:#123".to_owned()),
+                provider: "Provider".to_owned(),
+                card,
+            };
+            let json = serde_json::to_string(&chrome).expect("json");
+            let read: Chrome = crate::json::from_str(&json).expect("read");
+            assert_eq!(read, chrome);
+        }
     }
 }

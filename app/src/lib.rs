@@ -5,7 +5,6 @@ pub mod api;
 pub mod client;
 pub mod flow;
 pub mod format;
-#[cfg(feature = "hydrate")]
 pub mod json;
 pub mod views;
 
