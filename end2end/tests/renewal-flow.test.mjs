@@ -83,9 +83,12 @@ test("inside the window: renewal plans, acceptance with terms, and the renewal q
     // and the plans come cheapest first by it.
     const estimates = await flow.locator("[data-testid=plan-estimate]").allInnerTexts();
     assert.equal(estimates.length, await flow.locator("[data-testid=plan]").count(), estimates.join(" | "));
-    for (const e of estimates) {
-      assert.match(e, /^\$[\d,]+\.\d\d a year estimated for your home's use from \w+ \d+, \d{4} to \w+ \d+, \d{4}/);
-    }
+    for (const e of estimates) assert.match(e, /^\$[\d,]+\.\d\d a year$/);
+    // What they rest on, once above the plans.
+    assert.match(
+      await flow.locator("[data-testid=estimate-basis]").innerText(),
+      /^Each plan's yearly cost is estimated for your home's use from \w+ \d+, \d{4} to \w+ \d+, \d{4}/,
+    );
     const yearly = estimates.map((e) => Number(e.slice(1, e.indexOf(" ")).replaceAll(",", "")));
     assert.deepEqual(yearly, [...yearly].sort((a, b) => a - b), estimates.join(" | "));
     await shot(page, "renewal-1280-1-plans.png");

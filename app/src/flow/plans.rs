@@ -53,6 +53,7 @@ pub fn PlanStep(flow: Flow) -> impl IntoView {
                     <Show when=move || load.pending.get()>
                         <p class="muted" role="status">"Finding plans for your home…"</p>
                     </Show>
+                    {estimate_basis(plans)}
                     // A plain list (no keyed diffing): the plans are read once per visit.
                     <div class="plans" data-testid="plans">
                         {move || {
@@ -186,19 +187,38 @@ pub fn PlanCard(plan: Plan, chosen: RwSignal<Option<Plan>>) -> impl IntoView {
     }
 }
 
-/// What the plan would cost over a year, with what the server says it rests on: the home's
-/// own last year for a renewal (whose plans come cheapest first by it), a typical home of the
-/// size chosen for enrollment.
+/// What the plan would cost over a year. What the estimates rest on (the home's own last year
+/// for a renewal, whose plans come cheapest first by it; a typical home of the size chosen for
+/// enrollment) is the same for every plan of a list: `EstimateBasis` says it once, above them.
 fn estimate(plan: &Plan) -> Option<impl IntoView> {
     let cents = plan.estimated_annual_cost_cents?;
-    let basis = plan.estimate_basis.as_ref()?;
     Some(view! {
         <p class="estimate" data-testid="plan-estimate">
             <strong>{dollars(cents)}</strong>
             " a year"
-            <span class="muted">" " {basis.description.clone()}</span>
         </p>
     })
+}
+
+/// What the plans' yearly estimates rest on, in the server's words, once above the plans
+/// (nothing while there are none, or without estimates).
+pub(super) fn estimate_basis(plans: RwSignal<Option<Vec<Plan>>>) -> impl IntoView {
+    move || {
+        plans
+            .with(|p| {
+                p.iter()
+                    .flatten()
+                    .find_map(|p| p.estimate_basis.as_ref())
+                    .map(|b| b.description.clone())
+            })
+            .map(|basis| {
+                view! {
+                    <p class="muted" data-testid="estimate-basis">
+                        "Each plan's yearly cost is " {basis} "."
+                    </p>
+                }
+            })
+    }
 }
 
 /// Start date and acceptance of the chosen plan.

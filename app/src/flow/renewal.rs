@@ -8,7 +8,7 @@ use leptos::{html, prelude::*};
 
 use super::{
     events::views,
-    plans::{PlanCard, TermsConsent},
+    plans::{estimate_basis, PlanCard, TermsConsent},
     session::{focus_when_shown, ErrorNotice, Flow, Submit, Task},
 };
 use crate::{
@@ -145,6 +145,7 @@ pub fn RenewalFlow(flow: Flow) -> impl IntoView {
                                 <p class="muted" role="status">"Finding renewal plans…"</p>
                             </Show>
                             <p data-testid="renewal-when">{starts}</p>
+                            {estimate_basis(plans)}
                             <div class="plans" data-testid="plans">
                                 <For each=move || plans.get().unwrap_or_default() key=|p| p.plan_uuid.clone() let:plan>
                                     <PlanCard plan chosen/>
