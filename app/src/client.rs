@@ -84,7 +84,7 @@ impl ApiClient {
         ApiClient { token }
     }
 
-    /// Sends a JSON body and its bearer token, waiting out rate limits; the answer's body.
+    /// Sends a JSON body and its bearer token, waiting out rate limits; the answer, parsed.
     /// (Not generic, so that its code exists once in the bundle whatever the types.)
     #[cfg(feature = "hydrate")]
     async fn exchange(
@@ -92,7 +92,7 @@ impl ApiClient {
         path: &str,
         bearer: &str,
         body: Option<String>,
-    ) -> Result<String, ClientError> {
+    ) -> Result<Value, ClientError> {
         let mut attempt = 0;
         let response = loop {
             let builder = gloo_net::http::RequestBuilder::new(path)
@@ -121,12 +121,13 @@ impl ApiClient {
             break response;
         };
         let text = response.text().await.map_err(ClientError::network)?;
+        let answer = crate::json::parse(&text).map_err(ClientError::network)?;
         if response.ok() {
-            return Ok(text);
+            return Ok(answer);
         }
-        match crate::json::from_str::<Envelope>(&text) {
-            Ok(Envelope(e)) => Err(e),
-            Err(e) => Err(ClientError::network(e)),
+        match Envelope::read(&answer) {
+            Some(Envelope(e)) => Err(e),
+            None => Err(ClientError::network(crate::json::Invalid)),
         }
     }
 
@@ -137,8 +138,8 @@ impl ApiClient {
         bearer: &str,
         body: Option<Body>,
     ) -> Result<T, ClientError> {
-        let text = Self::exchange(method, path, bearer, body.map(Body::end)).await?;
-        crate::json::from_str(&text).map_err(ClientError::network)
+        let answer = Self::exchange(method, path, bearer, body.map(Body::end)).await?;
+        T::read(&answer).ok_or_else(|| ClientError::network(crate::json::Invalid))
     }
 
     #[cfg(not(feature = "hydrate"))]
@@ -160,9 +161,9 @@ impl ApiClient {
         Self::send(method, path, &self.token, body).await
     }
 
-    /// `POST /v1/account/flow-events` with an event's JSON; the answer's body.
+    /// `POST /v1/account/flow-events` with an event's JSON; the answer.
     #[cfg(feature = "hydrate")]
-    pub async fn flow_event(&self, json: String) -> Result<String, ClientError> {
+    pub async fn flow_event(&self, json: String) -> Result<Value, ClientError> {
         let path = "/v1/account/flow-events";
         Self::exchange(gloo_net::http::Method::POST, path, &self.token, Some(json)).await
     }

@@ -29,7 +29,12 @@ pub trait Read: Sized {
 
 /// Reads `text`, JSON, as a `T`.
 pub fn from_str<T: Read>(text: &str) -> Result<T, Invalid> {
-    T::read(&Value::parse(text).ok_or(Invalid)?).ok_or(Invalid)
+    T::read(&parse(text)?).ok_or(Invalid)
+}
+
+/// Parses `text`, JSON.
+pub fn parse(text: &str) -> Result<Value, Invalid> {
+    Value::parse(text).ok_or(Invalid)
 }
 
 /// A parsed JSON value.

@@ -88,12 +88,7 @@ pub fn track(name: &'static str, step: Option<&'static str>, error_code: Option<
             if id.is_some() {
                 return;
             }
-            let Some(id) = answer
-                .ok()
-                .and_then(|text| JSON::parse(&text).ok())
-                .and_then(|v| Reflect::get(&v, &"flow_session_id".into()).ok())
-                .and_then(|v| v.as_string())
-            else {
+            let Some(id) = answer.ok().and_then(|v| v.str("flow_session_id")) else {
                 return;
             };
             TRACKER.with_borrow_mut(|t| {
