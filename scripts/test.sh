@@ -108,7 +108,7 @@ fuzz=
 cat target/e2e/fuzz.log
 [ "$fuzzed" = 0 ] || exit "$fuzzed"
 
-step "Flow bundle sizes (each flow's first load of the release build just tested, brotli, budget 200 KB each)"
+step "Flow bundle sizes (each flow's first load of the release build just tested, brotli, budget 150 KB each)"
 ./end2end/bench/flow-size.sh --built
 
 step "Done"
