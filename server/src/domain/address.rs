@@ -183,9 +183,41 @@ pub fn search_text(address_1: &str, address_2: Option<&str>) -> String {
     }
 }
 
+/// A service address on one line, as a notice prints it: "123 Main St Apt 4, Austin, TX 78701"
+/// (a blank second line left out).
+pub fn one_line(
+    address_1: &str,
+    address_2: Option<&str>,
+    city: &str,
+    state: &str,
+    postal_code: &str,
+) -> String {
+    let unit = address_2
+        .filter(|a| !a.is_empty())
+        .map(|a| format!(" {a}"))
+        .unwrap_or_default();
+    format!("{address_1}{unit}, {city}, {state} {postal_code}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_leaves_a_blank_unit_out() {
+        assert_eq!(
+            one_line("123 Main St", Some("Apt 4"), "Austin", "TX", "78701"),
+            "123 Main St Apt 4, Austin, TX 78701"
+        );
+        assert_eq!(
+            one_line("123 Main St", Some(""), "Austin", "TX", "78701"),
+            "123 Main St, Austin, TX 78701"
+        );
+        assert_eq!(
+            one_line("123 Main St", None, "Austin", "TX", "78701"),
+            "123 Main St, Austin, TX 78701"
+        );
+    }
 
     #[test]
     fn spellings_of_one_address_normalize_alike() {

@@ -9,6 +9,7 @@
 //! and the rollover onto the app's month-to-month plan the day after the end when nobody
 //! renewed it (`roll_over`).
 
+use crate::domain::address::one_line;
 use crate::{
     clock::AccountClock,
     documents::{self, notice::NoticeDocument},
@@ -490,7 +491,13 @@ pub async fn send_notice(
         brand_name: app.display_name.clone(),
         brand_color: app.primary_color.clone(),
         customer_name: format!("{} {}", account.first_name, account.last_name),
-        service_address: location_address(&location),
+        service_address: one_line(
+            &location.address_1,
+            location.address_2.as_deref(),
+            &location.city,
+            &location.state,
+            &location.postal_code,
+        ),
         esi_id: location.esi_id.clone(),
         plan_name: contract.plan_name.clone(),
         contract_end: end,
@@ -506,20 +513,6 @@ pub async fn send_notice(
     super::documents::store_notice(tx, account_uuid, notice_uuid, email_uuid, &document, now)
         .await?;
     Ok(())
-}
-
-/// A location's service address on one line.
-fn location_address(l: &LocationRow) -> String {
-    let unit = l
-        .address_2
-        .as_deref()
-        .filter(|a| !a.is_empty())
-        .map(|a| format!(" {a}"))
-        .unwrap_or_default();
-    format!(
-        "{}{unit}, {}, {} {}",
-        l.address_1, l.city, l.state, l.postal_code
-    )
 }
 
 /// The day after a fixed contract ended, in `tx`: when nothing renewed it and the location

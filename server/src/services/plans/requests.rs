@@ -1,32 +1,27 @@
-//! The plan use cases: whether a place is open to retail choice, the directory's searches
-//! (type-ahead, full address, ESI ID), where plans are priced (a meter, or the utilities of a
-//! postal code), pricing and storing plans with per-account terms (`enrollment.plan_requested`),
-//! benchmarks against the market, and the lookups behind support contacts and the plan
-//! documents' pages. Answers are rows; `http::market` renders them.
-
-use std::str::FromStr;
+//! Pricing and storing plans with per-account terms (`enrollment.plan_requested`): where
+//! plans are priced (a meter, or the utilities of a postal code), an app's plan requests, an
+//! account's, and the renewal offer's plans.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use super::Error::{self, Failed, Refused};
+use super::estimate::{estimate_for_typical_home, PricedPlan};
+use super::{
+    calendar, delivery_charges, directory_entry, group_terms, tdu_named, wholesale_curve,
+    PlansRefused, Result,
+};
+use crate::services::Error::Refused;
 use crate::{
     domain::{
-        address::{normalize, normalize_unit},
-        billing::ContractRates,
         enrollment::StartDateOutOfRange,
-        estimate::{annual_cost, last_twelve_months, typical_home_cost, AnnualEstimate, HomeSize},
+        estimate::HomeSize,
         events::Event,
         market::{
-            eligibility as retail_choice, parse_cutoff, price_expires_at, same_day_move_in,
-            start_window, state_in_market, tdu_for_esi_id, BusinessCalendar, DeliveryCharges,
-            Enroller, EsiId, EsiPrefix, RateCentsPerKwh, StartWindow, ZipCode, YRAC_VERSION,
+            parse_cutoff, price_expires_at, same_day_move_in, start_window, RateCentsPerKwh,
+            StartWindow, ZipCode, YRAC_VERSION,
         },
-        pricing::{
-            efl_averages, market_plan, price_plan, GroupTerms, Overrides, PlanRates, PlanType,
-            WholesaleCurve, EFL_USAGES_KWH,
-        },
+        pricing::{efl_averages, price_plan, GroupTerms, Overrides, PlanRates, PlanType},
         FieldError,
     },
     state::Core,
@@ -35,288 +30,19 @@ use crate::{
         accounts::AccountRow,
         apps::AppRow,
         events::NewEvent,
-        market::{PlanGroupRow, PlanRow, ServiceAddressRow, TduRow},
+        market::{PlanGroupRow, PlanRow, TduRow},
         Tx,
     },
 };
 
-/// Why the plan service refused a request; nothing was written.
-#[derive(Debug)]
-pub enum PlansRefused {
-    /// Not the 17 or 22 digits of a meter of a utility open to retail choice.
-    EsiIdInvalid,
-    /// A well-formed ESI ID that no meter of the directory has.
-    EsiIdNotFound,
-    /// No ESI ID, and nothing to take one from.
-    EsiIdMissing,
-    /// Neither an ESI ID nor a postal code, where either would do.
-    EsiIdOrPostalCodeMissing,
-    /// A field of the request found malformed on the way (a postal code, a utility's name).
-    Invalid(FieldError),
-    /// No utility open to retail choice serves the postal code.
-    NotInRetailChoiceArea,
-    /// The utility asked for does not serve the postal code.
-    UtilityNotServingPostalCode,
-    /// Per-account terms without the account they bind the plans to.
-    CustomTermsWithoutAccount,
-    /// The `account_uuid` of the request names no account of the app.
-    RequestedAccountNotFound,
-    /// The account of the path or of the token is gone.
-    AccountNotFound,
-    /// The `plan_group_uuid` of the request names no plan group of the app.
-    PlanGroupNotFound,
-    StartDateOutOfRange(StartDateOutOfRange),
-}
-
-impl From<FieldError> for Error<PlansRefused> {
-    fn from(err: FieldError) -> Self {
-        Refused(PlansRefused::Invalid(err))
-    }
-}
-
-type Result<T> = std::result::Result<T, Error<PlansRefused>>;
-
-/// A stored row this program wrote that cannot be read back.
-fn broken(what: impl std::fmt::Display) -> Error<PlansRefused> {
-    Failed(anyhow::anyhow!("{what}"))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reference data
-
-async fn tdu_named(core: &Core, tdu: &str) -> Result<TduRow> {
-    store::market::tdus(&core.db)
-        .await?
-        .into_iter()
-        .find(|t| t.name == tdu)
-        .ok_or_else(|| broken(format!("unknown utility {tdu}")))
-}
-
-async fn esi_prefixes(core: &Core) -> Result<Vec<EsiPrefix>> {
-    Ok(store::market::esi_prefix_rules(&core.db).await?)
-}
-
-/// The directory entry of an ESI ID of a utility open to retail choice.
-async fn directory_entry(core: &Core, raw: &str) -> Result<ServiceAddressRow> {
-    let esi = EsiId::parse(raw).ok_or(Refused(PlansRefused::EsiIdInvalid))?;
-    let prefixes = esi_prefixes(core).await?;
-    tdu_for_esi_id(&esi, &prefixes).ok_or(Refused(PlansRefused::EsiIdInvalid))?;
-    store::market::service_address(&core.db, esi.as_str())
-        .await?
-        .ok_or(Refused(PlansRefused::EsiIdNotFound))
-}
-
-async fn calendar(core: &Core) -> Result<&BusinessCalendar> {
-    Ok(core.business_calendar().await?)
-}
-
-fn decimal(stored: &str) -> Result<Decimal> {
-    Decimal::from_str(stored).map_err(|e| broken(format!("stored decimal: {e}")))
-}
-
-/// The wholesale curve of a load zone, with the zone's usual retail margin and base charge.
-async fn wholesale_curve(core: &Core, zone: &str) -> Result<(WholesaleCurve, Decimal, i64)> {
-    let row = store::market::load_zone(&core.db, zone)
-        .await?
-        .ok_or_else(|| broken(format!("no load zone {zone}")))?;
-    let factors = store::market::wholesale_seasonality(&core.db).await?;
-    let mut monthly_factors = [Decimal::ONE; 12];
-    for (month, factor) in factors {
-        if let Some(slot) = usize::try_from(month - 1)
-            .ok()
-            .and_then(|i| monthly_factors.get_mut(i))
-        {
-            *slot = decimal(&factor)?;
-        }
-    }
-    Ok((
-        WholesaleCurve {
-            zone: row.name,
-            base_cents_per_kwh: decimal(&row.wholesale_base_cents_per_kwh)?,
-            daily_spread_cents_per_kwh: decimal(&row.wholesale_daily_spread_cents_per_kwh)?,
-            monthly_factors,
-        },
-        decimal(&row.market_margin_cents_per_kwh)?,
-        row.market_base_charge_cents,
-    ))
-}
-
-async fn delivery_charges(core: &Core, tdu: &str, on: NaiveDate) -> Result<DeliveryCharges> {
-    let row = store::market::tdu_charges_on(&core.db, tdu, on)
-        .await?
-        .ok_or_else(|| broken(format!("no charges of {tdu} on {on}")))?;
-    DeliveryCharges::from_stored(row.fixed_cents_per_month, &row.cents_per_kwh)
-        .ok_or_else(|| broken(format!("stored decimal {:?}", row.cents_per_kwh)))
-}
-
-fn group_terms(g: &PlanGroupRow) -> Result<GroupTerms> {
-    Ok(GroupTerms {
-        name: g.name.clone(),
-        plan_type: PlanType::parse(&g.plan_type)
-            .ok_or_else(|| broken(format!("plan type {}", g.plan_type)))?,
-        term_months: u32::try_from(g.term_months).unwrap_or(1),
-        base_charge_cents_per_month: g.base_charge_cents_per_month,
-        energy_margin_cents_per_kwh: decimal(&g.energy_margin_cents_per_kwh)?,
-        partner_commission_cents_per_month: g.partner_commission_cents_per_month,
-        solar_buyback_cents_per_kwh: decimal(&g.solar_buyback_cents_per_kwh)?,
-        early_termination_fee_cents: g.early_termination_fee_cents,
-        renewable_percent: u8::try_from(g.renewable_percent).unwrap_or(0),
-        tos_version: g.tos_version.clone(),
-        is_month_to_month_default: g.is_month_to_month_default,
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Eligibility and the directory's searches
-
-/// How likely a place is open to retail choice, and the utilities that may serve it.
-pub struct EligibilityFound {
-    pub likelihood: u8,
-    pub utilities: Vec<TduRow>,
-}
-
-/// Eligibility of a postal code, or of a full address when `address_1` is given: an address
-/// found in the directory is certain (`domain::market::eligibility`).
-pub async fn eligibility(
-    core: &Core,
-    zip: &ZipCode,
-    address_1: Option<&str>,
-    address_2: Option<&str>,
-) -> Result<EligibilityFound> {
-    let tdus = store::market::tdus(&core.db).await?;
-    let mut found = None;
-    if let Some(address_1) = address_1.filter(|a| !a.trim().is_empty()) {
-        let matches = exact_matches(core, address_1, address_2, None, zip).await?;
-        found = matches.into_iter().next().map(|r| r.tdu);
-    }
-    let zip_rows = match found {
-        Some(_) => Vec::new(),
-        None => store::market::zip_tdus(&core.db, zip.as_str()).await?,
-    };
-    let shares: Vec<(&str, i64)> = zip_rows
-        .iter()
-        .map(|r| (r.tdu.as_str(), r.likelihood))
-        .collect();
-    let choice = retail_choice(found.as_deref(), &shares);
-    Ok(EligibilityFound {
-        likelihood: choice.likelihood,
-        utilities: choice
-            .tdus
-            .iter()
-            .filter_map(|name| tdus.iter().find(|t| t.name == *name).cloned())
-            .collect(),
-    })
-}
-
-/// A directory entry with its utility (`None` when the reference data lacks it).
-pub struct FoundAddress {
-    pub address: ServiceAddressRow,
-    pub utility: Option<TduRow>,
-}
-
-async fn with_utilities(core: &Core, rows: Vec<ServiceAddressRow>) -> Result<Vec<FoundAddress>> {
-    let tdus = store::market::tdus(&core.db).await?;
-    Ok(rows
-        .into_iter()
-        .map(|address| FoundAddress {
-            utility: tdus.iter().find(|t| t.name == address.tdu).cloned(),
-            address,
-        })
-        .collect())
-}
-
-/// Rows of these ESI IDs, in this order.
-async fn rows_in_order(core: &Core, esi_ids: Vec<String>) -> Result<Vec<ServiceAddressRow>> {
-    let mut rows = store::market::service_addresses(&core.db, &esi_ids).await?;
-    rows.sort_by_key(|r| esi_ids.iter().position(|e| *e == r.esi_id));
-    Ok(rows)
-}
-
-/// Up to `limit` directory entries whose address begins with `query` (or is within a typo of
-/// it), in the index's order.
-pub async fn type_ahead(
-    core: &Core,
-    query: String,
-    zip: Option<ZipCode>,
-    limit: u32,
-) -> Result<Vec<FoundAddress>> {
-    let index = core.adapters.index();
-    let hits = tokio::task::spawn_blocking(move || {
-        index.type_ahead(&query, zip.as_ref().map(ZipCode::as_str), limit as usize)
-    })
-    .await
-    .map_err(|e| Failed(e.into()))?;
-    let rows = rows_in_order(core, hits.into_iter().map(|h| h.esi_id).collect()).await?;
-    with_utilities(core, rows).await
-}
-
-/// Directory entries at exactly this address after normalization.
-async fn exact_matches(
-    core: &Core,
-    address_1: &str,
-    address_2: Option<&str>,
-    city: Option<&str>,
-    zip: &ZipCode,
-) -> Result<Vec<ServiceAddressRow>> {
-    let street = normalize(address_1);
-    let unit = address_2.map(normalize_unit).filter(|u| !u.is_empty());
-    let index = core.adapters.index();
-    let zip_text = zip.as_str().to_owned();
-    let hits = tokio::task::spawn_blocking(move || {
-        index
-            .street(&street, unit.as_deref())
-            .into_iter()
-            .filter(|h| h.postal_code == zip_text)
-            .map(|h| h.esi_id)
-            .collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|e| Failed(e.into()))?;
-    let city = city.map(normalize).filter(|c| !c.is_empty());
-    let mut rows = rows_in_order(core, hits).await?;
-    rows.retain(|r| city.as_ref().is_none_or(|c| normalize(&r.city) == *c));
-    rows.sort_by(|a, b| (&a.address_2, &a.esi_id).cmp(&(&b.address_2, &b.esi_id)));
-    Ok(rows)
-}
-
-/// A full address as a search gives it.
-pub struct FullAddress<'a> {
-    pub address_1: &'a str,
-    pub address_2: Option<&'a str>,
-    pub city: Option<&'a str>,
-    pub state: Option<&'a str>,
-    pub postal_code: &'a ZipCode,
-}
-
-/// The directory entries at exactly this address (one per meter); none outside the market.
-pub async fn full_address_search(core: &Core, a: &FullAddress<'_>) -> Result<Vec<FoundAddress>> {
-    if !state_in_market(a.state) {
-        return Ok(Vec::new());
-    }
-    let rows = exact_matches(core, a.address_1, a.address_2, a.city, a.postal_code).await?;
-    with_utilities(core, rows).await
-}
-
-/// The address of an ESI ID.
-pub async fn esi_id_search(core: &Core, raw: &str) -> Result<FoundAddress> {
-    let row = directory_entry(core, raw).await?;
-    with_utilities(core, vec![row])
-        .await?
-        .pop()
-        .ok_or_else(|| broken("address vanished"))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Plans
-
 /// Where plans are priced: the utilities, and the meter when known.
-struct Target {
-    tdus: Vec<TduRow>,
-    esi_id: Option<String>,
-    postal_code: Option<String>,
+pub(super) struct Target {
+    pub(super) tdus: Vec<TduRow>,
+    pub(super) esi_id: Option<String>,
+    pub(super) postal_code: Option<String>,
 }
 
-async fn target_of_esi_id(core: &Core, raw: &str) -> Result<Target> {
+pub(super) async fn target_of_esi_id(core: &Core, raw: &str) -> Result<Target> {
     let entry = directory_entry(core, raw).await?;
     Ok(Target {
         tdus: vec![tdu_named(core, &entry.tdu).await?],
@@ -325,7 +51,7 @@ async fn target_of_esi_id(core: &Core, raw: &str) -> Result<Target> {
     })
 }
 
-async fn target_of_postal_code(
+pub(super) async fn target_of_postal_code(
     core: &Core,
     raw: &str,
     utility_name: Option<&str>,
@@ -358,7 +84,7 @@ async fn target_of_postal_code(
 }
 
 /// The meter when an ESI ID is given, else the postal code's utilities; `missing` when neither.
-async fn target(
+pub(super) async fn target(
     core: &Core,
     esi_id: Option<&str>,
     postal_code: Option<&str>,
@@ -370,101 +96,6 @@ async fn target(
         (None, Some(zip)) => target_of_postal_code(core, zip, utility).await,
         (None, None) => Err(Refused(missing)),
     }
-}
-
-/// A priced plan as stored, with its utility and the earliest day it can start as a switch.
-pub struct PricedPlan {
-    pub plan: PlanRow,
-    pub utility: TduRow,
-    pub earliest_switch_start_date: NaiveDate,
-    /// What it would have cost over the home's last twelve months of usage, where the location
-    /// has usage to go on.
-    pub estimate: Option<AnnualEstimate>,
-}
-
-/// Each plan's cost over the location's last twelve whole months of usage (on the account's
-/// clock), the plans ordered by it, cheapest first (ties keep their order). Plans stay as they
-/// are when the location has no whole month of usage, or the plan's rates cannot be read.
-pub async fn estimate_for_home(
-    core: &Core,
-    account_uuid: Uuid,
-    location: &store::enrollment::LocationRow,
-    plans: &mut [PricedPlan],
-) -> Result<()> {
-    let today = core
-        .clock
-        .for_account(&core.db, account_uuid)
-        .await?
-        .today();
-    let window = last_twelve_months(today);
-    let months = match super::usage::months_of(core, location, today, &window).await {
-        Ok(months) => months,
-        Err(Failed(e)) => return Err(Failed(e)),
-        Err(Refused(_)) => return Ok(()),
-    };
-    let gross_receipts = gross_receipts_in(core, &location.city, &location.state).await?;
-    for p in plans.iter_mut() {
-        if let Some((rates, delivery)) = rates_of(&p.plan) {
-            p.estimate = annual_cost(&months, &window, &rates, &delivery, gross_receipts);
-        }
-    }
-    plans.sort_by_key(|p| p.estimate.map_or(i64::MAX, |e| e.total_cents));
-    Ok(())
-}
-
-/// Each plan's cost over a typical year of a home of `size` (by default, the size the
-/// directory's type of the premise suggests) at the meter `esi_id`, over the same twelve whole
-/// months as a renewal's (on the account's clock), with its utility's charges and its city's
-/// taxes: a new customer's home has no usage here to go on. The plans keep their order: the
-/// estimate is a typical home's, not this one's.
-async fn estimate_for_typical_home(
-    core: &Core,
-    account_uuid: Uuid,
-    esi_id: &str,
-    size: Option<HomeSize>,
-    plans: &mut [PricedPlan],
-) -> Result<()> {
-    let entry = directory_entry(core, esi_id).await?;
-    let size = size.unwrap_or_else(|| HomeSize::of_premise(&entry.premise_type));
-    let today = core
-        .clock
-        .for_account(&core.db, account_uuid)
-        .await?
-        .today();
-    let window = last_twelve_months(today);
-    let gross_receipts = gross_receipts_in(core, &entry.city, &entry.state).await?;
-    for p in plans.iter_mut() {
-        if let Some((rates, delivery)) = rates_of(&p.plan) {
-            p.estimate = typical_home_cost(size, &window, &rates, &delivery, gross_receipts);
-        }
-    }
-    Ok(())
-}
-
-/// The gross receipts percent of a city's bills (none outside the cities the table knows).
-async fn gross_receipts_in(core: &Core, city: &str, state: &str) -> Result<Decimal> {
-    let mut tx = core.db.begin().await?;
-    Ok(
-        store::market::city_gross_receipts_percent(&mut tx, city, state)
-            .await?
-            .and_then(|t| t.trim().parse::<Decimal>().ok())
-            .unwrap_or_default(),
-    )
-}
-
-/// A priced plan's rates as a bill reads them; `None` when its stored decimals do not parse.
-fn rates_of(r: &PlanRow) -> Option<(ContractRates, DeliveryCharges)> {
-    Some((
-        ContractRates {
-            energy_cents_per_kwh: r.energy_cents_per_kwh.trim().parse().ok()?,
-            base_charge_cents_per_month: r.base_charge_cents_per_month,
-            solar_buyback_cents_per_kwh: r.solar_buyback_cents_per_kwh.trim().parse().ok()?,
-        },
-        DeliveryCharges {
-            fixed_cents_per_month: r.tdu_fixed_cents_per_month,
-            cents_per_kwh: r.tdu_cents_per_kwh.trim().parse().ok()?,
-        },
-    ))
 }
 
 /// An app's plan request: for a meter or a postal code, optionally for one of its accounts,
@@ -517,7 +148,11 @@ pub async fn app_request_plans(core: &Core, req: &AppPlanRequest<'_>) -> Result<
     .await
 }
 
-async fn account_of(core: &Core, app: &AppRow, account_uuid: Uuid) -> Result<AccountRow> {
+pub(super) async fn account_of(
+    core: &Core,
+    app: &AppRow,
+    account_uuid: Uuid,
+) -> Result<AccountRow> {
     store::accounts::account_of_app(&core.db, app.uuid, account_uuid)
         .await?
         .ok_or(Refused(PlansRefused::AccountNotFound))
@@ -566,7 +201,7 @@ pub async fn account_request_plans(
 }
 
 /// A request's `home_size`, checked before anything is priced.
-fn home_size_of(raw: Option<&str>) -> Result<Option<HomeSize>> {
+pub(super) fn home_size_of(raw: Option<&str>) -> Result<Option<HomeSize>> {
     raw.map(|s| {
         HomeSize::parse(s).ok_or_else(|| {
             FieldError::invalid("home_size", "home_size must be small, medium or large").into()
@@ -587,7 +222,7 @@ pub async fn price_account_plans(
 }
 
 /// The app's plans (of `group`, when given) for an account's meter, with no start date.
-async fn plans_at_meter(
+pub(super) async fn plans_at_meter(
     core: &Core,
     app: &AppRow,
     account: &AccountRow,
@@ -724,7 +359,7 @@ pub struct Offer<'a> {
 
 /// A plan of the group `pick` chooses among the app's `groups` (`None` when it chooses none)
 /// for a location's meter from the offer's start, priced as a renewal is.
-async fn offer_of_groups(
+pub(super) async fn offer_of_groups(
     core: &Core,
     offer: Offer<'_>,
     groups: Vec<PlanGroupRow>,
@@ -777,12 +412,12 @@ async fn offer_of_groups(
 /// What makes a plan request a renewal's: the location it renews and the one day its plans
 /// start.
 #[derive(Clone, Copy)]
-struct Renewal {
+pub(super) struct Renewal {
     location_uuid: Uuid,
     start: NaiveDate,
 }
 
-struct PlanRequest<'a> {
+pub(super) struct PlanRequest<'a> {
     app: &'a AppRow,
     account: Option<&'a AccountRow>,
     target: Target,
@@ -794,7 +429,7 @@ struct PlanRequest<'a> {
 
 /// Prices the plans of a request, stores them and (for an account) emits
 /// `enrollment.plan_requested`, all in one transaction.
-async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPlan>> {
+pub(super) async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPlan>> {
     // An account's plans are priced on the account's clock (a sandbox account lives in its own
     // time), so that accepting them, which reads that clock, sees the same day.
     let (now, today) = match req.account {
@@ -898,7 +533,7 @@ async fn request_plans(core: &Core, req: PlanRequest<'_>) -> Result<Vec<PricedPl
 /// term, rates, fees, commission, Terms of Service) and of that group's version, so that a
 /// later edit of the group changes no plan already priced, nor the contracts accepted with it.
 #[allow(clippy::too_many_arguments)]
-fn plan_row(
+pub(super) fn plan_row(
     req: &PlanRequest<'_>,
     group: &PlanGroupRow,
     terms: &GroupTerms,
@@ -949,71 +584,4 @@ fn plan_row(
         created_at: now,
         plan_group_version: group.version,
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Benchmarks
-
-/// One plan group's average price beside the market's, at one EFL usage.
-pub struct BenchmarkRow {
-    pub usage_kwh: u32,
-    pub market_cents_per_kwh: Decimal,
-    pub plan_group_uuid: Uuid,
-    pub plan_cents_per_kwh: Decimal,
-}
-
-/// How the app's plans compare with the market's typical plan in one utility's area.
-pub struct Benchmarks {
-    pub utility: TduRow,
-    pub rows: Vec<BenchmarkRow>,
-}
-
-/// Prices the market's typical plan and each of the app's plan groups (nothing stored) at an
-/// ESI ID, or at a postal code's first utility, and compares their EFL averages.
-pub async fn benchmarks(
-    core: &Core,
-    app: &AppRow,
-    esi_id: Option<&str>,
-    postal_code: Option<&str>,
-) -> Result<Benchmarks> {
-    let target = target(core, esi_id, postal_code, None, PlansRefused::EsiIdMissing).await?;
-    let Some(tdu) = target.tdus.into_iter().next() else {
-        return Err(broken("no utility"));
-    };
-    let today = core.clock.today();
-    let cal = calendar(core).await?;
-    let start = start_window(today, Enroller::Customer, cal, false).earliest_switch;
-    let charges = delivery_charges(core, &tdu.name, today).await?;
-    let (curve, market_margin, market_base) = wholesale_curve(core, &tdu.load_zone).await?;
-    let averages = |terms: &GroupTerms| {
-        let wholesale = curve.price_for(terms.plan_type, today, start, terms.term_months);
-        efl_averages(&price_plan(
-            terms,
-            &Overrides::default(),
-            wholesale,
-            &charges,
-        ))
-    };
-    let market = averages(&market_plan(market_margin, market_base));
-    let mut rows = Vec::new();
-    for g in store::market::plan_groups_of_app(&core.db, app.uuid).await? {
-        let plan = averages(&group_terms(&g)?);
-        for (i, usage_kwh) in EFL_USAGES_KWH.into_iter().enumerate() {
-            rows.push(BenchmarkRow {
-                usage_kwh,
-                market_cents_per_kwh: market[i],
-                plan_group_uuid: g.uuid,
-                plan_cents_per_kwh: plan[i],
-            });
-        }
-    }
-    Ok(Benchmarks { utility: tdu, rows })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Support contacts
-
-/// The utility serving a location, whose contacts (outages, meters) its support info gives.
-pub async fn support_utility(core: &Core, tdu: &str) -> Result<TduRow> {
-    tdu_named(core, tdu).await
 }
