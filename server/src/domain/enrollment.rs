@@ -1,10 +1,11 @@
 //! What an account still needs before its enrollment can be finalized.
 
-use app::api::{AccountStatus, Enrollment, StatusReason};
+use app::api::Enrollment;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 
 use super::market::market_date;
 use super::market::{start_window, BusinessCalendar, Enroller};
+use super::status::{AccountStatus, StatusReason};
 
 /// The status of a newly created account.
 pub const INITIAL_STATUS: (AccountStatus, StatusReason) =

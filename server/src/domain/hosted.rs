@@ -2,13 +2,16 @@
 //! it opens, how long links and codes live, how often they may be asked for, and the one-time
 //! codes that confirm an e-mail address.
 
-use app::api::{AccountStatus, StatusReason};
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::{flows::FlowScope, FieldError};
+use super::{
+    flows::FlowScope,
+    status::{AccountStatus, StatusReason},
+    FieldError,
+};
 
 /// How long an e-mail's link may wait to be opened.
 pub const LINK_TTL: Duration = Duration::days(7);

@@ -2,7 +2,95 @@
 //! enrollment. The stored status is whatever this function last said; every change is
 //! historized and announced (`account.status_updated`).
 
-use app::api::{AccountStatus, StatusReason};
+use app::api;
+
+super::text_enum! {
+    /// An account's status as stored (`accounts.status`, its history): the wire's
+    /// `app::api::AccountStatus` is made from it, never stored itself.
+    pub enum AccountStatus {
+        NotEnrolled = "not_enrolled",
+        Reviewing = "reviewing",
+        NeedsAttention = "needs_attention",
+        Ready = "ready",
+        Active = "active",
+        Cancelled = "cancelled",
+    }
+}
+
+super::text_enum! {
+    /// Why the account is in its status, as stored (`accounts.status_reason`); the wire's
+    /// `app::api::StatusReason` is made from it.
+    pub enum StatusReason {
+        Unresolved = "unresolved",
+        PlanNotAccepted = "plan_not_accepted",
+        MissingAddress = "missing_address",
+        MissingIdentity = "missing_identity",
+        MissingPaymentMethod = "missing_payment_method",
+        EnrollmentPendingClientAgent = "enrollment_pending_client_agent",
+        VerificationPending = "verification_pending",
+        CreditCheckPending = "credit_check_pending",
+        UtilitySubmitted = "utility_submitted",
+        CreditNotFound = "credit_not_found",
+        CreditDeclined = "credit_declined",
+        CreditCheckFrozen = "credit_check_frozen",
+        CreditCheckError = "credit_check_error",
+        EnrollmentBlockedSwitchHold = "enrollment_blocked_switch_hold",
+        EnrollmentBlockedVerificationHold = "enrollment_blocked_verification_hold",
+        EnrollmentBlockedDeactivated = "enrollment_blocked_deactivated",
+        UtilityBlocked = "utility_blocked",
+        ServicePending = "service_pending",
+        Active = "active",
+        ServiceDisconnected = "service_disconnected",
+        CancelledPreStart = "cancelled_pre_start",
+        ExpirePreActive = "expire_pre_active",
+        CancelledPostStart = "cancelled_post_start",
+    }
+}
+
+impl From<AccountStatus> for api::AccountStatus {
+    fn from(s: AccountStatus) -> Self {
+        match s {
+            AccountStatus::NotEnrolled => api::AccountStatus::NotEnrolled,
+            AccountStatus::Reviewing => api::AccountStatus::Reviewing,
+            AccountStatus::NeedsAttention => api::AccountStatus::NeedsAttention,
+            AccountStatus::Ready => api::AccountStatus::Ready,
+            AccountStatus::Active => api::AccountStatus::Active,
+            AccountStatus::Cancelled => api::AccountStatus::Cancelled,
+        }
+    }
+}
+
+impl From<StatusReason> for api::StatusReason {
+    fn from(r: StatusReason) -> Self {
+        use api::StatusReason as W;
+        use StatusReason as R;
+        match r {
+            R::Unresolved => W::Unresolved,
+            R::PlanNotAccepted => W::PlanNotAccepted,
+            R::MissingAddress => W::MissingAddress,
+            R::MissingIdentity => W::MissingIdentity,
+            R::MissingPaymentMethod => W::MissingPaymentMethod,
+            R::EnrollmentPendingClientAgent => W::EnrollmentPendingClientAgent,
+            R::VerificationPending => W::VerificationPending,
+            R::CreditCheckPending => W::CreditCheckPending,
+            R::UtilitySubmitted => W::UtilitySubmitted,
+            R::CreditNotFound => W::CreditNotFound,
+            R::CreditDeclined => W::CreditDeclined,
+            R::CreditCheckFrozen => W::CreditCheckFrozen,
+            R::CreditCheckError => W::CreditCheckError,
+            R::EnrollmentBlockedSwitchHold => W::EnrollmentBlockedSwitchHold,
+            R::EnrollmentBlockedVerificationHold => W::EnrollmentBlockedVerificationHold,
+            R::EnrollmentBlockedDeactivated => W::EnrollmentBlockedDeactivated,
+            R::UtilityBlocked => W::UtilityBlocked,
+            R::ServicePending => W::ServicePending,
+            R::Active => W::Active,
+            R::ServiceDisconnected => W::ServiceDisconnected,
+            R::CancelledPreStart => W::CancelledPreStart,
+            R::ExpirePreActive => W::ExpirePreActive,
+            R::CancelledPostStart => W::CancelledPostStart,
+        }
+    }
+}
 
 /// Where the credit check stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,91 +140,41 @@ impl CreditState {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum VerificationState {
-    #[default]
-    NotStarted,
-    Pending,
-    Passed,
-    Hold,
-}
-
-impl VerificationState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerificationState::NotStarted => "not_started",
-            VerificationState::Pending => "pending",
-            VerificationState::Passed => "passed",
-            VerificationState::Hold => "hold",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::NotStarted, Self::Pending, Self::Passed, Self::Hold]
-            .into_iter()
-            .find(|v| v.as_str() == s)
+super::text_enum! {
+    /// Where the identity verification of a finalized enrollment stands
+    /// (`enrollments.verification`).
+    #[derive(Default)]
+    pub enum VerificationState {
+        #[default]
+        NotStarted = "not_started",
+        Pending = "pending",
+        Passed = "passed",
+        Hold = "hold",
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum UtilityState {
-    #[default]
-    NotSubmitted,
-    Submitted,
-    /// Accepted; service starts on the start date.
-    Accepted,
-    SwitchHold,
-    Deactivated,
-    Rejected,
-}
-
-impl UtilityState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UtilityState::NotSubmitted => "not_submitted",
-            UtilityState::Submitted => "submitted",
-            UtilityState::Accepted => "accepted",
-            UtilityState::SwitchHold => "switch_hold",
-            UtilityState::Deactivated => "deactivated",
-            UtilityState::Rejected => "rejected",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::NotSubmitted,
-            Self::Submitted,
-            Self::Accepted,
-            Self::SwitchHold,
-            Self::Deactivated,
-            Self::Rejected,
-        ]
-        .into_iter()
-        .find(|v| v.as_str() == s)
+super::text_enum! {
+    /// Where a finalized enrollment stands with the utility (`enrollments.utility`).
+    #[derive(Default)]
+    pub enum UtilityState {
+        #[default]
+        NotSubmitted = "not_submitted",
+        Submitted = "submitted",
+        /// Accepted; service starts on the start date.
+        Accepted = "accepted",
+        SwitchHold = "switch_hold",
+        Deactivated = "deactivated",
+        Rejected = "rejected",
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cancellation {
-    PreStart,
-    PostStart,
-    /// The plan's price expired before verification completed.
-    ExpiredPreActive,
-}
-
-impl Cancellation {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cancellation::PreStart => "pre_start",
-            Cancellation::PostStart => "post_start",
-            Cancellation::ExpiredPreActive => "expired_pre_active",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::PreStart, Self::PostStart, Self::ExpiredPreActive]
-            .into_iter()
-            .find(|v| v.as_str() == s)
+super::text_enum! {
+    /// How an enrollment was cancelled (`enrollments.cancellation`, null while it is not).
+    pub enum Cancellation {
+        PreStart = "pre_start",
+        PostStart = "post_start",
+        /// The plan's price expired before verification completed.
+        ExpiredPreActive = "expired_pre_active",
     }
 }
 
@@ -252,6 +290,51 @@ pub fn derive_status(f: &StatusFacts) -> (AccountStatus, StatusReason) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each stored enum reads back what it writes, and refuses a name it does not know.
+    fn round_trips<T: Copy + PartialEq + std::fmt::Debug>(
+        all: &[T],
+        as_str: fn(T) -> &'static str,
+        parse: fn(&str) -> Option<T>,
+    ) {
+        for &v in all {
+            assert_eq!(parse(as_str(v)), Some(v), "{v:?}");
+        }
+        let names: std::collections::HashSet<_> = all.iter().map(|&v| as_str(v)).collect();
+        assert_eq!(names.len(), all.len(), "stored names are distinct");
+        for unknown in ["", "Passed", "unknown", "pre-start"] {
+            assert_eq!(parse(unknown), None, "{unknown:?}");
+        }
+    }
+
+    #[test]
+    fn stored_states_round_trip_and_refuse_unknown_names() {
+        round_trips(
+            VerificationState::ALL,
+            VerificationState::as_str,
+            VerificationState::parse,
+        );
+        round_trips(UtilityState::ALL, UtilityState::as_str, UtilityState::parse);
+        round_trips(Cancellation::ALL, Cancellation::as_str, Cancellation::parse);
+        round_trips(
+            AccountStatus::ALL,
+            AccountStatus::as_str,
+            AccountStatus::parse,
+        );
+        round_trips(StatusReason::ALL, StatusReason::as_str, StatusReason::parse);
+        assert_eq!(VerificationState::default(), VerificationState::NotStarted);
+        assert_eq!(UtilityState::default(), UtilityState::NotSubmitted);
+    }
+
+    #[test]
+    fn stored_statuses_keep_their_wire_names() {
+        for &s in AccountStatus::ALL {
+            assert_eq!(api::AccountStatus::from(s).as_str(), s.as_str());
+        }
+        for &r in StatusReason::ALL {
+            assert_eq!(api::StatusReason::from(r).as_str(), r.as_str());
+        }
+    }
     use AccountStatus as S;
     use StatusReason as R;
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use app::api::{
-    enrollment::Contract, Account, AccountApp, AccountStatus, CreateAccountIn, ErrorEnvelope, List,
-    Location, RecordClientAgentIn, StatusReason, Timestamp, TokenOut, UpdateAccountIn,
+    enrollment::Contract, Account, AccountApp, CreateAccountIn, ErrorEnvelope, List, Location,
+    RecordClientAgentIn, Timestamp, TokenOut, UpdateAccountIn,
 };
 use axum::{
     body::Bytes,
@@ -29,6 +29,7 @@ use crate::{
     domain::{
         documents::contract_in_force,
         enrollment::{enrollment, EnrollmentFacts},
+        status::AccountStatus,
     },
     services::accounts,
     store::{
@@ -74,11 +75,8 @@ fn render_with(
     deposit: Option<app::api::Deposit>,
 ) -> ApiResult<Account> {
     let profile = row.profile().map_err(ApiError::internal)?;
-    let status = AccountStatus::parse(&row.status)
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored status {}", row.status)))?;
-    let status_reason = StatusReason::parse(&row.status_reason).ok_or_else(|| {
-        ApiError::internal(anyhow::anyhow!("stored reason {}", row.status_reason))
-    })?;
+    let status = row.status.into();
+    let status_reason = row.status_reason.into();
     let facts = EnrollmentFacts {
         has_confirmed_address: row.has_confirmed_address,
         has_accepted_plan: row.has_accepted_plan,
@@ -180,21 +178,22 @@ pub async fn list_accounts(
         .with_param("email"));
     }
     let email = q.email.as_deref().map(|e| e.trim().to_lowercase());
-    if let Some(status) = q.status.as_deref() {
-        if AccountStatus::parse(status).is_none() {
-            return Err(ApiError::new(
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(status) => Some(AccountStatus::parse(status).ok_or_else(|| {
+            ApiError::new(
                 ErrorCode::ParameterInvalid,
                 format!("unknown status {status}"),
             )
-            .with_param("status"));
-        }
-    }
+            .with_param("status")
+        })?),
+    };
     let rows = store::accounts::list_accounts(
         &state.db,
         &AccountFilter {
             app_uuid: principal.app.uuid,
             email: email.as_deref(),
-            status: q.status.as_deref(),
+            status,
             limit: page.limit,
             offset: page.offset,
         },

@@ -65,19 +65,12 @@ pub async fn create_account(
         app_uuid,
         account_number(sequence),
         &profile,
-        (status.as_str(), reason.as_str()),
+        (status, reason),
         now,
     )
     .map_err(failed)?;
     store::accounts::insert_account(&mut tx, &row).await?;
-    store::accounts::insert_status_history(
-        &mut tx,
-        row.uuid,
-        status.as_str(),
-        reason.as_str(),
-        now,
-    )
-    .await?;
+    store::accounts::insert_status_history(&mut tx, row.uuid, status, reason, now).await?;
     store::events::insert_event(
         &mut tx,
         &NewEvent::of(

@@ -9,7 +9,6 @@
 //! It imports no other service, so that every use case may call it: a use case that needs what
 //! another one's change sets off calls it here instead of calling back into that use case.
 
-use app::api::{AccountStatus, StatusReason};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -25,7 +24,8 @@ use crate::{
         market::Enroller,
         renewal::{notice_schedule, notice_send_at, rollover_at},
         status::{
-            derive_status, Cancellation, CreditState, StatusFacts, UtilityState, VerificationState,
+            derive_status, AccountStatus, CreditState, StatusFacts, StatusReason, UtilityState,
+            VerificationState,
         },
         tokens,
     },
@@ -96,28 +96,22 @@ async fn store_status(
         credit,
         verification: enrollment
             .as_ref()
-            .and_then(|e| VerificationState::parse(&e.verification))
-            .unwrap_or_default(),
+            .map_or_else(VerificationState::default, |e| e.verification),
         utility: enrollment
             .as_ref()
-            .and_then(|e| UtilityState::parse(&e.utility))
-            .unwrap_or_default(),
+            .map_or_else(UtilityState::default, |e| e.utility),
         is_service_active: locations.iter().any(|l| l.is_energized()),
         is_disconnected: locations
             .iter()
             .any(|l| l.is_service_active && l.is_disconnected),
-        cancellation: enrollment
-            .as_ref()
-            .and_then(|e| e.cancellation.as_deref())
-            .and_then(Cancellation::parse),
+        cancellation: enrollment.as_ref().and_then(|e| e.cancellation),
     };
     let (status, reason) = derive_status(&facts);
-    if status.as_str() == row.status && reason.as_str() == row.status_reason {
+    if (status, reason) == (row.status, row.status_reason) {
         return Ok(None);
     }
-    store::accounts::update_status(tx, account_uuid, status.as_str(), reason.as_str(), now).await?;
-    store::accounts::insert_status_history(tx, account_uuid, status.as_str(), reason.as_str(), now)
-        .await?;
+    store::accounts::update_status(tx, account_uuid, status, reason, now).await?;
+    store::accounts::insert_status_history(tx, account_uuid, status, reason, now).await?;
     store::events::insert_event(
         tx,
         &store::events::NewEvent::of(
@@ -126,8 +120,8 @@ async fn store_status(
                 account_uuid,
                 status: status.as_str().to_owned(),
                 status_reason: reason.as_str().to_owned(),
-                previous_status: row.status.clone(),
-                previous_status_reason: row.status_reason.clone(),
+                previous_status: row.status.as_str().to_owned(),
+                previous_status_reason: row.status_reason.as_str().to_owned(),
             },
             now,
         ),
@@ -199,8 +193,8 @@ pub async fn submit_when_ready(
         .await?
         .is_some_and(|e| {
             e.cancellation.is_none()
-                && e.verification == VerificationState::Passed.as_str()
-                && e.utility == UtilityState::NotSubmitted.as_str()
+                && e.verification == VerificationState::Passed
+                && e.utility == UtilityState::NotSubmitted
         });
     if ready {
         outbox::enqueue(

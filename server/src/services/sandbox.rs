@@ -254,8 +254,8 @@ pub async fn seed_demo(
     // Finalized, verified, accepted by the utility.
     match store::enrollment::enrollment(&mut tx, account_uuid).await? {
         Some(mut e) => {
-            e.verification = VerificationState::Passed.as_str().to_owned();
-            e.utility = UtilityState::Accepted.as_str().to_owned();
+            e.verification = VerificationState::Passed;
+            e.utility = UtilityState::Accepted;
             e.updated_at = now;
             store::enrollment::update_enrollment(&mut tx, &e).await?;
         }
@@ -267,8 +267,8 @@ pub async fn seed_demo(
                     finalized_at: now,
                     is_client_agent: enroller(account.client_agent_accepted_at)
                         == Enroller::ClientAgent,
-                    verification: VerificationState::Passed.as_str().to_owned(),
-                    utility: UtilityState::Accepted.as_str().to_owned(),
+                    verification: VerificationState::Passed,
+                    utility: UtilityState::Accepted,
                     cancellation: None,
                     updated_at: now,
                 },

@@ -4,7 +4,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{on_db, on_tx, Db, Result, Tx};
-use crate::domain::account::Profile;
+use crate::domain::{
+    account::Profile,
+    status::{AccountStatus, StatusReason},
+};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AccountRow {
@@ -21,8 +24,8 @@ pub struct AccountRow {
     pub renewals_url: Option<String>,
     /// JSON object of strings.
     pub metadata: String,
-    pub status: String,
-    pub status_reason: String,
+    pub status: AccountStatus,
+    pub status_reason: StatusReason,
     pub client_agent_accepted_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -98,8 +101,8 @@ pub async fn insert_account(tx: &mut Tx, a: &AccountRow) -> Result<()> {
         .bind(&a.preliminary_address)
         .bind(&a.renewals_url)
         .bind(&a.metadata)
-        .bind(&a.status)
-        .bind(&a.status_reason)
+        .bind(a.status)
+        .bind(a.status_reason)
         .bind(a.client_agent_accepted_at)
         .bind(a.created_at)
         .bind(a.updated_at)
@@ -192,7 +195,7 @@ pub async fn account_of_app_for_update(
 pub struct AccountFilter<'a> {
     pub app_uuid: Uuid,
     pub email: Option<&'a str>,
-    pub status: Option<&'a str>,
+    pub status: Option<AccountStatus>,
     pub limit: u32,
     pub offset: u64,
 }
@@ -250,8 +253,8 @@ pub async fn set_client_agent_accepted_at(
 pub async fn update_status(
     tx: &mut Tx,
     account_uuid: Uuid,
-    status: &str,
-    status_reason: &str,
+    status: AccountStatus,
+    status_reason: StatusReason,
     now: DateTime<Utc>,
 ) -> Result<()> {
     let sql =
@@ -270,8 +273,8 @@ pub async fn update_status(
 pub async fn insert_status_history(
     tx: &mut Tx,
     account_uuid: Uuid,
-    status: &str,
-    status_reason: &str,
+    status: AccountStatus,
+    status_reason: StatusReason,
     at: DateTime<Utc>,
 ) -> Result<()> {
     let sql = "INSERT INTO account_status_history \
@@ -290,8 +293,8 @@ pub async fn insert_status_history(
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StatusChange {
-    pub status: String,
-    pub status_reason: String,
+    pub status: AccountStatus,
+    pub status_reason: StatusReason,
     pub changed_at: DateTime<Utc>,
 }
 
@@ -345,7 +348,7 @@ impl AccountRow {
         app_uuid: Uuid,
         account_number: String,
         profile: &Profile,
-        status: (&str, &str),
+        status: (AccountStatus, StatusReason),
         now: DateTime<Utc>,
     ) -> serde_json::Result<AccountRow> {
         let mut row = AccountRow {
@@ -360,8 +363,8 @@ impl AccountRow {
             preliminary_address: None,
             renewals_url: None,
             metadata: String::new(),
-            status: status.0.to_owned(),
-            status_reason: status.1.to_owned(),
+            status: status.0,
+            status_reason: status.1,
             client_agent_accepted_at: None,
             created_at: now,
             updated_at: now,

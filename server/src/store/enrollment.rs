@@ -8,6 +8,7 @@ use super::{on_conn, on_db, on_tx, Conn, Db, Result, Tx};
 use crate::domain::{
     enrollment::{ContractStatus, LocationStatus},
     jobs::JobKind,
+    status::{Cancellation, UtilityState, VerificationState},
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -310,9 +311,9 @@ pub struct EnrollmentRow {
     pub account_uuid: Uuid,
     pub finalized_at: DateTime<Utc>,
     pub is_client_agent: bool,
-    pub verification: String,
-    pub utility: String,
-    pub cancellation: Option<String>,
+    pub verification: VerificationState,
+    pub utility: UtilityState,
+    pub cancellation: Option<Cancellation>,
     pub updated_at: DateTime<Utc>,
 }
 
@@ -324,9 +325,9 @@ pub async fn insert_enrollment(tx: &mut Tx, e: &EnrollmentRow) -> Result<()> {
         .bind(e.account_uuid)
         .bind(e.finalized_at)
         .bind(e.is_client_agent)
-        .bind(&e.verification)
-        .bind(&e.utility)
-        .bind(&e.cancellation)
+        .bind(e.verification)
+        .bind(e.utility)
+        .bind(e.cancellation)
         .bind(e.updated_at)
         .execute(c)
         .await
@@ -338,9 +339,9 @@ pub async fn update_enrollment(tx: &mut Tx, e: &EnrollmentRow) -> Result<()> {
     let sql = "UPDATE enrollments SET verification = $1, utility = $2, cancellation = $3, \
         updated_at = $4 WHERE account_uuid = $5";
     on_tx!(tx, c => sqlx::query(sql)
-        .bind(&e.verification)
-        .bind(&e.utility)
-        .bind(&e.cancellation)
+        .bind(e.verification)
+        .bind(e.utility)
+        .bind(e.cancellation)
         .bind(e.updated_at)
         .bind(e.account_uuid)
         .execute(c)

@@ -221,3 +221,50 @@ both_engines! {
         assert_eq!(r.status, StatusCode::NOT_FOUND);
     }
 }
+
+/// Writes `sql` (the account's uuid bound as `$1`) straight to the database: a stored value no
+/// release of the service writes.
+async fn write_raw(app: &TestApp, sql: &str, account: uuid::Uuid) {
+    let mut tx = app.state.db.begin().await.unwrap();
+    match &mut tx {
+        server::store::Tx::Sqlite(t) => {
+            sqlx::query(sql)
+                .bind(account)
+                .execute(&mut **t)
+                .await
+                .unwrap();
+        }
+        server::store::Tx::Postgres(t) => {
+            sqlx::query(sql)
+                .bind(account)
+                .execute(&mut **t)
+                .await
+                .unwrap();
+        }
+    }
+    tx.commit().await.unwrap();
+}
+
+both_engines! {
+    async fn an_unknown_stored_state_fails_the_read_instead_of_passing_as_a_default(app) {
+        let a = app.create_simple_account("odd@example.com").await;
+        let uuid: uuid::Uuid = a["uuid"].as_str().unwrap().parse().unwrap();
+        write_raw(
+            &app,
+            "INSERT INTO enrollments (account_uuid, finalized_at, is_client_agent, verification, \
+             utility, cancellation, updated_at) \
+             SELECT uuid, created_at, FALSE, 'pending', 'on_hold', NULL, created_at \
+             FROM accounts WHERE uuid = $1",
+            uuid,
+        )
+        .await;
+        let read = server::store::enrollment::enrollment(&app.state.db, uuid).await;
+        assert!(read.is_err(), "an unknown utility state is read as {read:?}");
+        write_raw(&app, "UPDATE accounts SET status = 'paused' WHERE uuid = $1", uuid).await;
+        let read = server::store::accounts::account_by_uuid(&app.state.db, uuid).await;
+        assert!(read.is_err(), "an unknown account status is read as {read:?}");
+        let r = app.get("/v1/app/accounts", &app.app_token).await;
+        assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.text);
+        assert_eq!(r.body["error"]["code"], "internal_error", "{}", r.text);
+    }
+}

@@ -465,7 +465,7 @@ both_engines! {
         let account: uuid::Uuid = uuid.parse().unwrap();
         let mut tx = app.state.db.begin().await.unwrap();
         let mut e = server::store::enrollment::enrollment(&mut tx, account).await.unwrap().unwrap();
-        e.cancellation = Some("expired_pre_active".into());
+        e.cancellation = Some(server::domain::status::Cancellation::ExpiredPreActive);
         server::store::enrollment::update_enrollment(&mut tx, &e).await.unwrap();
         server::store::enrollment::set_status_of_account_contracts(
             &mut tx,
@@ -807,7 +807,7 @@ both_engines! {
         assert_eq!(r.body["account"]["enrollment"]["has_confirmed_address"], true);
         assert_eq!(status(&r.body["account"]), pair("not_enrolled", "enrollment_pending_client_agent"), "{}", r.text);
         let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert!(history.iter().any(|h| h.status_reason == "enrollment_pending_client_agent"));
+        assert!(history.iter().any(|h| h.status_reason == server::domain::status::StatusReason::EnrollmentPendingClientAgent));
 
         let r = app.post("/v1/account/enroll/finalize", &token, &json!({"is_client_agent_enrollment": true})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
@@ -890,7 +890,7 @@ both_engines! {
         assert!(contracts.iter().all(|c| c.status.as_str() == "cancelled"), "{contracts:?}");
         assert!(event_types(&app, &uuid).await.iter().any(|t| t == "location.service_canceled"));
         let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert_eq!(history.last().unwrap().status_reason, "cancelled_pre_start");
+        assert_eq!(history.last().unwrap().status_reason, server::domain::status::StatusReason::CancelledPreStart);
 
         let r = app.post(&path, &token, &ok).await;
         assert_eq!((r.status, r.code()), (StatusCode::CONFLICT, "service_not_active"), "{}", r.text);
@@ -990,7 +990,7 @@ both_engines! {
             assert!(types.iter().any(|t| t == expected), "{expected} in {types:?}");
         }
         let history = server::store::accounts::status_history(&app.state.db, uuid.parse().unwrap()).await.unwrap();
-        assert_eq!(history.last().unwrap().status_reason, "active");
+        assert_eq!(history.last().unwrap().status_reason, server::domain::status::StatusReason::Active);
         // Nothing undoes it as time goes by; it can be reset and seeded again.
         advance(&app, &token, 30).await;
         settles_at(&app, &token, pair("active", "active")).await;

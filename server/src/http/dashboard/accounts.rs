@@ -90,7 +90,7 @@ fn search_view(dash: &Dash, q: &str, found: &[AccountRow]) -> String {
             let name = format!("{} {}", a.first_name, a.last_name);
             let number = a.account_number.clone();
             let email = a.email.clone();
-            let status = a.status.clone();
+            let status = a.status.as_str();
             view! {
                 <tr>
                     <td><a href=href>{number}</a></td>
@@ -361,8 +361,8 @@ fn account_view(
         .iter()
         .map(|h| {
             let when = views::time(h.changed_at);
-            let status = h.status.clone();
-            let reason = h.status_reason.clone();
+            let status = h.status.as_str();
+            let reason = h.status_reason.as_str();
             view! { <tr><td>{when}</td><td>{status}</td><td>{reason}</td></tr> }
         })
         .collect_view();

@@ -2,10 +2,7 @@
 //! address, choosing one when it has several there), its home, and the buttons that open the
 //! account's flows full-page.
 
-use app::{
-    api::{AccountStatus, StatusReason},
-    format::{dollars, long_date},
-};
+use app::format::{dollars, long_date};
 use axum::{extract::State, http::StatusCode, response::Response, Form};
 use leptos::prelude::*;
 use serde::Deserialize;
@@ -18,7 +15,7 @@ use super::{
     see_other, sign_in_path, signed_in_to, CodeForm, CsrfForm, CUSTOMER, PORTAL_APP, PORTAL_EMAIL,
 };
 use crate::{
-    domain::{flows::FlowScope, hosted::status_in_words},
+    domain::{flows::FlowScope, hosted::status_in_words, status::AccountStatus},
     http::{
         branded::Brand,
         error::{ApiError, ApiResult},
@@ -114,12 +111,8 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
         return Ok(see_other("/portal"));
     };
     let locations = crate::http::enrollment::locations_of(&state.db, account).await?;
-    let status = AccountStatus::parse(&home.account.status);
-    let reason = StatusReason::parse(&home.account.status_reason);
-    let words = match (status, reason) {
-        (Some(s), Some(r)) => status_in_words(s, r),
-        _ => "",
-    };
+    let status = home.account.status;
+    let words = status_in_words(status, home.account.status_reason);
     let switch = (choices(&session).await?.len() > 1).then(|| {
         view! {
             <p>
@@ -170,12 +163,10 @@ pub async fn portal_home(State(state): State<AppState>, session: Session) -> Api
             </section>
         }
     });
-    let enrolling = status.is_some_and(|s| {
-        matches!(
-            s,
-            AccountStatus::NotEnrolled | AccountStatus::NeedsAttention
-        )
-    });
+    let enrolling = matches!(
+        status,
+        AccountStatus::NotEnrolled | AccountStatus::NeedsAttention
+    );
     let actions: &[(FlowScope, &'static str)] = if enrolling {
         &[(FlowScope::Enrollment, "Continue your enrollment")]
     } else {
@@ -349,13 +340,7 @@ pub async fn choose_page(State(state): State<AppState>, session: Session) -> Api
         .iter()
         .filter(|c| c.app.uuid == app.uuid)
         .map(|c| {
-            let status = match (
-                AccountStatus::parse(&c.account.status),
-                StatusReason::parse(&c.account.status_reason),
-            ) {
-                (Some(s), Some(r)) => status_in_words(s, r),
-                _ => "",
-            };
+            let status = status_in_words(c.account.status, c.account.status_reason);
             let address = c
                 .address
                 .clone()
