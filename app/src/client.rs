@@ -88,26 +88,30 @@ impl ApiClient {
     /// (Not generic, so that its code exists once in the bundle whatever the types.)
     #[cfg(feature = "hydrate")]
     async fn exchange(
-        method: Method,
+        method: gloo_net::http::Method,
         path: &str,
         bearer: &str,
         body: Option<String>,
     ) -> Result<Value, ClientError> {
-        let authorization = format!("Bearer {bearer}");
-        let mut headers = vec![("Authorization", authorization.as_str())];
-        if body.is_some() {
-            headers.push(("Content-Type", "application/json"));
-        }
         let mut attempt = 0;
         let response = loop {
-            let response = fetch(method, path, &headers, body.as_deref())
-                .await
-                .map_err(|_| ClientError::network("fetch failed"))?;
+            let builder = gloo_net::http::RequestBuilder::new(path)
+                .method(method.clone())
+                .header("Authorization", &format!("Bearer {bearer}"));
+            let request = match &body {
+                Some(json) => builder
+                    .header("Content-Type", "application/json")
+                    .body(json.as_str()),
+                None => builder.build(),
+            }
+            .map_err(ClientError::network)?;
+            let response = request.send().await.map_err(ClientError::network)?;
             // Over the rate limit nothing happened: wait as told and send it again.
-            if response.status == 429 && attempt < RATE_LIMIT_RETRIES {
+            if response.status() == 429 && attempt < RATE_LIMIT_RETRIES {
                 attempt += 1;
                 let seconds = response
-                    .retry_after
+                    .headers()
+                    .get("retry-after")
                     .and_then(|v| v.trim().parse::<u32>().ok())
                     .unwrap_or(1)
                     .clamp(1, 5);
@@ -116,8 +120,9 @@ impl ApiClient {
             }
             break response;
         };
-        let answer = crate::json::parse(&response.text).map_err(ClientError::network)?;
-        if response.ok {
+        let text = response.text().await.map_err(ClientError::network)?;
+        let answer = crate::json::parse(&text).map_err(ClientError::network)?;
+        if response.ok() {
             return Ok(answer);
         }
         match Envelope::read(&answer) {
@@ -128,7 +133,7 @@ impl ApiClient {
 
     #[cfg(feature = "hydrate")]
     async fn send<T: Read>(
-        method: Method,
+        method: gloo_net::http::Method,
         path: &str,
         bearer: &str,
         body: Option<Body>,
@@ -160,7 +165,7 @@ impl ApiClient {
     #[cfg(feature = "hydrate")]
     pub async fn flow_event(&self, json: String) -> Result<Value, ClientError> {
         let path = "/v1/account/flow-events";
-        Self::exchange(Method::POST, path, &self.token, Some(json)).await
+        Self::exchange(gloo_net::http::Method::POST, path, &self.token, Some(json)).await
     }
 
     /// `GET /v1/account`.
@@ -534,72 +539,18 @@ impl std::fmt::Debug for CardInput {
     }
 }
 
-/// HTTP methods.
+#[cfg(feature = "hydrate")]
+use gloo_net::http::Method;
+
+/// HTTP methods, for builds without the browser client.
+#[cfg(not(feature = "hydrate"))]
 #[allow(clippy::upper_case_acronyms)]
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Method {
+enum Method {
     GET,
     POST,
     PUT,
     PATCH,
-}
-
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-impl Method {
-    fn as_str(self) -> &'static str {
-        match self {
-            Method::GET => "GET",
-            Method::POST => "POST",
-            Method::PUT => "PUT",
-            Method::PATCH => "PATCH",
-        }
-    }
-}
-
-/// A response as the flows read it.
-#[cfg(feature = "hydrate")]
-pub(crate) struct Fetched {
-    pub ok: bool,
-    pub status: u16,
-    /// `Retry-After`, as sent.
-    pub retry_after: Option<String>,
-    pub text: String,
-}
-
-/// The browser's `fetch` of `path` (same-origin credentials, as by default), with `headers`
-/// and `body`; an error when the server could not be reached or its answer not read. (The
-/// browser's own call, rather than through a request library: fewer layers in the bundle.)
-#[cfg(feature = "hydrate")]
-pub(crate) async fn fetch(
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> Result<Fetched, wasm_bindgen::JsValue> {
-    use wasm_bindgen::{JsCast, JsValue};
-    use wasm_bindgen_futures::JsFuture;
-    let init = web_sys::RequestInit::new();
-    init.set_method(method.as_str());
-    let names = js_sys::Object::new();
-    for &(name, value) in headers {
-        js_sys::Reflect::set(&names, &JsValue::from_str(name), &JsValue::from_str(value))?;
-    }
-    init.set_headers(&names);
-    if let Some(body) = body {
-        init.set_body(&JsValue::from_str(body));
-    }
-    let window = web_sys::window().ok_or(JsValue::NULL)?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(path, &init))
-        .await?
-        .unchecked_into();
-    let retry_after = response.headers().get("retry-after")?;
-    let text = JsFuture::from(response.text()?).await?;
-    Ok(Fetched {
-        ok: response.ok(),
-        status: response.status(),
-        retry_after,
-        text: text.as_string().unwrap_or_default(),
-    })
 }
 
 #[cfg(test)]

@@ -71,12 +71,10 @@ impl Reader {
         }));
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let html = html_url(&url);
-            let text =
-                match crate::client::fetch(crate::client::Method::GET, &html, &[], None).await {
-                    Ok(r) if r.ok => Text::Ready(r.text),
-                    _ => Text::Failed,
-                };
+            let text = match gloo_net::http::Request::get(&html_url(&url)).send().await {
+                Ok(r) if r.ok() => r.text().await.map_or(Text::Failed, Text::Ready),
+                _ => Text::Failed,
+            };
             // Only the document still open takes the answer.
             if self.open.get_untracked().is_some_and(|o| o.url == url) {
                 self.text.set(text);
