@@ -77,8 +77,7 @@ async fn store_status(
         .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     let credit = store::credit::latest_credit_check(tx, account_uuid)
         .await?
-        .and_then(|c| CreditState::parse(&c.status))
-        .unwrap_or_default();
+        .map_or(CreditState::NotSubmitted, |c| c.status);
     let enrollment = store::enrollment::enrollment(&mut *tx, account_uuid).await?;
     let contracts = store::enrollment::contracts_of_account(&mut *tx, account_uuid).await?;
     let locations = store::enrollment::locations_of_account(&mut *tx, account_uuid).await?;
@@ -159,7 +158,7 @@ async fn start_check(
     let Some(check) = store::credit::latest_credit_check(tx, account.uuid).await? else {
         return Ok(None);
     };
-    let state = CreditState::parse(&check.status).unwrap_or_default();
+    let state = check.status;
     if !force && !should_run(state) {
         return Ok(None);
     }
@@ -175,7 +174,7 @@ async fn start_check(
     )
     .await?;
     // The new job runs the check; any older one stands down when it sees this.
-    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending.as_str()).await?;
+    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending).await?;
     // Stored without `refresh_status`'s own scheduling: this is that scheduling.
     store_status(tx, account.app_uuid, account.uuid, clock.now()).await?;
     Ok(Some(job))
