@@ -410,22 +410,15 @@ pub async fn waive_deposit(
     )
     .await?;
     super::follow_up::refresh_status(&mut tx, &core.clock, app.uuid, account.uuid, now).await?;
-    let link = super::follow_up::email_link(
+    super::follow_up::mail_with_link(
         &mut tx,
         core,
         &clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::CreditReview,
-        None,
-    )
-    .await?;
-    mail::queue_to_account(
-        &mut tx,
-        &clock,
         &app,
         &account,
-        &Template::CreditReviewed {
+        LinkPurpose::CreditReview,
+        None,
+        |link| Template::CreditReviewed {
             first_name: account.first_name.clone(),
             decision: CreditReviewMail::DepositWaived {
                 waiver: claimed.describe().to_owned(),

@@ -3,7 +3,7 @@
 //! (`schedule_credit_check`), the enrollment sent to the utility once verified and approved
 //! (`submit_when_ready`), a contract's end scheduled (`schedule_contract_end`), an invoice's
 //! jobs queued (`schedule_payment_jobs`, `schedule_invoice_job`), and the single-use link an e-mail carries
-//! (`email_link`). Other jobs are queued where they arise, each a `Job` handed to
+//! (`email_link`), or the e-mail queued with it (`mail_with_link`). Other jobs are queued where they arise, each a `Job` handed to
 //! `outbox::enqueue`.
 //!
 //! It imports no other service, so that every use case may call it: a use case that needs what
@@ -29,10 +29,11 @@ use crate::{
         },
         tokens,
     },
+    mail::{self, Template},
     outbox::{self, Job},
     state::Core,
     store::{
-        self, accounts::AccountRow, billing::InvoiceRow, enrollment::ContractRow,
+        self, accounts::AccountRow, apps::AppRow, billing::InvoiceRow, enrollment::ContractRow,
         hosted_links::NewHostedLink, Tx,
     },
 };
@@ -303,6 +304,23 @@ pub async fn email_link(
         None,
     )
     .await
+}
+
+/// Queues an e-mail to the account that carries a single-use link to the hosted page of
+/// `purpose`: the link is issued first, in the same transaction, and `template` places it.
+#[allow(clippy::too_many_arguments)]
+pub async fn mail_with_link(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    purpose: LinkPurpose,
+    target: Option<&str>,
+    template: impl FnOnce(String) -> Template,
+) -> store::Result<Uuid> {
+    let link = email_link(tx, core, clock, app.uuid, account.uuid, purpose, target).await?;
+    mail::queue_to_account(tx, clock, app, account, &template(link)).await
 }
 
 /// A single-use link as `email_link` makes it, replacing the link whose hash is `replaces`
