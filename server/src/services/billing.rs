@@ -351,34 +351,29 @@ pub async fn bill_cycle(
     )
     .await?;
     let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
-    let link = super::follow_up::email_link(
+    super::follow_up::mail_with_link(
         tx,
         core,
         clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-    )
-    .await?;
-    mail::queue_to_account(
-        tx,
-        clock,
         app,
         account,
-        &Template::BillReady(BillReady {
-            first_name: account.first_name.clone(),
-            invoice_number: invoice.number.clone(),
-            period_start,
-            period_end,
-            total_cents: invoice.total_cents,
-            kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
-            due_date: invoice.payment_due_date,
-            late_fee_cents,
-            // Auto-pay charges the card on the due date.
-            auto_pay_card: card.as_ref().map(|c| card_name(&c.brand, &c.last4)),
-            link: Some(link),
-        }),
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+        |link| {
+            Template::BillReady(BillReady {
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                period_start,
+                period_end,
+                total_cents: invoice.total_cents,
+                kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
+                due_date: invoice.payment_due_date,
+                late_fee_cents,
+                // Auto-pay charges the card on the due date.
+                auto_pay_card: card.as_ref().map(|c| card_name(&c.brand, &c.last4)),
+                link: Some(link),
+            })
+        },
     )
     .await?;
     if !settled {

@@ -35,10 +35,7 @@ use crate::{
         hosted::LinkPurpose,
         FieldError,
     },
-    mail::{
-        self,
-        templates::{CollectionsMail, Template},
-    },
+    mail::templates::{CollectionsMail, Template},
     state::Core,
     store::{
         self,
@@ -453,34 +450,29 @@ pub async fn reissue(
     ] {
         store::events::insert_event(&mut tx, &NewEvent::of(app.uuid, &event, now)).await?;
     }
-    let link = super::follow_up::email_link(
+    super::follow_up::mail_with_link(
         &mut tx,
         core,
         &clock,
-        app.uuid,
-        account_uuid,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-    )
-    .await?;
-    mail::queue_to_account(
-        &mut tx,
-        &clock,
         app,
         &account,
-        &Template::Collections(CollectionsMail::Corrected {
-            first_name: account.first_name.clone(),
-            original_number: original.number.clone(),
-            credit_note_number: credit_note.number.clone(),
-            invoice_number: invoice.number.clone(),
-            reason: reason.clone(),
-            total_cents: corrected_total,
-            due_cents: settlement.due_cents,
-            credit_cents,
-            refunded_cents,
-            due_date: invoice.payment_due_date,
-            link: Some(link),
-        }),
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+        |link| {
+            Template::Collections(CollectionsMail::Corrected {
+                first_name: account.first_name.clone(),
+                original_number: original.number.clone(),
+                credit_note_number: credit_note.number.clone(),
+                invoice_number: invoice.number.clone(),
+                reason: reason.clone(),
+                total_cents: corrected_total,
+                due_cents: settlement.due_cents,
+                credit_cents,
+                refunded_cents,
+                due_date: invoice.payment_due_date,
+                link: Some(link),
+            })
+        },
     )
     .await?;
     // A notice of the cancelled bill no longer stands.

@@ -83,7 +83,7 @@ pub async fn submit_check(
             ssn_ciphertext: &sealed,
             ssn_last4: ssn.last4(),
             consented_at: now,
-            status: CreditState::Submitted.as_str(),
+            status: CreditState::Submitted,
         },
     )
     .await?;
@@ -171,7 +171,7 @@ pub async fn run_check(
     drop(request);
 
     let now = clock.now();
-    let before = CreditState::parse(&check.status).unwrap_or_default();
+    let before = check.status;
     let after = answer.state();
     if let CreditAnswer::Error { reason } = &answer {
         tracing::info!(reason = %reason, "the credit bureau could not answer");
@@ -185,7 +185,7 @@ pub async fn run_check(
         drop(tx);
         return Ok(CheckRun::Superseded);
     }
-    store::credit::set_credit_check_answer(&mut tx, check.uuid, after.as_str(), now).await?;
+    store::credit::set_credit_check_answer(&mut tx, check.uuid, after, now).await?;
     let retry = next_attempt_in(after, attempt);
     if after == CreditState::Passed {
         store::credit_reviews::withdraw_review_of_check(&mut tx, check.uuid, now).await?;
@@ -217,7 +217,7 @@ pub async fn run_check(
             )
             .await?;
             let answered = store::credit::CreditCheckRow {
-                status: after.as_str().to_owned(),
+                status: after,
                 ..check.clone()
             };
             apply_decision(
@@ -497,10 +497,10 @@ async fn apply_decision(
         ReviewDecision::RequireDeposit { amount_cents } => (Some(*amount_cents), None),
         ReviewDecision::Decline { reason } => (None, Some(reason.as_str())),
     };
-    let before = CreditState::parse(&check.status).unwrap_or_default();
+    let before = check.status;
     let after = decision.credit_state(before);
     if after != before {
-        store::credit::set_credit_check_answer(tx, check.uuid, after.as_str(), now).await?;
+        store::credit::set_credit_check_answer(tx, check.uuid, after, now).await?;
     }
     if after == CreditState::Passed {
         super::follow_up::submit_when_ready(tx, app.uuid, account.uuid, clock).await?;

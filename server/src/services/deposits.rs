@@ -261,11 +261,11 @@ pub async fn pay_deposit(
         .await?;
         // The deposit stands in for the credit the check did not show.
         if let Some(check) = store::credit::latest_credit_check(&mut tx, account_uuid).await? {
-            if check.status != CreditState::Passed.as_str() {
+            if check.status != CreditState::Passed {
                 store::credit::set_credit_check_answer(
                     &mut tx,
                     check.uuid,
-                    CreditState::Passed.as_str(),
+                    CreditState::Passed,
                     now,
                 )
                 .await?;
@@ -388,14 +388,9 @@ pub async fn waive_deposit(
     }
     // A waived deposit stands in for the credit the check did not show, as a paid one does.
     if let Some(check) = store::credit::latest_credit_check(&mut tx, account.uuid).await? {
-        if check.status != CreditState::Passed.as_str() {
-            store::credit::set_credit_check_answer(
-                &mut tx,
-                check.uuid,
-                CreditState::Passed.as_str(),
-                now,
-            )
-            .await?;
+        if check.status != CreditState::Passed {
+            store::credit::set_credit_check_answer(&mut tx, check.uuid, CreditState::Passed, now)
+                .await?;
             super::follow_up::submit_when_ready(&mut tx, app.uuid, account.uuid, &clock).await?;
         }
     }
@@ -415,22 +410,15 @@ pub async fn waive_deposit(
     )
     .await?;
     super::follow_up::refresh_status(&mut tx, &core.clock, app.uuid, account.uuid, now).await?;
-    let link = super::follow_up::email_link(
+    super::follow_up::mail_with_link(
         &mut tx,
         core,
         &clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::CreditReview,
-        None,
-    )
-    .await?;
-    mail::queue_to_account(
-        &mut tx,
-        &clock,
         &app,
         &account,
-        &Template::CreditReviewed {
+        LinkPurpose::CreditReview,
+        None,
+        |link| Template::CreditReviewed {
             first_name: account.first_name.clone(),
             decision: CreditReviewMail::DepositWaived {
                 waiver: claimed.describe().to_owned(),

@@ -3,7 +3,7 @@
 //! (`schedule_credit_check`), the enrollment sent to the utility once verified and approved
 //! (`submit_when_ready`), a contract's end scheduled (`schedule_contract_end`), an invoice's
 //! jobs queued (`schedule_payment_jobs`, `schedule_invoice_job`), and the single-use link an e-mail carries
-//! (`email_link`). Other jobs are queued where they arise, each a `Job` handed to
+//! (`email_link`), or the e-mail queued with it (`mail_with_link`). Other jobs are queued where they arise, each a `Job` handed to
 //! `outbox::enqueue`.
 //!
 //! It imports no other service, so that every use case may call it: a use case that needs what
@@ -29,10 +29,11 @@ use crate::{
         },
         tokens,
     },
+    mail::{self, Template},
     outbox::{self, Job},
     state::Core,
     store::{
-        self, accounts::AccountRow, billing::InvoiceRow, enrollment::ContractRow,
+        self, accounts::AccountRow, apps::AppRow, billing::InvoiceRow, enrollment::ContractRow,
         hosted_links::NewHostedLink, Tx,
     },
 };
@@ -77,8 +78,7 @@ async fn store_status(
         .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     let credit = store::credit::latest_credit_check(tx, account_uuid)
         .await?
-        .and_then(|c| CreditState::parse(&c.status))
-        .unwrap_or_default();
+        .map_or(CreditState::NotSubmitted, |c| c.status);
     let enrollment = store::enrollment::enrollment(&mut *tx, account_uuid).await?;
     let contracts = store::enrollment::contracts_of_account(&mut *tx, account_uuid).await?;
     let locations = store::enrollment::locations_of_account(&mut *tx, account_uuid).await?;
@@ -159,7 +159,7 @@ async fn start_check(
     let Some(check) = store::credit::latest_credit_check(tx, account.uuid).await? else {
         return Ok(None);
     };
-    let state = CreditState::parse(&check.status).unwrap_or_default();
+    let state = check.status;
     if !force && !should_run(state) {
         return Ok(None);
     }
@@ -175,7 +175,7 @@ async fn start_check(
     )
     .await?;
     // The new job runs the check; any older one stands down when it sees this.
-    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending.as_str()).await?;
+    store::credit::set_credit_check_job(tx, check.uuid, job, CreditState::Pending).await?;
     // Stored without `refresh_status`'s own scheduling: this is that scheduling.
     store_status(tx, account.app_uuid, account.uuid, clock.now()).await?;
     Ok(Some(job))
@@ -304,6 +304,23 @@ pub async fn email_link(
         None,
     )
     .await
+}
+
+/// Queues an e-mail to the account that carries a single-use link to the hosted page of
+/// `purpose`: the link is issued first, in the same transaction, and `template` places it.
+#[allow(clippy::too_many_arguments)]
+pub async fn mail_with_link(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    purpose: LinkPurpose,
+    target: Option<&str>,
+    template: impl FnOnce(String) -> Template,
+) -> store::Result<Uuid> {
+    let link = email_link(tx, core, clock, app.uuid, account.uuid, purpose, target).await?;
+    mail::queue_to_account(tx, clock, app, account, &template(link)).await
 }
 
 /// A single-use link as `email_link` makes it, replacing the link whose hash is `replaces`

@@ -415,28 +415,23 @@ pub async fn record_payment(
     {
         store::events::insert_event(tx, &event(Event::PaymentFailed(attempt))).await?;
         // The payment waits at the processor: the customer confirms it on a hosted page.
-        let link = super::follow_up::email_link(
+        super::follow_up::mail_with_link(
             tx,
             core,
             clock,
-            app.uuid,
-            account.uuid,
-            LinkPurpose::AuthenticatePayment,
-            Some(&payment.uuid.to_string()),
-        )
-        .await?;
-        mail::queue_to_account(
-            tx,
-            clock,
             app,
             account,
-            &Template::AuthenticatePayment(AuthenticatePayment {
-                first_name: account.first_name.clone(),
-                invoice_number: invoice.number.clone(),
-                total_cents: invoice.total_cents,
-                due_date: invoice.payment_due_date,
-                link,
-            }),
+            LinkPurpose::AuthenticatePayment,
+            Some(&payment.uuid.to_string()),
+            |link| {
+                Template::AuthenticatePayment(AuthenticatePayment {
+                    first_name: account.first_name.clone(),
+                    invoice_number: invoice.number.clone(),
+                    total_cents: invoice.total_cents,
+                    due_date: invoice.payment_due_date,
+                    link,
+                })
+            },
         )
         .await?;
     } else {
@@ -460,29 +455,24 @@ pub async fn record_payment(
                     .filter(|day| *day >= market_date(when))
             }
         };
-        let link = super::follow_up::email_link(
+        super::follow_up::mail_with_link(
             tx,
             core,
             clock,
-            app.uuid,
-            account.uuid,
-            LinkPurpose::UpdateCard,
-            Some(&invoice.number),
-        )
-        .await?;
-        mail::queue_to_account(
-            tx,
-            clock,
             app,
             account,
-            &Template::PaymentFailed(PaymentFailed {
-                first_name: account.first_name.clone(),
-                invoice_number: invoice.number.clone(),
-                total_cents: invoice.total_cents,
-                due_date: invoice.payment_due_date,
-                retry_on,
-                link: Some(link),
-            }),
+            LinkPurpose::UpdateCard,
+            Some(&invoice.number),
+            |link| {
+                Template::PaymentFailed(PaymentFailed {
+                    first_name: account.first_name.clone(),
+                    invoice_number: invoice.number.clone(),
+                    total_cents: invoice.total_cents,
+                    due_date: invoice.payment_due_date,
+                    retry_on,
+                    link: Some(link),
+                })
+            },
         )
         .await?;
     }
@@ -655,29 +645,24 @@ pub async fn past_due(
         return Ok(PastDue::Decided);
     }
     let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
-    let link = super::follow_up::email_link(
+    super::follow_up::mail_with_link(
         tx,
         core,
         clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-    )
-    .await?;
-    mail::queue_to_account(
-        tx,
-        clock,
         &app,
         &account,
-        &Template::PastDue(PastDueNotice {
-            late_fee_cents,
-            first_name: account.first_name.clone(),
-            invoice_number: invoice.number.clone(),
-            total_cents: invoice.total_cents,
-            due_date: invoice.payment_due_date,
-            link: Some(link),
-        }),
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+        |link| {
+            Template::PastDue(PastDueNotice {
+                late_fee_cents,
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                total_cents: invoice.total_cents,
+                due_date: invoice.payment_due_date,
+                link: Some(link),
+            })
+        },
     )
     .await?;
     Ok(PastDue::Decided)

@@ -19,10 +19,7 @@ use crate::{
         market::market_date,
         processor_events::{self, PaymentChange, SignatureError},
     },
-    mail::{
-        self,
-        templates::{PaymentFailed, Template},
-    },
+    mail::templates::{PaymentFailed, Template},
     state::Core,
     store::{
         self,
@@ -340,29 +337,24 @@ impl Reconcile<'_> {
                     Event::PaymentFailed(self.attempt(Some(failure_code.clone()))),
                 )
                 .await?;
-                let link = super::follow_up::email_link(
+                super::follow_up::mail_with_link(
                     tx,
                     self.core,
                     self.clock,
-                    self.app.uuid,
-                    self.account.uuid,
-                    LinkPurpose::UpdateCard,
-                    Some(&invoice.number),
-                )
-                .await?;
-                mail::queue_to_account(
-                    tx,
-                    self.clock,
                     self.app,
                     self.account,
-                    &Template::PaymentFailed(PaymentFailed {
-                        first_name: self.account.first_name.clone(),
-                        invoice_number: invoice.number.clone(),
-                        total_cents: invoice.total_cents,
-                        due_date: invoice.payment_due_date,
-                        retry_on: None,
-                        link: Some(link),
-                    }),
+                    LinkPurpose::UpdateCard,
+                    Some(&invoice.number),
+                    |link| {
+                        Template::PaymentFailed(PaymentFailed {
+                            first_name: self.account.first_name.clone(),
+                            invoice_number: invoice.number.clone(),
+                            total_cents: invoice.total_cents,
+                            due_date: invoice.payment_due_date,
+                            retry_on: None,
+                            link: Some(link),
+                        })
+                    },
                 )
                 .await?;
                 Ok(true)

@@ -188,7 +188,7 @@ pub async fn seed_demo(
     }
     // A passed credit check.
     let credit = store::credit::latest_credit_check(&mut tx, account_uuid).await?;
-    if credit.is_none_or(|c| c.status != CreditState::Passed.as_str()) {
+    if credit.is_none_or(|c| c.status != CreditState::Passed) {
         let sealed = state.pii.seal(b"123456789");
         store::credit::insert_credit_check(
             &mut tx,
@@ -197,7 +197,7 @@ pub async fn seed_demo(
                 ssn_ciphertext: &sealed,
                 ssn_last4: "6789",
                 consented_at: now,
-                status: CreditState::Passed.as_str(),
+                status: CreditState::Passed,
             },
         )
         .await?;

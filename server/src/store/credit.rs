@@ -6,13 +6,14 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{on_tx, Result, Tx};
+use crate::domain::status::CreditState;
 
 pub struct NewCreditCheck<'a> {
     pub account_uuid: Uuid,
     pub ssn_ciphertext: &'a [u8],
     pub ssn_last4: &'a str,
     pub consented_at: DateTime<Utc>,
-    pub status: &'a str,
+    pub status: CreditState,
 }
 
 pub async fn insert_credit_check(tx: &mut Tx, c: &NewCreditCheck<'_>) -> Result<()> {
@@ -37,7 +38,8 @@ pub struct CreditCheckRow {
     pub uuid: Uuid,
     pub ssn_ciphertext: Vec<u8>,
     pub ssn_last4: String,
-    pub status: String,
+    /// An unknown stored name fails the read.
+    pub status: CreditState,
     /// The job that runs this check now (older jobs of the same check stand down).
     pub job_uuid: Option<Uuid>,
 }
@@ -73,7 +75,7 @@ pub async fn set_credit_check_job(
     tx: &mut Tx,
     uuid: Uuid,
     job_uuid: Uuid,
-    status: &str,
+    status: CreditState,
 ) -> Result<()> {
     let sql = "UPDATE credit_checks SET job_uuid = $1, status = $2 WHERE uuid = $3";
     on_tx!(tx, c => sqlx::query(sql).bind(job_uuid).bind(status).bind(uuid).execute(c).await
@@ -85,7 +87,7 @@ pub async fn set_credit_check_job(
 pub async fn set_credit_check_answer(
     tx: &mut Tx,
     uuid: Uuid,
-    status: &str,
+    status: CreditState,
     checked_at: DateTime<Utc>,
 ) -> Result<()> {
     let sql = "UPDATE credit_checks SET status = $1, checked_at = $2 WHERE uuid = $3";

@@ -260,6 +260,21 @@ both_engines! {
         .await;
         let read = server::store::enrollment::enrollment(&app.state.db, uuid).await;
         assert!(read.is_err(), "an unknown utility state is read as {read:?}");
+        let mut tx = app.state.db.begin().await.unwrap();
+        let check = server::store::credit::NewCreditCheck {
+            account_uuid: uuid,
+            ssn_ciphertext: b"sealed",
+            ssn_last4: "6789",
+            consented_at: app.clock.now(),
+            status: server::domain::status::CreditState::Submitted,
+        };
+        server::store::credit::insert_credit_check(&mut tx, &check).await.unwrap();
+        tx.commit().await.unwrap();
+        write_raw(&app, "UPDATE credit_checks SET status = 'on_ice' WHERE account_uuid = $1", uuid).await;
+        let mut tx = app.state.db.begin().await.unwrap();
+        let read = server::store::credit::latest_credit_check(&mut tx, uuid).await;
+        drop(tx);
+        assert!(read.is_err(), "an unknown credit check state is read as {read:?}");
         write_raw(&app, "UPDATE accounts SET status = 'paused' WHERE uuid = $1", uuid).await;
         let read = server::store::accounts::account_by_uuid(&app.state.db, uuid).await;
         assert!(read.is_err(), "an unknown account status is read as {read:?}");

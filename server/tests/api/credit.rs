@@ -132,7 +132,7 @@ pub(crate) async fn check_status(app: &TestApp, uuid: &str) -> String {
         .unwrap()
         .unwrap();
     tx.commit().await.unwrap();
-    c.status
+    c.status.as_str().to_owned()
 }
 
 pub(crate) async fn emails(app: &TestApp, uuid: &str) -> Vec<Value> {

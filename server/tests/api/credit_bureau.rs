@@ -102,7 +102,7 @@ async fn check_status(app: &TestApp, account: Uuid) -> String {
         .unwrap()
         .unwrap();
     tx.commit().await.unwrap();
-    c.status
+    c.status.as_str().to_owned()
 }
 
 async fn answered(app: &TestApp, account: Uuid, expected: &str) {

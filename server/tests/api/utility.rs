@@ -134,13 +134,18 @@ pub(crate) async fn live_submission_with_processor(
         &mut tx,
         check.uuid,
         uuid::Uuid::new_v4(),
-        "passed",
+        server::domain::status::CreditState::Passed,
     )
     .await
     .unwrap();
-    server::store::credit::set_credit_check_answer(&mut tx, check.uuid, "passed", app.clock.now())
-        .await
-        .unwrap();
+    server::store::credit::set_credit_check_answer(
+        &mut tx,
+        check.uuid,
+        server::domain::status::CreditState::Passed,
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
     let clock = app
         .clock
         .for_account(&app.state.db, account_uuid)

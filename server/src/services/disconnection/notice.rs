@@ -17,10 +17,7 @@ use crate::{
         jobs::DisconnectPayload,
         market::at_market_time,
     },
-    mail::{
-        self,
-        templates::{CollectionsMail, Template},
-    },
+    mail::templates::{CollectionsMail, Template},
     outbox::Job,
     state::Core,
     store::{
@@ -118,30 +115,25 @@ pub async fn issue_notice(
         ),
     )
     .await?;
-    let link = crate::services::follow_up::email_link(
+    let email_uuid = crate::services::follow_up::mail_with_link(
         tx,
         core,
         clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-    )
-    .await?;
-    let email_uuid = mail::queue_to_account(
-        tx,
-        clock,
         app,
         account,
-        &Template::Collections(CollectionsMail::DisconnectionNotice {
-            first_name: account.first_name.clone(),
-            invoice_number: invoice.number.clone(),
-            amount_cents: invoice.total_cents,
-            due_date: invoice.payment_due_date,
-            earliest_date: earliest,
-            plan_months,
-            link: Some(link),
-        }),
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+        |link| {
+            Template::Collections(CollectionsMail::DisconnectionNotice {
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                amount_cents: invoice.total_cents,
+                due_date: invoice.payment_due_date,
+                earliest_date: earliest,
+                plan_months,
+                link: Some(link),
+            })
+        },
     )
     .await?;
     row.email_uuid = Some(email_uuid);
@@ -239,30 +231,25 @@ pub(super) async fn final_bill_notice(
         ),
     )
     .await?;
-    let link = crate::services::follow_up::email_link(
+    crate::services::follow_up::mail_with_link(
         tx,
         core,
         clock,
-        app.uuid,
-        account.uuid,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-    )
-    .await?;
-    mail::queue_to_account(
-        tx,
-        clock,
         app,
         account,
-        &Template::Collections(CollectionsMail::FinalBillPastDue {
-            first_name: account.first_name.clone(),
-            invoice_number: invoice.number.clone(),
-            amount_cents: invoice.total_cents,
-            past_due_cents: past_due,
-            due_date: invoice.payment_due_date,
-            final_service_date: location.final_service_date,
-            link: Some(link),
-        }),
+        LinkPurpose::Invoice,
+        Some(&invoice.number),
+        |link| {
+            Template::Collections(CollectionsMail::FinalBillPastDue {
+                first_name: account.first_name.clone(),
+                invoice_number: invoice.number.clone(),
+                amount_cents: invoice.total_cents,
+                past_due_cents: past_due,
+                due_date: invoice.payment_due_date,
+                final_service_date: location.final_service_date,
+                link: Some(link),
+            })
+        },
     )
     .await?;
     Ok(())

@@ -424,8 +424,7 @@ pub async fn verify(
         store::enrollment::update_enrollment(tx, &e).await?;
         let credit = store::credit::latest_credit_check(tx, account)
             .await?
-            .and_then(|c| CreditState::parse(&c.status))
-            .unwrap_or_default();
+            .map_or(CreditState::NotSubmitted, |c| c.status);
         if credit == CreditState::Passed {
             follow_up::submit_when_ready(tx, app, account, clock).await?;
         } else {
