@@ -284,30 +284,14 @@ pub async fn after_payment(
             )
             .await?
         {
-            store::events::insert_event(
-                tx,
-                &event(
-                    app,
-                    &Event::PaymentPlanEnded {
-                        account_uuid: account.uuid,
-                        plan_uuid: line.plan_uuid,
-                        status: PaymentPlanStatus::Completed.as_str().to_owned(),
-                        remaining_cents: 0,
-                    },
-                    now,
-                ),
-            )
-            .await?;
-            mail::queue_to_account(
+            plan_ended(
                 tx,
                 clock,
                 app,
                 account,
-                &Template::Collections(CollectionsMail::PlanEnded {
-                    first_name: account.first_name.clone(),
-                    completed: true,
-                    remaining_cents: 0,
-                }),
+                line.plan_uuid,
+                PaymentPlanStatus::Completed,
+                0,
             )
             .await?;
         }
@@ -337,32 +321,56 @@ pub async fn instalment_missed(
             .filter(|l| l.invoice_uuid.is_none())
             .map(|l| l.amount_cents)
             .sum();
-        store::events::insert_event(
-            tx,
-            &event(
-                app,
-                &Event::PaymentPlanEnded {
-                    account_uuid: account.uuid,
-                    plan_uuid: line.plan_uuid,
-                    status: PaymentPlanStatus::Defaulted.as_str().to_owned(),
-                    remaining_cents: remaining,
-                },
-                now,
-            ),
-        )
-        .await?;
-        mail::queue_to_account(
+        plan_ended(
             tx,
             clock,
             app,
             account,
-            &Template::Collections(CollectionsMail::PlanEnded {
-                first_name: account.first_name.clone(),
-                completed: false,
-                remaining_cents: remaining,
-            }),
+            line.plan_uuid,
+            PaymentPlanStatus::Defaulted,
+            remaining,
         )
         .await?;
     }
+    Ok(())
+}
+
+/// A plan that ended (completed or defaulted), in `tx`: its event and the customer's e-mail,
+/// which say what it leaves due on the next bill.
+async fn plan_ended(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    plan_uuid: Uuid,
+    status: PaymentPlanStatus,
+    remaining_cents: i64,
+) -> store::Result<()> {
+    store::events::insert_event(
+        tx,
+        &event(
+            app,
+            &Event::PaymentPlanEnded {
+                account_uuid: account.uuid,
+                plan_uuid,
+                status: status.as_str().to_owned(),
+                remaining_cents,
+            },
+            clock.now(),
+        ),
+    )
+    .await?;
+    mail::queue_to_account(
+        tx,
+        clock,
+        app,
+        account,
+        &Template::Collections(CollectionsMail::PlanEnded {
+            first_name: account.first_name.clone(),
+            completed: status == PaymentPlanStatus::Completed,
+            remaining_cents,
+        }),
+    )
+    .await?;
     Ok(())
 }
