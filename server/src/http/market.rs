@@ -38,7 +38,7 @@ use crate::{
         enrollment::parse_start_date,
         estimate::AnnualEstimate,
         market::{parse_search_limit, RateCentsPerKwh, ZipCode},
-        pricing::Overrides,
+        pricing::{GroupTerms, Overrides},
         FieldError,
     },
     services::{
@@ -332,25 +332,34 @@ pub async fn esi_id_search(
 // ---------------------------------------------------------------------------------------------
 // Plan groups
 
+/// A plan group on the wire: its terms as pricing reads them (`plans::group_terms`).
 fn render_group(g: &PlanGroupRow) -> ApiResult<PlanGroup> {
-    let rate = |stored: &str| {
-        RateCentsPerKwh::from_stored(stored)
-            .map(RateCentsPerKwh::to_wire)
-            .map_err(ApiError::internal)
-    };
+    let GroupTerms {
+        name,
+        plan_type,
+        term_months,
+        base_charge_cents_per_month,
+        energy_margin_cents_per_kwh,
+        partner_commission_cents_per_month,
+        solar_buyback_cents_per_kwh,
+        early_termination_fee_cents,
+        renewable_percent,
+        tos_version,
+        is_month_to_month_default,
+    } = plans::group_terms(g)?;
     Ok(PlanGroup {
         uuid: g.uuid,
-        name: g.name.clone(),
-        plan_type: g.plan_type.clone(),
-        term_months: u32::try_from(g.term_months).unwrap_or(1),
-        base_charge_cents_per_month: g.base_charge_cents_per_month,
-        energy_margin_cents_per_kwh: rate(&g.energy_margin_cents_per_kwh)?,
-        partner_commission_cents_per_month: g.partner_commission_cents_per_month,
-        solar_buyback_cents_per_kwh: rate(&g.solar_buyback_cents_per_kwh)?,
-        early_termination_fee_cents: g.early_termination_fee_cents,
-        renewable_percent: u8::try_from(g.renewable_percent).unwrap_or(0),
-        tos_version: g.tos_version.clone(),
-        is_month_to_month_default: g.is_month_to_month_default,
+        name,
+        plan_type: plan_type.as_str().to_owned(),
+        term_months,
+        base_charge_cents_per_month,
+        energy_margin_cents_per_kwh: RateCentsPerKwh(energy_margin_cents_per_kwh).to_wire(),
+        partner_commission_cents_per_month,
+        solar_buyback_cents_per_kwh: RateCentsPerKwh(solar_buyback_cents_per_kwh).to_wire(),
+        early_termination_fee_cents,
+        renewable_percent,
+        tos_version,
+        is_month_to_month_default,
     })
 }
 

@@ -19,7 +19,7 @@ use crate::{
         app_requests::{parse_decline_reason, parse_request, RequestStatus},
         FieldError,
     },
-    store::{self, app_requests::LiveAppRequestRow, Db},
+    store::{self, app_requests::LiveAppRequestRow, Db, Tx},
 };
 
 /// How many requests a list shows.
@@ -146,34 +146,36 @@ pub async fn approve(
         Error::Refused(why) => Error::Refused(AppRequestRefused::App(why)),
         Error::Failed(e) => Error::Failed(e),
     })?;
-    let decided = store::app_requests::decide(
-        &mut tx,
-        uuid,
-        RequestStatus::Approved,
-        None,
-        actor.name(),
-        Some(created.uuid),
-        now,
-    )
-    .await?;
-    if !decided {
-        return refused(AppRequestRefused::NotFound);
-    }
-    audit::record(
-        &mut tx,
-        actor,
-        "live_app_request.approved",
-        &format!("live_app_request:{uuid}"),
-        json!({
-            "organisation": request.organisation_uuid,
-            "app": created.uuid,
-            "slug": created.slug,
-        }),
-        now,
-    )
-    .await?;
+    let detail = json!({
+        "organisation": request.organisation_uuid,
+        "app": created.uuid,
+        "slug": created.slug,
+    });
+    let decision = (RequestStatus::Approved, None, Some(created.uuid));
+    decide(&mut tx, actor, uuid, decision, detail, now).await?;
     tx.commit().await?;
     Ok(created.uuid)
+}
+
+/// The operator's decision on the pending request `uuid`, in `tx`: its status (with the
+/// reason shown to the partner, and the app an approval created) and the audit entry
+/// `live_app_request.<status>` with `detail`.
+async fn decide(
+    tx: &mut Tx,
+    actor: &Actor,
+    uuid: Uuid,
+    (status, reason, app): (RequestStatus, Option<&str>, Option<Uuid>),
+    detail: serde_json::Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), Error<AppRequestRefused>> {
+    let by = actor.name();
+    if !store::app_requests::decide(tx, uuid, status, reason, by, app, now).await? {
+        return refused(AppRequestRefused::NotFound);
+    }
+    let action = format!("live_app_request.{status}");
+    let target = format!("live_app_request:{uuid}");
+    audit::record(tx, actor, &action, &target, detail, now).await?;
+    Ok(())
 }
 
 /// Declines a pending request with a reason the partner is shown.
@@ -189,28 +191,9 @@ pub async fn decline(
     let now = clock.now();
     let mut tx = db.begin().await?;
     let request = pending(&mut tx, uuid).await?;
-    let decided = store::app_requests::decide(
-        &mut tx,
-        uuid,
-        RequestStatus::Declined,
-        Some(&reason),
-        actor.name(),
-        None,
-        now,
-    )
-    .await?;
-    if !decided {
-        return refused(AppRequestRefused::NotFound);
-    }
-    audit::record(
-        &mut tx,
-        actor,
-        "live_app_request.declined",
-        &format!("live_app_request:{uuid}"),
-        json!({"organisation": request.organisation_uuid, "reason": reason}),
-        now,
-    )
-    .await?;
+    let detail = json!({"organisation": request.organisation_uuid, "reason": reason});
+    let decision = (RequestStatus::Declined, Some(reason.as_str()), None);
+    decide(&mut tx, actor, uuid, decision, detail, now).await?;
     tx.commit().await?;
     Ok(())
 }

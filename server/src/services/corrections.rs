@@ -32,7 +32,6 @@ use crate::{
         disconnection::PAYMENT_PLAN_GROUP,
         enrollment::ContractStatus,
         events::Event,
-        hosted::LinkPurpose,
         FieldError,
     },
     mail::templates::{CollectionsMail, Template},
@@ -450,30 +449,22 @@ pub async fn reissue(
     ] {
         store::events::insert_event(&mut tx, &NewEvent::of(app.uuid, &event, now)).await?;
     }
-    super::follow_up::mail_with_link(
-        &mut tx,
-        core,
-        &clock,
-        app,
-        &account,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-        |link| {
-            Template::Collections(CollectionsMail::Corrected {
-                first_name: account.first_name.clone(),
-                original_number: original.number.clone(),
-                credit_note_number: credit_note.number.clone(),
-                invoice_number: invoice.number.clone(),
-                reason: reason.clone(),
-                total_cents: corrected_total,
-                due_cents: settlement.due_cents,
-                credit_cents,
-                refunded_cents,
-                due_date: invoice.payment_due_date,
-                link: Some(link),
-            })
-        },
-    )
+    let number = Some(invoice.number.as_str());
+    super::follow_up::mail_with_bill_link(&mut tx, core, &clock, app, &account, number, |link| {
+        Template::Collections(CollectionsMail::Corrected {
+            first_name: account.first_name.clone(),
+            original_number: original.number.clone(),
+            credit_note_number: credit_note.number.clone(),
+            invoice_number: invoice.number.clone(),
+            reason: reason.clone(),
+            total_cents: corrected_total,
+            due_cents: settlement.due_cents,
+            credit_cents,
+            refunded_cents,
+            due_date: invoice.payment_due_date,
+            link: Some(link),
+        })
+    })
     .await?;
     // A notice of the cancelled bill no longer stands.
     super::disconnection::reconnect_if_settled(&mut tx, &clock, app, account_uuid).await?;

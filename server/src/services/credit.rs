@@ -32,7 +32,7 @@ use crate::{
         users::Member,
         FieldError,
     },
-    mail::{self, templates::CreditReviewMail, Brand, NewEmail, Template},
+    mail::{self, templates::CreditReviewMail, Template},
     outbox::Outcome,
     state::Core,
     store::{
@@ -236,51 +236,38 @@ pub async fn run_check(
     }
     super::follow_up::refresh_status(&mut tx, clock.service(), app.uuid, account.uuid, now).await?;
     if let Some(notice) = notice_for(before, after).filter(|_| !auto_deposit) {
-        let template = match (notice, &answer) {
+        let first_name = account.first_name.clone();
+        match (notice, &answer) {
             (CreditNotice::Frozen, CreditAnswer::Frozen { unfreeze_url }) => {
-                Template::CreditFrozen {
-                    first_name: account.first_name.clone(),
-                    unfreeze_url: unfreeze_url.clone(),
-                    retry_url: Some(
-                        super::follow_up::email_link(
-                            &mut tx,
-                            state,
-                            clock,
-                            app.uuid,
-                            account.uuid,
-                            LinkPurpose::CreditFrozen,
-                            Some(unfreeze_url),
-                        )
-                        .await?,
-                    ),
-                }
+                let purpose = LinkPurpose::CreditFrozen;
+                let target = Some(unfreeze_url.as_str());
+                super::follow_up::mail_with_link(
+                    &mut tx,
+                    state,
+                    clock,
+                    &app,
+                    &account,
+                    purpose,
+                    target,
+                    |link| Template::CreditFrozen {
+                        first_name,
+                        unfreeze_url: unfreeze_url.clone(),
+                        retry_url: Some(link),
+                    },
+                )
+                .await?;
             }
-            (CreditNotice::Approved, _) => Template::CreditApproved {
-                first_name: account.first_name.clone(),
-            },
-            (CreditNotice::NotFound, _) => Template::CreditNotApproved {
-                first_name: account.first_name.clone(),
-                not_found: true,
-            },
-            _ => Template::CreditNotApproved {
-                first_name: account.first_name.clone(),
-                not_found: false,
-            },
-        };
-        mail::queue(
-            &mut tx,
-            clock,
-            &NewEmail {
-                app_uuid: app.uuid,
-                account_uuid: Some(account.uuid),
-                to: &account.email,
-                template: &template,
-                brand: &Brand::of_app(&app),
-                send_at: None,
-                event_on_send: None,
-            },
-        )
-        .await?;
+            (notice, _) => {
+                let template = match notice {
+                    CreditNotice::Approved => Template::CreditApproved { first_name },
+                    _ => Template::CreditNotApproved {
+                        first_name,
+                        not_found: notice == CreditNotice::NotFound,
+                    },
+                };
+                mail::queue_to_account(&mut tx, clock, &app, &account, &template).await?;
+            }
+        }
     }
     let outcome = match retry {
         Some(wait) => Outcome::RetryAt(now + wait, format!("credit check {}", after.as_str())),
@@ -573,25 +560,13 @@ async fn apply_decision(
             LinkPurpose::CreditReview,
         ),
     };
-    let link = super::follow_up::email_link(tx, core, clock, app.uuid, account.uuid, purpose, None)
-        .await?;
-    mail::queue(
-        tx,
-        clock,
-        &NewEmail {
-            app_uuid: app.uuid,
-            account_uuid: Some(account.uuid),
-            to: &account.email,
-            template: &Template::CreditReviewed {
-                first_name: account.first_name.clone(),
-                decision: mail_decision,
-                link,
-            },
-            brand: &Brand::of_app(app),
-            send_at: None,
-            event_on_send: None,
-        },
-    )
+    super::follow_up::mail_with_link(tx, core, clock, app, account, purpose, None, |link| {
+        Template::CreditReviewed {
+            first_name: account.first_name.clone(),
+            decision: mail_decision,
+            link,
+        }
+    })
     .await?;
     Ok(())
 }

@@ -323,6 +323,21 @@ pub async fn mail_with_link(
     mail::queue_to_account(tx, clock, app, account, &template(link)).await
 }
 
+/// `mail_with_link` with the link that opens the bill numbered `invoice_number` (the portal's
+/// bills when there is none).
+pub async fn mail_with_bill_link(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    invoice_number: Option<&str>,
+    template: impl FnOnce(String) -> Template,
+) -> store::Result<Uuid> {
+    let (purpose, number) = (LinkPurpose::Invoice, invoice_number);
+    mail_with_link(tx, core, clock, app, account, purpose, number, template).await
+}
+
 /// A single-use link as `email_link` makes it, replacing the link whose hash is `replaces`
 /// when it is a fresh copy of a spent or expired one.
 #[allow(clippy::too_many_arguments)]

@@ -645,25 +645,17 @@ pub async fn past_due(
         return Ok(PastDue::Decided);
     }
     let late_fee_cents = super::collections::upcoming_late_fee(tx, app.uuid, &invoice).await?;
-    super::follow_up::mail_with_link(
-        tx,
-        core,
-        clock,
-        &app,
-        &account,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-        |link| {
-            Template::PastDue(PastDueNotice {
-                late_fee_cents,
-                first_name: account.first_name.clone(),
-                invoice_number: invoice.number.clone(),
-                total_cents: invoice.total_cents,
-                due_date: invoice.payment_due_date,
-                link: Some(link),
-            })
-        },
-    )
+    let number = Some(invoice.number.as_str());
+    super::follow_up::mail_with_bill_link(tx, core, clock, &app, &account, number, |link| {
+        Template::PastDue(PastDueNotice {
+            late_fee_cents,
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            total_cents: invoice.total_cents,
+            due_date: invoice.payment_due_date,
+            link: Some(link),
+        })
+    })
     .await?;
     Ok(PastDue::Decided)
 }

@@ -271,22 +271,30 @@ impl Reconcile<'_> {
             .map(|_| ())
     }
 
+    /// The payment's outcome becomes `status` (with the processor's failure code), in `tx`;
+    /// false when it was that already.
+    async fn settle(
+        &self,
+        tx: &mut Tx,
+        status: PaymentStatus,
+        failure_code: Option<&str>,
+    ) -> store::Result<bool> {
+        if self.payment.status == status {
+            return Ok(false);
+        }
+        store::billing::set_payment_outcome(tx, self.payment.uuid, status, failure_code).await?;
+        Ok(true)
+    }
+
     /// Writes the change in `tx`: true when something of ours changed.
     async fn apply(&self, tx: &mut Tx, change: &PaymentChange) -> store::Result<bool> {
         let now = self.clock.now();
         let (payment, invoice) = (self.payment, self.invoice);
         match change {
             PaymentChange::Succeeded { .. } => {
-                if payment.status == PaymentStatus::Succeeded {
+                if !self.settle(tx, PaymentStatus::Succeeded, None).await? {
                     return Ok(false);
                 }
-                store::billing::set_payment_outcome(
-                    tx,
-                    payment.uuid,
-                    PaymentStatus::Succeeded,
-                    None,
-                )
-                .await?;
                 self.event(tx, Event::PaymentSuccessful(self.attempt(None)))
                     .await?;
                 if invoice.status.is_payable() {
@@ -313,16 +321,12 @@ impl Reconcile<'_> {
                 Ok(true)
             }
             PaymentChange::Failed { failure_code, .. } => {
-                if payment.status == PaymentStatus::Failed {
+                if !self
+                    .settle(tx, PaymentStatus::Failed, Some(failure_code))
+                    .await?
+                {
                     return Ok(false);
                 }
-                store::billing::set_payment_outcome(
-                    tx,
-                    payment.uuid,
-                    PaymentStatus::Failed,
-                    Some(failure_code),
-                )
-                .await?;
                 // The invoice this payment had settled is owed again.
                 if invoice.status == InvoiceStatus::Paid {
                     let status = if market_date(now) > invoice.payment_due_date {

@@ -9,7 +9,6 @@
 //! and the rollover onto the app's month-to-month plan the day after the end when nobody
 //! renewed it (`roll_over`).
 
-use crate::domain::address::one_line;
 use crate::{
     clock::AccountClock,
     documents::{self, notice::NoticeDocument},
@@ -491,13 +490,7 @@ pub async fn send_notice(
         brand_name: app.display_name.clone(),
         brand_color: app.primary_color.clone(),
         customer_name: format!("{} {}", account.first_name, account.last_name),
-        service_address: one_line(
-            &location.address_1,
-            location.address_2.as_deref(),
-            &location.city,
-            &location.state,
-            &location.postal_code,
-        ),
+        service_address: location.one_line_address(),
         esi_id: location.esi_id.clone(),
         plan_name: contract.plan_name.clone(),
         contract_end: end,

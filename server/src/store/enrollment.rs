@@ -111,6 +111,17 @@ impl LocationRow {
     pub fn is_energized(&self) -> bool {
         self.is_service_active && !self.is_disconnected
     }
+
+    /// The service address on one line, as a notice prints it (`address::one_line`).
+    pub fn one_line_address(&self) -> String {
+        crate::domain::address::one_line(
+            &self.address_1,
+            self.address_2.as_deref(),
+            &self.city,
+            &self.state,
+            &self.postal_code,
+        )
+    }
 }
 
 /// A location whose power the utility cut for non-payment and has not restored: a notice
@@ -371,6 +382,20 @@ pub struct BillingAddressRow {
     pub city: Option<String>,
     pub state: Option<String>,
     pub postal_code: Option<String>,
+}
+
+impl BillingAddressRow {
+    /// Bills go to the service address.
+    pub fn same_as_service_address() -> Self {
+        BillingAddressRow {
+            same_as_service_address: true,
+            address_1: None,
+            address_2: None,
+            city: None,
+            state: None,
+            postal_code: None,
+        }
+    }
 }
 
 pub async fn insert_billing_address(

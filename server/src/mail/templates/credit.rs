@@ -92,21 +92,31 @@ pub(super) fn reviewed(
     link: &str,
 ) -> Rendered {
     let (subject, paragraphs, label) = match decision {
-        CreditReviewMail::Approved => (
-            "Your enrollment can go ahead",
-            vec![
-                format!(
-                    "We reviewed the credit check of your {} electricity enrollment \
-                                 and approved it; no deposit is needed.",
-                    brand.display_name
+        // No deposit: the enrollment goes ahead, and the e-mail says why and what comes next.
+        CreditReviewMail::Approved | CreditReviewMail::DepositWaived { .. } => {
+            let (subject, why) = match decision {
+                CreditReviewMail::DepositWaived { waiver } => (
+                    "No deposit is needed: your enrollment goes ahead",
+                    format!(
+                        "We recorded that no deposit may be asked of you for your {} \
+                         electricity enrollment: {waiver}.",
+                        brand.display_name
+                    ),
                 ),
-                "Next, we ask your utility to switch your service to us, and e-mail \
-                             you the start date once it confirms. You can follow your enrollment \
-                             with the link below."
-                    .to_owned(),
-            ],
-            "See your enrollment",
-        ),
+                _ => (
+                    "Your enrollment can go ahead",
+                    format!(
+                        "We reviewed the credit check of your {} electricity enrollment \
+                         and approved it; no deposit is needed.",
+                        brand.display_name
+                    ),
+                ),
+            };
+            let next = "Next, we ask your utility to switch your service to us, and e-mail \
+                        you the start date once it confirms. You can follow your enrollment \
+                        with the link below.";
+            (subject, vec![why, next.to_owned()], "See your enrollment")
+        }
         CreditReviewMail::DepositRequired { amount_cents } => (
             "A deposit is needed to start your service",
             vec![
@@ -131,21 +141,6 @@ pub(super) fn reviewed(
                     .to_owned(),
             ],
             "Pay the deposit",
-        ),
-        CreditReviewMail::DepositWaived { waiver } => (
-            "No deposit is needed: your enrollment goes ahead",
-            vec![
-                format!(
-                    "We recorded that no deposit may be asked of you for your {} \
-                                 electricity enrollment: {waiver}.",
-                    brand.display_name
-                ),
-                "Next, we ask your utility to switch your service to us, and e-mail \
-                             you the start date once it confirms. You can follow your enrollment \
-                             with the link below."
-                    .to_owned(),
-            ],
-            "See your enrollment",
         ),
         CreditReviewMail::Declined { reason } => (
             "About your enrollment",

@@ -63,8 +63,10 @@ async fn gateway(app: &AppRow) -> UtilityGateway {
     UtilityGateway::for_environment(app.environment_kind())
 }
 
-fn event(app: &AppRow, e: &Event, now: DateTime<Utc>) -> NewEvent<'static> {
-    NewEvent::of(app.uuid, e, now)
+/// Writes the app's event `e`, in `tx`.
+async fn record(tx: &mut Tx, app: &AppRow, e: &Event, now: DateTime<Utc>) -> store::Result<()> {
+    store::events::insert_event(tx, &NewEvent::of(app.uuid, e, now)).await?;
+    Ok(())
 }
 
 /// Notices sent to the account in the 12 months before `today`.

@@ -4,16 +4,14 @@
 use chrono::NaiveDate;
 use uuid::Uuid;
 
-use super::{calendar, event, owed_plan, past_due_cents, DISCONNECT_HOUR};
-use crate::domain::address::one_line;
+use super::{calendar, owed_plan, past_due_cents, record, DISCONNECT_HOUR};
+use crate::services::follow_up::mail_with_bill_link;
 use crate::{
     clock::AccountClock,
     documents::disconnection::DisconnectionNoticeDocument,
     domain::{
-        billing::InvoiceStatus,
         disconnection::{DisconnectionStatus, DEFAULT_PLAN_MONTHS},
         events::Event,
-        hosted::LinkPurpose,
         jobs::DisconnectPayload,
         market::at_market_time,
     },
@@ -71,12 +69,7 @@ pub async fn issue_notice(
     let now = clock.now();
     let notice_date = clock.today();
     let earliest = calendar(tx).await?.earliest_disconnection(notice_date);
-    let past_due_cents: i64 = store::disconnections::unpaid_invoices(&mut *tx, account.uuid)
-        .await?
-        .iter()
-        .filter(|i| i.status == InvoiceStatus::PastDue)
-        .map(|i| i.total_cents)
-        .sum();
+    let past_due = past_due_cents(tx, account.uuid).await?;
     let (owed, _) = owed_plan(tx, clock, account.uuid).await?;
     let plan_months = owed.map(|_| DEFAULT_PLAN_MONTHS);
     let mut row = DisconnectionRow {
@@ -98,43 +91,33 @@ pub async fn issue_notice(
         updated_at: now,
     };
     store::disconnections::insert_disconnection(tx, &row).await?;
-    store::events::insert_event(
+    record(
         tx,
-        &event(
-            app,
-            &Event::DisconnectionNoticeSent {
-                account_uuid: account.uuid,
-                location_uuid: location.uuid,
-                disconnection_uuid: row.uuid,
-                invoice_number: invoice.number.clone(),
-                amount_cents: invoice.total_cents,
-                notice_date,
-                earliest_disconnection_date: earliest,
-            },
-            now,
-        ),
+        app,
+        &Event::DisconnectionNoticeSent {
+            account_uuid: account.uuid,
+            location_uuid: location.uuid,
+            disconnection_uuid: row.uuid,
+            invoice_number: invoice.number.clone(),
+            amount_cents: invoice.total_cents,
+            notice_date,
+            earliest_disconnection_date: earliest,
+        },
+        now,
     )
     .await?;
-    let email_uuid = crate::services::follow_up::mail_with_link(
-        tx,
-        core,
-        clock,
-        app,
-        account,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-        |link| {
-            Template::Collections(CollectionsMail::DisconnectionNotice {
-                first_name: account.first_name.clone(),
-                invoice_number: invoice.number.clone(),
-                amount_cents: invoice.total_cents,
-                due_date: invoice.payment_due_date,
-                earliest_date: earliest,
-                plan_months,
-                link: Some(link),
-            })
-        },
-    )
+    let number = Some(invoice.number.as_str());
+    let email_uuid = mail_with_bill_link(tx, core, clock, app, account, number, |link| {
+        Template::Collections(CollectionsMail::DisconnectionNotice {
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            amount_cents: invoice.total_cents,
+            due_date: invoice.payment_due_date,
+            earliest_date: earliest,
+            plan_months,
+            link: Some(link),
+        })
+    })
     .await?;
     row.email_uuid = Some(email_uuid);
     store::disconnections::update_disconnection(tx, &row).await?;
@@ -168,18 +151,12 @@ pub async fn issue_notice(
             core.config.provider.name, core.config.provider.certificate
         ),
         customer_name: format!("{} {}", account.first_name, account.last_name),
-        service_address: one_line(
-            &location.address_1,
-            location.address_2.as_deref(),
-            &location.city,
-            &location.state,
-            &location.postal_code,
-        ),
+        service_address: location.one_line_address(),
         esi_id: location.esi_id.clone(),
         invoice_number: invoice.number.clone(),
         due_date: invoice.payment_due_date,
         amount_cents: invoice.total_cents,
-        past_due_cents: past_due_cents.max(invoice.total_cents),
+        past_due_cents: past_due.max(invoice.total_cents),
         notice_date,
         earliest_date: earliest,
         how_to_pay,
@@ -216,41 +193,31 @@ pub(super) async fn final_bill_notice(
     let past_due = past_due_cents(tx, account.uuid)
         .await?
         .max(invoice.total_cents);
-    store::events::insert_event(
+    record(
         tx,
-        &event(
-            app,
-            &Event::FinalBillNoticeSent {
-                account_uuid: account.uuid,
-                location_uuid: location.uuid,
-                invoice_number: invoice.number.clone(),
-                amount_cents: invoice.total_cents,
-                past_due_cents: past_due,
-            },
-            now,
-        ),
+        app,
+        &Event::FinalBillNoticeSent {
+            account_uuid: account.uuid,
+            location_uuid: location.uuid,
+            invoice_number: invoice.number.clone(),
+            amount_cents: invoice.total_cents,
+            past_due_cents: past_due,
+        },
+        now,
     )
     .await?;
-    crate::services::follow_up::mail_with_link(
-        tx,
-        core,
-        clock,
-        app,
-        account,
-        LinkPurpose::Invoice,
-        Some(&invoice.number),
-        |link| {
-            Template::Collections(CollectionsMail::FinalBillPastDue {
-                first_name: account.first_name.clone(),
-                invoice_number: invoice.number.clone(),
-                amount_cents: invoice.total_cents,
-                past_due_cents: past_due,
-                due_date: invoice.payment_due_date,
-                final_service_date: location.final_service_date,
-                link: Some(link),
-            })
-        },
-    )
+    let number = Some(invoice.number.as_str());
+    mail_with_bill_link(tx, core, clock, app, account, number, |link| {
+        Template::Collections(CollectionsMail::FinalBillPastDue {
+            first_name: account.first_name.clone(),
+            invoice_number: invoice.number.clone(),
+            amount_cents: invoice.total_cents,
+            past_due_cents: past_due,
+            due_date: invoice.payment_due_date,
+            final_service_date: location.final_service_date,
+            link: Some(link),
+        })
+    })
     .await?;
     Ok(())
 }

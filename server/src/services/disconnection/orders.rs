@@ -1,12 +1,14 @@
 //! The service orders: the disconnection on its date, the reconnection once nothing is past
 //! due, and the utility's answer to either, recorded by one function (`record_order_done`).
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::notice::schedule_disconnect;
-use super::{calendar, event, gateway, past_due_cents};
+use super::{calendar, gateway, past_due_cents, record};
 use crate::adapters::utility::ServiceOrderPayload;
 use crate::services::audit::{self, Actor};
+use crate::services::follow_up::mail_with_bill_link;
 use crate::{
     adapters::utility::ServiceOrderKind,
     clock::AccountClock,
@@ -14,7 +16,6 @@ use crate::{
         billing::InvoiceStatus,
         disconnection::DisconnectionStatus,
         events::{Event, ServiceOrder},
-        hosted::LinkPurpose,
         jobs::DisconnectPayload,
     },
     mail::{
@@ -96,23 +97,41 @@ pub async fn request_disconnection(
     if already {
         return Ok(());
     }
-    row.status = DisconnectionStatus::Requested;
-    row.requested_at = Some(now);
+    let kind = ServiceOrderKind::Disconnect;
+    ask_utility(tx, clock, app, row, invoice, kind, now).await
+}
+
+/// Asks the utility to carry `kind` out at the notice `row`'s location, in `tx`: the notice
+/// waits for it (`requested` or `reconnect_requested`, since `now`) with its event, and the
+/// order goes to the app's utility.
+async fn ask_utility(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: &AppRow,
+    row: &mut DisconnectionRow,
+    invoice: Option<&InvoiceRow>,
+    kind: ServiceOrderKind,
+    now: DateTime<Utc>,
+) -> store::Result<()> {
+    let asked: fn(ServiceOrder) -> Event = match kind {
+        ServiceOrderKind::Disconnect => {
+            row.status = DisconnectionStatus::Requested;
+            row.requested_at = Some(now);
+            Event::DisconnectionRequested
+        }
+        ServiceOrderKind::Reconnect => {
+            row.status = DisconnectionStatus::ReconnectRequested;
+            row.reconnect_requested_at = Some(now);
+            Event::ReconnectionRequested
+        }
+    };
     row.updated_at = now;
     store::disconnections::update_disconnection(tx, row).await?;
-    store::events::insert_event(
-        tx,
-        &event(
-            app,
-            &Event::DisconnectionRequested(order_of(row, invoice)),
-            now,
-        ),
-    )
-    .await?;
+    record(tx, app, &asked(order_of(row, invoice)), now).await?;
     let order = ServiceOrderPayload {
         app_uuid: app.uuid,
         disconnection_uuid: row.uuid,
-        order: ServiceOrderKind::Disconnect,
+        order: kind,
     };
     order_service(tx, clock, app, order, row.account_uuid).await
 }
@@ -173,30 +192,25 @@ pub async fn complete_service_order(
     if !record_order_done(tx, clock, &app, &mut row, invoice.as_ref(), to, done).await? {
         return Ok(false);
     }
-    let template = match payload.order {
+    let first_name = account.first_name.clone();
+    match payload.order {
         ServiceOrderKind::Disconnect => {
             let past_due = past_due_cents(tx, account.uuid).await?;
-            let link = crate::services::follow_up::email_link(
-                tx,
-                core,
-                clock,
-                app.uuid,
-                account.uuid,
-                LinkPurpose::Invoice,
-                invoice.as_ref().map(|i| i.number.as_str()),
-            )
+            let number = invoice.as_ref().map(|i| i.number.as_str());
+            mail_with_bill_link(tx, core, clock, &app, &account, number, |link| {
+                Template::Collections(CollectionsMail::Disconnected {
+                    first_name,
+                    past_due_cents: past_due,
+                    link: Some(link),
+                })
+            })
             .await?;
-            CollectionsMail::Disconnected {
-                first_name: account.first_name.clone(),
-                past_due_cents: past_due,
-                link: Some(link),
-            }
         }
-        ServiceOrderKind::Reconnect => CollectionsMail::Reconnected {
-            first_name: account.first_name.clone(),
-        },
-    };
-    mail::queue_to_account(tx, clock, &app, &account, &Template::Collections(template)).await?;
+        ServiceOrderKind::Reconnect => {
+            let template = Template::Collections(CollectionsMail::Reconnected { first_name });
+            mail::queue_to_account(tx, clock, &app, &account, &template).await?;
+        }
+    }
     // The location's service is off (or on again): the account's status says so.
     crate::services::follow_up::refresh_status(
         tx,
@@ -244,7 +258,7 @@ pub(super) async fn record_order_done(
     row.status = to;
     row.updated_at = now;
     store::disconnections::update_disconnection(tx, row).await?;
-    store::events::insert_event(tx, &event(app, &done(order_of(row, invoice)), now)).await?;
+    record(tx, app, &done(order_of(row, invoice)), now).await?;
     Ok(true)
 }
 
@@ -270,25 +284,8 @@ pub async fn reconnect_if_settled(
             }
             DisconnectionStatus::Requested | DisconnectionStatus::Disconnected => {
                 let invoice = store::billing::invoice(&mut *tx, row.invoice_uuid).await?;
-                row.status = DisconnectionStatus::ReconnectRequested;
-                row.reconnect_requested_at = Some(now);
-                row.updated_at = now;
-                store::disconnections::update_disconnection(tx, &row).await?;
-                store::events::insert_event(
-                    tx,
-                    &event(
-                        app,
-                        &Event::ReconnectionRequested(order_of(&row, invoice.as_ref())),
-                        now,
-                    ),
-                )
-                .await?;
-                let order = ServiceOrderPayload {
-                    app_uuid: app.uuid,
-                    disconnection_uuid: row.uuid,
-                    order: ServiceOrderKind::Reconnect,
-                };
-                order_service(tx, clock, app, order, account_uuid).await?;
+                let kind = ServiceOrderKind::Reconnect;
+                ask_utility(tx, clock, app, &mut row, invoice.as_ref(), kind, now).await?;
             }
             _ => {}
         }

@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use super::orders::reconnect_if_settled;
-use super::{event, owed_plan, served};
+use super::{owed_plan, record, served};
 use crate::services::Error;
 use crate::{
     clock::AccountClock,
@@ -152,21 +152,19 @@ pub async fn accept_plan(
         .await?;
     }
     let first = amounts.first().copied().unwrap_or_default();
-    store::events::insert_event(
+    record(
         &mut tx,
-        &event(
-            app,
-            &Event::PaymentPlanAccepted {
-                account_uuid,
-                plan_uuid: plan.uuid,
-                total_cents: total,
-                months,
-                instalment_cents: first,
-                reason: reason.as_str().to_owned(),
-                invoice_numbers: unpaid.iter().map(|i| i.number.clone()).collect(),
-            },
-            now,
-        ),
+        app,
+        &Event::PaymentPlanAccepted {
+            account_uuid,
+            plan_uuid: plan.uuid,
+            total_cents: total,
+            months,
+            instalment_cents: first,
+            reason: reason.as_str().to_owned(),
+            invoice_numbers: unpaid.iter().map(|i| i.number.clone()).collect(),
+        },
+        now,
     )
     .await?;
     mail::queue_to_account(
@@ -346,18 +344,16 @@ async fn plan_ended(
     status: PaymentPlanStatus,
     remaining_cents: i64,
 ) -> store::Result<()> {
-    store::events::insert_event(
+    record(
         tx,
-        &event(
-            app,
-            &Event::PaymentPlanEnded {
-                account_uuid: account.uuid,
-                plan_uuid,
-                status: status.as_str().to_owned(),
-                remaining_cents,
-            },
-            clock.now(),
-        ),
+        app,
+        &Event::PaymentPlanEnded {
+            account_uuid: account.uuid,
+            plan_uuid,
+            status: status.as_str().to_owned(),
+            remaining_cents,
+        },
+        clock.now(),
     )
     .await?;
     mail::queue_to_account(

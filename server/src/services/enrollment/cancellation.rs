@@ -58,13 +58,7 @@ pub async fn cancel_location(
         ContractStatus::Ended,
     )
     .await?;
-    store::enrollment::set_status_of_account_contracts(
-        tx,
-        account,
-        ContractStatus::Pending,
-        ContractStatus::Cancelled,
-    )
-    .await?;
+    super::cancel_pending_contracts(tx, account).await?;
     store::events::insert_event(
         tx,
         &NewEvent::of(

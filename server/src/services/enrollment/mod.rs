@@ -87,21 +87,10 @@ pub async fn locked(
 }
 
 /// The customer's e-mail about the enrollment's progress at `location` (received, scheduled,
-/// active), in `tx`, with the utility's outage number once the utility is involved.
+/// active), in `tx`, with the utility's outage number once the utility is involved; with a
+/// `contract`, it also carries the documents of it no e-mail carried yet (the EFL, TOS and
+/// YRAC accepted with it, and its LOA when the LOA's own e-mail did not).
 async fn progress_mail(
-    tx: &mut Tx,
-    clock: &AccountClock,
-    app: Uuid,
-    location: &LocationRow,
-    start_date: Option<chrono::NaiveDate>,
-    template: fn(ServiceNotice) -> Template,
-) -> store::Result<()> {
-    progress_mail_with_documents(tx, clock, app, location, start_date, template, None).await
-}
-
-/// A progress e-mail that also carries the documents of `contract` no e-mail carried yet
-/// (the EFL, TOS and YRAC accepted with it, and its LOA when the LOA's own e-mail did not).
-async fn progress_mail_with_documents(
     tx: &mut Tx,
     clock: &AccountClock,
     app: Uuid,
@@ -148,6 +137,17 @@ async fn progress_mail_with_documents(
     let email = mail::queue_to_account(tx, clock, &app_row, &account, &template(notice)).await?;
     store::documents::attach_contract_documents(tx, contract, email).await?;
     Ok(())
+}
+
+/// The account's pending contracts are cancelled, in `tx`.
+async fn cancel_pending_contracts(tx: &mut Tx, account: Uuid) -> store::Result<()> {
+    store::enrollment::set_status_of_account_contracts(
+        tx,
+        account,
+        ContractStatus::Pending,
+        ContractStatus::Cancelled,
+    )
+    .await
 }
 
 /// The start date the customer accepted for `location`: its pending contract's.
@@ -320,7 +320,7 @@ pub async fn finalize(
             .iter()
             .find(|c| c.location_uuid == location.uuid && c.status == ContractStatus::Pending)
             .map(|c| c.uuid);
-        progress_mail_with_documents(
+        progress_mail(
             &mut tx,
             &clock,
             app,
@@ -351,14 +351,7 @@ pub async fn billing_address(
     let service = store::enrollment::confirmed_address(db, account).await?;
     let billing = store::enrollment::billing_address(db, account)
         .await?
-        .unwrap_or(BillingAddressRow {
-            same_as_service_address: true,
-            address_1: None,
-            address_2: None,
-            city: None,
-            state: None,
-            postal_code: None,
-        });
+        .unwrap_or_else(BillingAddressRow::same_as_service_address);
     if billing.same_as_service_address && service.is_none() {
         return Ok(None);
     }
@@ -426,14 +419,7 @@ pub async fn set_billing_address(
             if service.is_none() {
                 return Err(Refused(BillingAddressRefused::ServiceAddressNotConfirmed));
             }
-            BillingAddressRow {
-                same_as_service_address: true,
-                address_1: None,
-                address_2: None,
-                city: None,
-                state: None,
-                postal_code: None,
-            }
+            BillingAddressRow::same_as_service_address()
         }
         Some(a) => BillingAddressRow {
             same_as_service_address: false,

@@ -34,7 +34,24 @@ use crate::{
     },
 };
 
-use super::{accepted_start, cancel_location, locked, pending_price_expired, progress_mail};
+use super::{
+    accepted_start, cancel_location, cancel_pending_contracts, locked, pending_price_expired,
+    progress_mail,
+};
+
+/// The account's enrollment, locked in `tx` (`locked`), while the utility's part of it is
+/// at `utility`; `None` otherwise.
+async fn locked_at(
+    tx: &mut Tx,
+    app: Uuid,
+    account: Uuid,
+    utility: UtilityState,
+) -> store::Result<Option<EnrollmentRow>> {
+    Ok(locked(tx, app, account)
+        .await?
+        .map(|(_, e)| e)
+        .filter(|e| e.utility == utility))
+}
 
 /// The utility's answer to the enrollment, in `tx`: an acceptance sets the location's start
 /// date, and when the gateway starts service by itself, schedules it. The caller refreshes the
@@ -60,24 +77,47 @@ pub async fn apply_answer(
     e.updated_at = now;
     store::enrollment::update_enrollment(tx, e).await?;
     if answer == UtilityAnswer::Accepted {
-        location.service_start_date = Some(start);
         location.updated_at = now;
-        store::enrollment::update_location(tx, location).await?;
-        progress_mail(
-            tx,
-            clock,
-            app,
-            location,
-            Some(start),
-            Template::ServiceScheduled,
-        )
-        .await?;
+        set_service_start(tx, clock, app, location, start, true).await?;
         if gateway.starts_service_itself() {
-            let at = start_of_market_day(start).max(now);
-            let job = Job::ServiceStart { app_uuid: app };
-            outbox::enqueue(tx, clock, &job, Some(location.account_uuid), at).await?;
+            schedule_service_start(tx, clock, app, location.account_uuid, start, now).await?;
         }
     }
+    Ok(())
+}
+
+/// The start date the utility accepted for `location`, in `tx`, with the customer's
+/// service-scheduled e-mail when `tell`.
+async fn set_service_start(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    location: &mut LocationRow,
+    start: chrono::NaiveDate,
+    tell: bool,
+) -> store::Result<()> {
+    location.service_start_date = Some(start);
+    store::enrollment::update_location(tx, location).await?;
+    if tell {
+        let template = Template::ServiceScheduled;
+        progress_mail(tx, clock, app, location, Some(start), template, None).await?;
+    }
+    Ok(())
+}
+
+/// The job that starts the account's service at the start of the market day `start` (at once
+/// when that is past), in `tx`.
+async fn schedule_service_start(
+    tx: &mut Tx,
+    clock: &AccountClock,
+    app: Uuid,
+    account: Uuid,
+    start: chrono::NaiveDate,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<()> {
+    let at = start_of_market_day(start).max(now);
+    let job = Job::ServiceStart { app_uuid: app };
+    outbox::enqueue(tx, clock, &job, Some(account), at).await?;
     Ok(())
 }
 
@@ -108,15 +148,8 @@ pub async fn activate_locations(
         location.updated_at = now;
         store::enrollment::update_location(tx, location).await?;
         billing::start_billing(tx, clock, app, location, start).await?;
-        progress_mail(
-            tx,
-            clock,
-            app,
-            location,
-            Some(start),
-            Template::ServiceActive,
-        )
-        .await?;
+        let template = Template::ServiceActive;
+        progress_mail(tx, clock, app, location, Some(start), template, None).await?;
         for event in [
             Event::ServiceActive {
                 account_uuid: account,
@@ -329,22 +362,9 @@ pub async fn simulate(
                     .find(|c| c.status == ContractStatus::Pending)
                     .map_or_else(|| clock.today(), |c| c.start_date),
             };
-            location.service_start_date = Some(start);
-            store::enrollment::update_location(tx, location).await?;
-            if event == E::UtilityAccepted {
-                progress_mail(
-                    tx,
-                    clock,
-                    app,
-                    location,
-                    Some(start),
-                    Template::ServiceScheduled,
-                )
-                .await?;
-            }
-            let at = start_of_market_day(start).max(now);
-            let job = Job::ServiceStart { app_uuid: app };
-            outbox::enqueue(tx, clock, &job, Some(account), at).await?;
+            let scheduled_mail = event == E::UtilityAccepted;
+            set_service_start(tx, clock, app, location, start, scheduled_mail).await?;
+            schedule_service_start(tx, clock, app, account, start, now).await?;
         }
         E::ServiceCanceled | E::CustomerSwitchedAway => {
             let reason = if event == E::CustomerSwitchedAway {
@@ -412,13 +432,7 @@ pub async fn verify(
     if expired {
         e.cancellation = Some(Cancellation::ExpiredPreActive);
         store::enrollment::update_enrollment(tx, &e).await?;
-        store::enrollment::set_status_of_account_contracts(
-            tx,
-            account,
-            ContractStatus::Pending,
-            ContractStatus::Cancelled,
-        )
-        .await?;
+        cancel_pending_contracts(tx, account).await?;
     } else {
         e.verification = VerificationState::Passed;
         store::enrollment::update_enrollment(tx, &e).await?;
@@ -447,12 +461,9 @@ pub async fn submit_to_utility(
     let now = clock.now();
     let calendar = state.business_calendar().await?;
     let gateway = gateway_of(state, app).await?;
-    let Some((_, mut e)) = locked(tx, app, account).await? else {
+    let Some(mut e) = locked_at(tx, app, account, UtilityState::NotSubmitted).await? else {
         return Ok(());
     };
-    if e.utility != UtilityState::NotSubmitted {
-        return Ok(());
-    }
     let locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first() else {
@@ -484,12 +495,9 @@ pub async fn simulated_utility_answer(
 ) -> store::Result<()> {
     let now = clock.now();
     let gateway = gateway_of(state, app).await?;
-    let Some((_, mut e)) = locked(tx, app, account).await? else {
+    let Some(mut e) = locked_at(tx, app, account, UtilityState::Submitted).await? else {
         return Ok(());
     };
-    if e.utility != UtilityState::Submitted {
-        return Ok(());
-    }
     let mut locations = store::enrollment::locations_of_account(&mut *tx, account).await?;
     let contracts = store::enrollment::contracts_of_account(&mut *tx, account).await?;
     let Some(location) = locations.first_mut() else {
@@ -511,10 +519,10 @@ pub async fn start_service(
     app: Uuid,
     account: Uuid,
 ) -> store::Result<()> {
-    let Some((_, e)) = locked(tx, app, account).await? else {
-        return Ok(());
-    };
-    if e.utility != UtilityState::Accepted {
+    if locked_at(tx, app, account, UtilityState::Accepted)
+        .await?
+        .is_none()
+    {
         return Ok(());
     }
     activate_locations(tx, clock, app, account, None).await?;

@@ -149,7 +149,8 @@ async fn delivery_charges(core: &Core, tdu: &str, on: NaiveDate) -> Result<Deliv
         .ok_or_else(|| broken(format!("stored decimal {:?}", row.cents_per_kwh)))
 }
 
-fn group_terms(g: &PlanGroupRow) -> Result<GroupTerms> {
+/// A stored plan group's terms, as pricing reads them.
+pub fn group_terms(g: &PlanGroupRow) -> Result<GroupTerms> {
     Ok(GroupTerms {
         name: g.name.clone(),
         plan_type: PlanType::parse(&g.plan_type)
