@@ -4,18 +4,25 @@
 # p99 latency (wrk, from Debian's packages). Not a test: run it by hand and read the table.
 #
 #   end2end/bench/api.sh [seconds=10] [connections=32]
+#
+# SWITCHBOARD_BIN: the server binary to measure (default: this tree's release build, built
+# first). BASELINE_BIN: another build measured in the same run, engine by engine, just before
+# this one, so that both see the same machine. BENCH_PORT: the port (default 3917).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${1:-10}
 CONNECTIONS=${2:-32}
-PORT=3917
+PORT=${BENCH_PORT:-3917}
 PG_ADMIN=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 
 command -v wrk >/dev/null || { sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd=sudo; $sudo_cmd apt-get install -y -qq wrk >/dev/null; }
-cargo build --release -q -p server --bin switchboard
-BIN=target/release/switchboard
+if [ -z "${SWITCHBOARD_BIN:-}" ]; then
+  cargo build --release -q -p server --bin switchboard
+  SWITCHBOARD_BIN=${CARGO_TARGET_DIR:-target}/release/switchboard
+fi
 WORK=$(mktemp -d)
-trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+SERVER=
+trap '[ -z "$SERVER" ] || kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 measure() { # url, header -> "rps p99_ms"
   local out
@@ -29,32 +36,43 @@ measure() { # url, header -> "rps p99_ms"
   echo "$rps $p99"
 }
 
-printf '%-10s %-16s %12s %10s\n' engine route "req/s" "p99 ms"
-for engine in sqlite postgres; do
+# engine, label, binary: one server, its two routes, its line of the table.
+bench() {
+  local engine=$1 label=$2 bin=$3 name=""
   case $engine in
-    sqlite) export DATABASE_URL="sqlite:$WORK/bench.db" ;;
+    sqlite) export DATABASE_URL="sqlite:$WORK/bench-$label.db" ;;
     postgres)
-      name="swb_bench_$$"
+      name="swb_bench_$$_$label"
       psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name"
       export DATABASE_URL="${PG_ADMIN%/*}/$name" ;;
   esac
   SWITCHBOARD_PII_KEY=$(head -c 32 /dev/urandom | base64) SWITCHBOARD_MARKET__DEFAULT_DIRECTORY_SIZE=0 \
   SWITCHBOARD_ADDR=127.0.0.1:$PORT SWITCHBOARD_RATE_LIMITS__ENABLED=false SWITCHBOARD_BENCH_ROUTES=true \
-    RUST_LOG=warn "$BIN" serve >"$WORK/server.log" 2>&1 &
+    RUST_LOG=warn "$bin" serve >"$WORK/server.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.1; done
-  APP_TOKEN=$(sed -n 's/^  token: \([^ ]*\).*/\1/p' "$WORK/server.log" | head -n1)
-  [ -n "$APP_TOKEN" ] || APP_TOKEN=$("$BIN" apps create --name Bench --environment sandbox --json | sed 's/.*"token":"\([^"]*\)".*/\1/')
-  ACCOUNT=$(curl -fs -H "Authorization: Bearer $APP_TOKEN" -H 'Content-Type: application/json' \
+  local app_token account account_token
+  app_token=$(sed -n 's/^  token: \([^ ]*\).*/\1/p' "$WORK/server.log" | head -n1)
+  [ -n "$app_token" ] || app_token=$("$bin" apps create --name Bench --environment sandbox --json | sed 's/.*"token":"\([^"]*\)".*/\1/')
+  account=$(curl -fs -H "Authorization: Bearer $app_token" -H 'Content-Type: application/json' \
     -d '{"email":"bench@example.com","first_name":"Ben","last_name":"Ch","phone":"5125550123","date_of_birth":"1980-01-01"}' \
     "http://127.0.0.1:$PORT/v1/app/accounts" | sed 's/.*"uuid":"\([^"]*\)".*"account_number".*/\1/')
-  ACCOUNT_TOKEN=$(curl -fs -X POST -H "Authorization: Bearer $APP_TOKEN" \
-    "http://127.0.0.1:$PORT/v1/app/accounts/$ACCOUNT/token" | sed 's/.*"token":"\([^"]*\)".*/\1/')
+  account_token=$(curl -fs -X POST -H "Authorization: Bearer $app_token" \
+    "http://127.0.0.1:$PORT/v1/app/accounts/$account/token" | sed 's/.*"token":"\([^"]*\)".*/\1/')
+  local bare_rps bare_p99 acct_rps acct_p99
   read -r bare_rps bare_p99 < <(measure "http://127.0.0.1:$PORT/bench/bare")
-  read -r acct_rps acct_p99 < <(measure "http://127.0.0.1:$PORT/v1/account" "Authorization: Bearer $ACCOUNT_TOKEN")
-  printf '%-10s %-16s %12s %10s\n' "$engine" "bare route" "$bare_rps" "$bare_p99"
-  printf '%-10s %-16s %12s %10s\n' "$engine" "GET /v1/account" "$acct_rps" "$acct_p99"
-  awk -v a="$acct_rps" -v b="$bare_rps" -v e="$engine" 'BEGIN { printf "%-10s account/bare: %.0f%%\n", e, 100 * a / b }'
+  read -r acct_rps acct_p99 < <(measure "http://127.0.0.1:$PORT/v1/account" "Authorization: Bearer $account_token")
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
-  [ "$engine" = postgres ] && psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name"
+  SERVER=
+  [ -z "$name" ] || psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS $name"
+  awk -v e="$engine" -v l="$label" -v b="$bare_rps" -v bp="$bare_p99" -v a="$acct_rps" -v ap="$acct_p99" \
+    'BEGIN { printf "%-10s %-9s %12.0f %8.2f %12.0f %8.2f %7.0f%%\n", e, l, b, bp, a, ap, 100 * a / b }'
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-10s %-9s %12s %8s %12s %8s %8s\n' engine build "bare req/s" "p99 ms" "acct req/s" "p99 ms" "acct/bare"
+for engine in sqlite postgres; do
+  [ -z "${BASELINE_BIN:-}" ] || bench "$engine" baseline "$BASELINE_BIN"
+  bench "$engine" this "$SWITCHBOARD_BIN"
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -240,7 +240,7 @@ pub async fn require_app(State(state): State<AppState>, mut req: Request, next: 
         Ok(Principal::Account { .. }) => return wrong_type("AppToken").into_response(),
         Err(e) => return e.into_response(),
     };
-    let owner = format!("app:{}", principal.app.uuid);
+    let owner = Owner::App(principal.app.uuid);
     let limit = state.config.rate_limits.app_per_second;
     req.extensions_mut().insert(principal);
     limited(&state, owner, limit, req, next).await
@@ -270,22 +270,34 @@ pub async fn require_account(
             .into_response();
         }
     }
-    let owner = format!("account:{}", principal.account_uuid);
+    let owner = Owner::Account(principal.account_uuid);
     let limit = state.config.rate_limits.account_per_second;
     req.extensions_mut().insert(principal);
     limited(&state, owner, limit, req, next).await
 }
 
+/// Whom a rate limit and the idempotency keys count for.
+#[derive(Clone, Copy)]
+enum Owner {
+    App(Uuid),
+    Account(Uuid),
+}
+
+impl Owner {
+    /// The owner as the limiter and the idempotency store key it. Built only when one of them
+    /// is used: most requests are reads without rate limits' bookkeeping on this path.
+    fn key(self) -> String {
+        match self {
+            Owner::App(uuid) => format!("app:{uuid}"),
+            Owner::Account(uuid) => format!("account:{uuid}"),
+        }
+    }
+}
+
 /// Applies the rate limit of `owner`, then idempotency, and adds the limit's headers.
-async fn limited(
-    state: &AppState,
-    owner: String,
-    limit: u32,
-    req: Request,
-    next: Next,
-) -> Response {
+async fn limited(state: &AppState, owner: Owner, limit: u32, req: Request, next: Next) -> Response {
     let decision = if state.config.rate_limits.enabled {
-        Some(state.http.limiter.check(&owner, limit).await)
+        Some(state.http.limiter.check(&owner.key(), limit).await)
     } else {
         None
     };
@@ -297,7 +309,7 @@ async fn limited(
             ),
         )
         .into_response(),
-        _ => idempotency::guard(state, &owner, req, next).await,
+        _ => idempotency::guard(state, || owner.key(), req, next).await,
     };
     if let Some(d) = decision {
         response.headers_mut().extend(d.headers());

@@ -24,8 +24,13 @@ const KEEP_FOR: Duration = Duration::hours(24);
 /// A claim still running after this long belongs to a request whose server went away.
 const ABANDONED_AFTER: Duration = Duration::minutes(2);
 
-/// Runs `req` under its idempotency key, if it has one.
-pub async fn guard(state: &AppState, owner: &str, req: Request, next: Next) -> Response {
+/// Runs `req` under its idempotency key, if it has one; `owner` names whose keys they are.
+pub async fn guard(
+    state: &AppState,
+    owner: impl FnOnce() -> String,
+    req: Request,
+    next: Next,
+) -> Response {
     if !matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH) {
         return next.run(req).await;
     }
@@ -43,7 +48,7 @@ pub async fn guard(state: &AppState, owner: &str, req: Request, next: Next) -> R
             .into_response()
         }
     };
-    match run(state, owner, &key, req, next).await {
+    match run(state, &owner(), &key, req, next).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
     }

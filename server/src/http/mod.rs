@@ -32,6 +32,7 @@ pub mod processor;
 pub mod ratelimit;
 pub mod sandbox;
 pub mod usage;
+pub mod v1edge;
 pub mod webhooks;
 pub mod websession;
 
@@ -39,20 +40,15 @@ use std::{sync::Arc, time::Instant};
 
 use axum::{
     extract::{DefaultBodyLimit, FromRef, MatchedPath, Request},
-    http::{HeaderName, HeaderValue, Method},
+    http::{HeaderName, HeaderValue},
     middleware::{self, Next},
     response::{IntoResponse, Response},
     routing::get,
     Router,
 };
 use leptos::config::LeptosOptions;
-use tower::{Layer, ServiceBuilder, ServiceExt};
-use tower_http::{
-    catch_panic::CatchPanicLayer,
-    compression::CompressionLayer,
-    cors::{AllowOrigin, CorsLayer},
-    services::ServeDir,
-};
+use tower::ServiceBuilder;
+use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, services::ServeDir};
 
 use crate::state::Core;
 use error::{ApiError, ErrorCode, REQUEST_ID};
@@ -211,10 +207,10 @@ fn edge(router: Router) -> Router {
     router.layer(
         ServiceBuilder::new()
             .layer(middleware::from_fn(request_id))
-            .layer(middleware::from_fn(api_version))
             // Outside the panic guard and the routes, so that preflights of any /v1 path and
-            // every answer of /v1, errors and panics included, carry the CORS headers.
-            .layer(middleware::from_fn(v1_cors))
+            // every answer of /v1, errors and panics included, carry the CORS headers and
+            // `Api-Version`.
+            .layer(v1edge::V1EdgeLayer::new())
             .layer(middleware::from_fn(request_size))
             .layer(CatchPanicLayer::custom(panic_response))
             .layer(CompressionLayer::new()),
@@ -228,53 +224,6 @@ pub fn ops_router(state: AppState) -> Router {
         .layer(middleware::from_fn(observe))
         .with_state(state)
         .layer(middleware::from_fn(request_id))
-}
-
-/// The whole of `/v1` answers browsers the same way: `/v1/account/*` is called from browsers
-/// with an AccountToken, and an error anywhere under `/v1` (an unknown route, a token sent to the
-/// wrong group, a rate limit, a panic) must reach the page's code as our JSON rather than as an
-/// opaque CORS failure. `/v1/app/*` is meant for partner backends, but answering it the same way
-/// opens nothing: the API takes bearer tokens only, never cookies, so a page that can call it
-/// already holds the AppToken. Other paths (pages, documents, health) get no CORS headers.
-async fn v1_cors(req: Request, next: Next) -> Response {
-    static CORS: std::sync::LazyLock<CorsLayer> = std::sync::LazyLock::new(v1_cors_layer);
-    if !is_v1(req.uri().path()) {
-        return next.run(req).await;
-    }
-    match CORS.layer(next).oneshot(req).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    }
-}
-
-fn is_v1(path: &str) -> bool {
-    path == "/v1" || path.starts_with("/v1/")
-}
-
-fn v1_cors_layer() -> CorsLayer {
-    CorsLayer::new()
-        .allow_origin(AllowOrigin::mirror_request())
-        .allow_methods([
-            Method::GET,
-            Method::POST,
-            Method::PUT,
-            Method::PATCH,
-            Method::DELETE,
-        ])
-        .allow_headers([
-            axum::http::header::AUTHORIZATION,
-            axum::http::header::CONTENT_TYPE,
-            HeaderName::from_static("idempotency-key"),
-        ])
-        .expose_headers([
-            HeaderName::from_static("request-id"),
-            HeaderName::from_static("api-version"),
-            HeaderName::from_static("ratelimit"),
-            HeaderName::from_static("ratelimit-policy"),
-            HeaderName::from_static("retry-after"),
-            axum::http::header::WWW_AUTHENTICATE,
-        ])
-        .max_age(std::time::Duration::from_secs(600))
 }
 
 /// The largest request body the application reads (413 `body_too_large` beyond).
@@ -343,20 +292,8 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 
 /// The version of the API every `/v1` answer speaks (errors and preflights included), as
 /// `Api-Version`: the path's version today; a later version may also be chosen by this header
-/// (README, "Versioning").
+/// (README, "Versioning"); set by `v1edge`.
 pub const API_VERSION: &str = "v1";
-
-async fn api_version(req: Request, next: Next) -> Response {
-    let v1 = is_v1(req.uri().path());
-    let mut response = next.run(req).await;
-    if v1 {
-        response.headers_mut().insert(
-            HeaderName::from_static("api-version"),
-            HeaderValue::from_static(API_VERSION),
-        );
-    }
-    response
-}
 
 /// Gives every request an id, visible to errors and logs and returned as `Request-Id`.
 async fn request_id(req: Request, next: Next) -> Response {
