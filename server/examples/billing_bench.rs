@@ -180,6 +180,15 @@ fn print_profile(profile: Option<&Arc<Profile>>, invoices: i64) {
     }
 }
 
+/// The machine's load average (1, 5 and 15 minutes), printed with each figure: the benchmark
+/// shares the machine's cores with whatever else runs.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 fn engines(arg: Option<&str>) -> Vec<String> {
     match arg {
         None | Some("both") => vec!["sqlite".to_owned(), "postgres".to_owned()],
@@ -334,10 +343,11 @@ async fn cycle_run(
         let secs = (last_change - started).as_secs_f64();
         let issued = last - before;
         println!(
-            "round {}: {before} invoices before ({seeded:.1} s to seed); {issued} invoices (with their reads, e-mails, auto-pay, webhooks) in {secs:.1} s = {:.0} invoices/s, {:.2} ms per invoice",
+            "round {}: {before} invoices before ({seeded:.1} s to seed); {issued} invoices (with their reads, e-mails, auto-pay, webhooks) in {secs:.1} s = {:.0} invoices/s, {:.2} ms per invoice; load average {}",
             round + 1,
             issued as f64 / secs,
             secs * 1000.0 / issued.max(1) as f64,
+            load_average(),
         );
         print_profile(profile, issued);
     }
@@ -458,10 +468,11 @@ async fn year_run(
         issued as f64 / secs
     );
     println!(
-        "        one account's year: p50 {:.2} s, p99 {:.2} s, max {:.2} s",
+        "        one account's year: p50 {:.2} s, p99 {:.2} s, max {:.2} s; load average {}",
         pick(0.5),
         pick(0.99),
-        pick(1.0)
+        pick(1.0),
+        load_average(),
     );
     print_profile(profile, issued);
     workers.shutdown().await;

@@ -11,7 +11,7 @@ use crate::{
     domain::jobs::backoff,
     domain::jobs::{InvoicePayload, PayoutPayload, ReadPayload},
     jobs::JobContext,
-    outbox::Outcome,
+    outbox::{Job, Outcome},
     services::{
         billing,
         deposits::{self, PaidOut},
@@ -50,6 +50,48 @@ pub async fn meter_read(ctx: &JobContext, payload: &ReadPayload) -> anyhow::Resu
         }
         Err(Error::Failed(e)) => Err(e),
     }
+}
+
+/// Several claimed cycle reads billed in one transaction (`billing::read_meters`), each job
+/// ended in it. Answers false, with nothing kept, when they cannot all end that way (a job that
+/// is not a read, a refusal, an error, a lease lost): the caller then runs each alone
+/// (`meter_read`), which records each one's own outcome.
+pub async fn meter_reads(ctxs: &[JobContext]) -> anyhow::Result<bool> {
+    let Some(first) = ctxs.first() else {
+        return Ok(true);
+    };
+    let mut payloads = Vec::with_capacity(ctxs.len());
+    for ctx in ctxs {
+        match (
+            Job::from_stored(&ctx.job.kind, &ctx.job.payload),
+            ctx.job.account_uuid,
+        ) {
+            (Ok(Job::MeterRead(read)), Some(account)) => payloads.push((account, read)),
+            _ => return Ok(false),
+        }
+    }
+    let reads: Vec<billing::DueRead<'_>> = ctxs
+        .iter()
+        .zip(&payloads)
+        .map(|(ctx, (account_uuid, payload))| billing::DueRead {
+            clock: &ctx.clock,
+            account_uuid: *account_uuid,
+            payload,
+        })
+        .collect();
+    let Ok(mut tx) = billing::read_meters(&first.state, &reads).await else {
+        return Ok(false);
+    };
+    for ctx in ctxs {
+        if !ctx.finish(&mut tx, &Outcome::Done).await? {
+            return Ok(false);
+        }
+    }
+    tx.commit().await?;
+    for (account, _) in &payloads {
+        first.state.account_changed(*account);
+    }
+    Ok(true)
 }
 
 fn invoice_account(ctx: &JobContext) -> anyhow::Result<Uuid> {

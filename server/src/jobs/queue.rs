@@ -4,7 +4,13 @@
 //! others take its jobs over as soon as its heartbeats stop (`jobs.dead_after_ms`), instead of
 //! waiting for the leases to end. They also run the retention passes (`retention`).
 
-use std::time::Duration as StdDuration;
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::Duration as StdDuration,
+};
 
 use chrono::Duration;
 use tokio::{sync::watch, task::JoinSet};
@@ -12,7 +18,7 @@ use uuid::Uuid;
 
 use super::{dispatch, JobContext};
 use crate::{
-    domain::jobs::backoff,
+    domain::jobs::{backoff, JobKind},
     outbox::{JobRun, Outcome},
     state::Core,
     store::{self, jobs::JobRow},
@@ -120,17 +126,35 @@ async fn heartbeat(state: Core, instance: Uuid, alive: tokio::sync::oneshot::Sen
     }
 }
 
+/// Jobs in flight: a task running several jobs (`batches`) counts each of them until it ends,
+/// however it ends.
+struct InFlight(Arc<AtomicUsize>, usize);
+
+impl InFlight {
+    fn hold(count: &Arc<AtomicUsize>, jobs: usize) -> InFlight {
+        count.fetch_add(jobs, Ordering::SeqCst);
+        InFlight(count.clone(), jobs)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::SeqCst);
+    }
+}
+
 async fn work(state: Core, instance: Uuid, mut stopped: watch::Receiver<bool>) {
     let concurrency = state.config.jobs.concurrency.max(1);
     let poll = StdDuration::from_millis(state.config.jobs.poll_interval_ms.max(1));
     // Dropping the set (when this task is aborted) aborts the jobs in flight with it.
     let mut running = JoinSet::new();
+    let in_flight = Arc::new(AtomicUsize::new(0));
     loop {
         if *stopped.borrow() {
             break;
         }
         while running.try_join_next().is_some() {}
-        let free = concurrency.saturating_sub(running.len());
+        let free = concurrency.saturating_sub(in_flight.load(Ordering::SeqCst));
         if free == 0 {
             tokio::select! {
                 _ = running.join_next() => {}
@@ -147,11 +171,19 @@ async fn work(state: Core, instance: Uuid, mut stopped: watch::Receiver<bool>) {
             }
             while running.try_join_next().is_some() {}
         }
-        let free = concurrency.saturating_sub(running.len());
+        let free = concurrency.saturating_sub(in_flight.load(Ordering::SeqCst));
+        if free == 0 {
+            continue;
+        }
         match claim(&state, Some(instance), free).await {
             Ok(jobs) if !jobs.is_empty() => {
-                for job in jobs {
-                    running.spawn(run_claimed(state.clone(), job));
+                for batch in batches(jobs) {
+                    let held = InFlight::hold(&in_flight, batch.len());
+                    let state = state.clone();
+                    running.spawn(async move {
+                        run_batch(state, batch).await;
+                        drop(held);
+                    });
                 }
                 continue;
             }
@@ -197,13 +229,66 @@ pub(crate) fn lease(state: &Core) -> Duration {
     Duration::seconds(i64::try_from(state.config.jobs.lease_seconds).unwrap_or(60))
 }
 
-/// Runs a claimed job to its end (handler errors become retries with backoff).
-#[tracing::instrument(skip_all, fields(job = %job.uuid, kind = %job.kind, attempt = job.attempts))]
-pub async fn run_claimed(state: Core, job: JobRow) {
+/// Cycle reads billed in one transaction (`cycle::meter_reads`): their invoice numbers are
+/// one block at its end, so a cycle day's run takes the number counter once per batch.
+const READS_PER_TRANSACTION: usize = 16;
+
+/// The claimed jobs grouped as they run: the cycle reads by `READS_PER_TRANSACTION`, in the
+/// order of their accounts (so that two batches lock accounts in one order), every other job
+/// alone.
+fn batches(jobs: Vec<JobRow>) -> Vec<Vec<JobRow>> {
+    let (mut reads, others): (Vec<JobRow>, Vec<JobRow>) = jobs
+        .into_iter()
+        .partition(|j| j.kind == JobKind::MeterRead.as_str() && j.account_uuid.is_some());
+    reads.sort_by_key(|j| j.account_uuid);
+    let mut groups: Vec<Vec<JobRow>> = others.into_iter().map(|j| vec![j]).collect();
+    let mut reads = reads.into_iter().peekable();
+    while reads.peek().is_some() {
+        groups.push(reads.by_ref().take(READS_PER_TRANSACTION).collect());
+    }
+    groups
+}
+
+/// Runs a group of `batches`: several cycle reads together, or, when they cannot all end
+/// together, each alone; any other job alone.
+async fn run_batch(state: Core, mut jobs: Vec<JobRow>) {
+    if jobs.len() == 1 {
+        if let Some(job) = jobs.pop() {
+            run_claimed(state, job).await;
+        }
+        return;
+    }
+    let ctxs: Vec<JobContext> = jobs
+        .into_iter()
+        .map(|job| context(state.clone(), job))
+        .collect();
+    let started = std::time::Instant::now();
+    match super::cycle::meter_reads(&ctxs).await {
+        Ok(true) => {
+            let each = started.elapsed().as_secs_f64() / ctxs.len() as f64;
+            for ctx in &ctxs {
+                metrics::histogram!("job_duration_seconds", "kind" => ctx.job.kind.clone())
+                    .record(each);
+                metrics::counter!("jobs_run_total", "kind" => ctx.job.kind.clone(), "result" => "handled")
+                    .increment(1);
+            }
+        }
+        outcome => {
+            if let Err(e) = outcome {
+                tracing::warn!(error = %e, "a batch of cycle reads failed; each runs alone");
+            }
+            for ctx in ctxs {
+                run_context(ctx).await;
+            }
+        }
+    }
+}
+
+fn context(state: Core, job: JobRow) -> JobContext {
     let clock = state
         .clock
         .with_offset(Duration::milliseconds(job.clock_offset_ms.unwrap_or(0)));
-    let ctx = JobContext {
+    JobContext {
         run: JobRun {
             db: state.db.clone(),
             service_clock: state.clock.clone(),
@@ -211,7 +296,16 @@ pub async fn run_claimed(state: Core, job: JobRow) {
             clock,
         },
         state,
-    };
+    }
+}
+
+/// Runs a claimed job to its end (handler errors become retries with backoff).
+pub async fn run_claimed(state: Core, job: JobRow) {
+    run_context(context(state, job)).await;
+}
+
+#[tracing::instrument(skip_all, fields(job = %ctx.job.uuid, kind = %ctx.job.kind, attempt = ctx.job.attempts))]
+async fn run_context(ctx: JobContext) {
     let started = std::time::Instant::now();
     let result = dispatch(&ctx).await;
     // What the job changed of its account shows at once in this instance's reads.
@@ -251,8 +345,8 @@ pub async fn run_due(state: &Core) -> store::Result<usize> {
         }
         ran += jobs.len();
         let mut set = JoinSet::new();
-        for job in jobs {
-            set.spawn(run_claimed(state.clone(), job));
+        for batch in batches(jobs) {
+            set.spawn(run_batch(state.clone(), batch));
         }
         while set.join_next().await.is_some() {}
     }

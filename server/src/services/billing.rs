@@ -133,6 +133,53 @@ pub async fn bill_cycle(
     period_end: NaiveDate,
     when: DateTime<Utc>,
 ) -> store::Result<Result<Option<InvoiceRow>, BillingError>> {
+    let prepared = match prepare_bill(
+        tx, core, clock, app, account, location, read_date, period_end, when,
+    )
+    .await?
+    {
+        Ok(Some(prepared)) => prepared,
+        Ok(None) => return Ok(Ok(None)),
+        Err(why) => return Ok(Err(why)),
+    };
+    // The invoice number comes last: on PostgreSQL its counter's row stays locked from here to
+    // the commit, so concurrent bills wait only for the few writes that carry the number.
+    let sequence = store::counters::next_value(tx, "invoice_number").await?;
+    Ok(Ok(Some(
+        issue_bill(tx, core, clock, app, account, prepared, sequence).await?,
+    )))
+}
+
+/// A cycle's bill as `prepare_bill` leaves it in the transaction: the usage, the read and the
+/// invoice's jobs written, the invoice computed; what carries the invoice's number (the
+/// invoice, what it bills, its events and e-mail) is written by `issue_bill`.
+struct PreparedBill {
+    /// The invoice without its number.
+    invoice: InvoiceRow,
+    fees: Vec<(InvoiceRow, LateFee)>,
+    late_fee_cents: i64,
+    instalments_billed: Vec<(Uuid, i32)>,
+    credits_applied: Vec<Uuid>,
+    deposit_billing: super::deposits::DepositBilling,
+    card: Option<CardRow>,
+    /// The period's consumption as the e-mail shows it.
+    kwh: String,
+    endpoints: store::events::Subscribers,
+}
+
+/// `bill_cycle` up to the invoice's number: everything of the bill that does not carry it.
+#[allow(clippy::too_many_arguments)]
+async fn prepare_bill(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    location: &LocationRow,
+    read_date: NaiveDate,
+    period_end: NaiveDate,
+    when: DateTime<Utc>,
+) -> store::Result<Result<Option<PreparedBill>, BillingError>> {
     let last = store::billing::latest_meter_read(&mut *tx, location.uuid).await?;
     let Some(period_start) = last
         .map(|r| r.end_date + Duration::days(1))
@@ -266,12 +313,13 @@ pub async fn bill_cycle(
         computed.groups.push(group);
     }
     let calendar = core.business_calendar().await?;
-    let sequence = store::counters::next_value(tx, "invoice_number").await?;
+    let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
     let invoice_date = read_date;
     let settled = computed.total_cents <= 0;
     let invoice = InvoiceRow {
         uuid: Uuid::new_v4(),
-        number: invoice_number(sequence),
+        // Given by `issue_bill`, as late as the rows that carry it allow.
+        number: String::new(),
         app_uuid: app.uuid,
         account_uuid: account.uuid,
         location_uuid: location.uuid,
@@ -296,6 +344,50 @@ pub async fn bill_cycle(
         created_at: when,
         updated_at: when,
     };
+    // The jobs of the invoice name it by its uuid, not its number: they are written before the
+    // number is allocated.
+    if !settled {
+        super::follow_up::schedule_payment_jobs(tx, clock, &invoice).await?;
+    }
+    let endpoints = store::events::subscribers(tx, app.uuid).await?;
+    Ok(Ok(Some(PreparedBill {
+        invoice,
+        fees,
+        late_fee_cents,
+        instalments_billed,
+        credits_applied,
+        deposit_billing,
+        card,
+        kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
+        endpoints,
+    })))
+}
+
+/// Writes what of a prepared bill carries its number, `sequence` of the invoice numbers
+/// (allocated in `tx`): the invoice, the lines it bills, its late fees, `invoice.created`
+/// and the e-mail with its link.
+async fn issue_bill(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account: &AccountRow,
+    prepared: PreparedBill,
+    sequence: i64,
+) -> store::Result<InvoiceRow> {
+    let PreparedBill {
+        mut invoice,
+        fees,
+        late_fee_cents,
+        instalments_billed,
+        credits_applied,
+        deposit_billing,
+        card,
+        kwh,
+        endpoints,
+    } = prepared;
+    invoice.number = invoice_number(sequence);
+    let (period_start, period_end) = (invoice.billing_period_start, invoice.billing_period_end);
     store::billing::insert_invoice(tx, &invoice).await?;
     super::disconnection::mark_billed(tx, &instalments_billed, invoice.uuid).await?;
     super::corrections::mark_applied(tx, &credits_applied, invoice.uuid).await?;
@@ -311,17 +403,17 @@ pub async fn bill_cycle(
                 base_cents: fee.base_cents,
                 percent: fee.percent.normalize().to_string(),
                 amount_cents: fee.amount_cents,
-                created_at: when,
+                created_at: invoice.created_at,
             },
         )
         .await?;
-        store::events::insert_event(
+        store::events::insert_event_to(
             tx,
             &NewEvent::of(
                 app.uuid,
                 &Event::InvoiceLateFeeCharged {
                     account_uuid: account.uuid,
-                    location_uuid: location.uuid,
+                    location_uuid: invoice.location_uuid,
                     invoice_number: invoice.number.clone(),
                     penalized_invoice_number: penalized.number.clone(),
                     base_cents: fee.base_cents,
@@ -330,16 +422,17 @@ pub async fn bill_cycle(
                 },
                 clock.now(),
             ),
+            &endpoints,
         )
         .await?;
     }
-    store::events::insert_event(
+    store::events::insert_event_to(
         tx,
         &NewEvent::of(
             app.uuid,
             &Event::InvoiceCreated {
                 account_uuid: account.uuid,
-                location_uuid: location.uuid,
+                location_uuid: invoice.location_uuid,
                 invoice_number: invoice.number.clone(),
                 total_cents: invoice.total_cents,
                 invoice_date: invoice.invoice_date,
@@ -348,9 +441,9 @@ pub async fn bill_cycle(
             },
             clock.now(),
         ),
+        &endpoints,
     )
     .await?;
-    let card = store::payments::current_payment_method(&mut *tx, account.uuid).await?;
     super::follow_up::mail_with_link(
         tx,
         core,
@@ -366,7 +459,7 @@ pub async fn bill_cycle(
                 period_start,
                 period_end,
                 total_cents: invoice.total_cents,
-                kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
+                kwh,
                 due_date: invoice.payment_due_date,
                 late_fee_cents,
                 // Auto-pay charges the card on the due date.
@@ -376,10 +469,7 @@ pub async fn bill_cycle(
         },
     )
     .await?;
-    if !settled {
-        super::follow_up::schedule_payment_jobs(tx, clock, &invoice).await?;
-    }
-    Ok(Ok(Some(invoice)))
+    Ok(invoice)
 }
 
 /// The late fees the next bill of the account (issued on `invoice_date`) charges, each with the
@@ -562,21 +652,44 @@ async fn read_meter_in(
     account_uuid: Uuid,
     payload: &ReadPayload,
 ) -> Result<(), Error<BillingError>> {
+    if let Some((account, prepared)) =
+        prepare_read(tx, core, clock, app, account_uuid, payload).await?
+    {
+        // The invoice number comes last (see `bill_cycle`).
+        let sequence = store::counters::next_value(tx, "invoice_number").await?;
+        issue_bill(tx, core, clock, app, &account, prepared, sequence).await?;
+    }
+    Ok(())
+}
+
+/// A cycle's read of `payload` up to its invoice's number: the next read scheduled and the
+/// bill prepared (`prepare_bill`), with the account it bills; `None` when there is nothing to
+/// bill.
+async fn prepare_read(
+    tx: &mut Tx,
+    core: &Core,
+    clock: &AccountClock,
+    app: &AppRow,
+    account_uuid: Uuid,
+    payload: &ReadPayload,
+) -> Result<Option<(AccountRow, PreparedBill)>, Error<BillingError>> {
     let Some(account) =
         store::accounts::account_of_app_for_update(tx, app.uuid, account_uuid).await?
     else {
-        return Ok(());
+        return Ok(None);
     };
     let location = store::enrollment::locations_of_account(&mut *tx, account_uuid)
         .await?
         .into_iter()
         .find(|l| l.uuid == payload.location_uuid);
     let Some(location) = location.filter(|l| l.is_service_active) else {
-        return Ok(());
+        return Ok(None);
     };
     let when = payload.at.min(clock.now());
     let period_end = payload.read_date - Duration::days(1);
-    let billed = bill_cycle(
+    let next = usage::next_read_date(&location.esi_id, payload.read_date);
+    schedule_read(tx, clock, app.uuid, &location, next).await?;
+    let prepared = prepare_bill(
         tx,
         core,
         clock,
@@ -588,13 +701,65 @@ async fn read_meter_in(
         when,
     )
     .await?;
-    if let Err(why) = billed {
-        tracing::error!(location = %location.uuid, error = %why, "a cycle could not be billed");
-        return Err(Error::Refused(why));
+    match prepared {
+        Ok(prepared) => Ok(prepared.map(|p| (account, p))),
+        Err(why) => {
+            tracing::error!(location = %location.uuid, error = %why, "a cycle could not be billed");
+            Err(Error::Refused(why))
+        }
     }
-    let next = usage::next_read_date(&location.esi_id, payload.read_date);
-    schedule_read(tx, clock, app.uuid, &location, next).await?;
-    Ok(())
+}
+
+/// One of several due cycle reads that `read_meters` bills together: the read's account, its
+/// clock and its payload.
+pub struct DueRead<'a> {
+    pub clock: &'a AccountClock,
+    pub account_uuid: Uuid,
+    pub payload: &'a ReadPayload,
+}
+
+/// Several cycles' reads, each as `read_meter` does it, in one transaction (which the caller
+/// commits with the jobs' ends): the reads and bills first, then one block of invoice numbers
+/// for all of them (gap-free, in the order of `reads`) and what carries the numbers, so that
+/// the counter is held for the batch's last writes only. Any read refused (its stored data
+/// cannot be read) refuses the batch: the caller drops `tx` and runs each read alone.
+pub async fn read_meters(core: &Core, reads: &[DueRead<'_>]) -> Result<Tx, Error<BillingError>> {
+    // Read before the transaction: on SQLite the transaction holds the one writer.
+    let mut apps: Vec<AppRow> = Vec::new();
+    for read in reads {
+        if apps.iter().all(|a| a.uuid != read.payload.app_uuid) {
+            let app = store::apps::app_by_uuid(&core.db, read.payload.app_uuid)
+                .await?
+                .ok_or_else(|| Error::Failed(anyhow::anyhow!("the app of a meter read is gone")))?;
+            apps.push(app);
+        }
+    }
+    let app_of = |read: &DueRead<'_>| apps.iter().find(|a| a.uuid == read.payload.app_uuid);
+    let mut tx = core.db.begin().await?;
+    let mut bills = Vec::new();
+    for read in reads {
+        let Some(app) = app_of(read) else { continue };
+        let prepared = prepare_read(
+            &mut tx,
+            core,
+            read.clock,
+            app,
+            read.account_uuid,
+            read.payload,
+        )
+        .await?;
+        if let Some((account, prepared)) = prepared {
+            bills.push((read, app, account, prepared));
+        }
+    }
+    if !bills.is_empty() {
+        let count = i64::try_from(bills.len()).unwrap_or(i64::MAX);
+        let first = store::counters::next_values(&mut tx, "invoice_number", count).await?;
+        for (sequence, (read, app, account, prepared)) in (first..).zip(bills) {
+            issue_bill(&mut tx, core, read.clock, app, &account, prepared, sequence).await?;
+        }
+    }
+    Ok(tx)
 }
 
 /// The final bill when service ends on `final_date`: the last read covers the days through it,

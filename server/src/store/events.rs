@@ -35,11 +35,53 @@ impl NewEvent<'static> {
 
 /// Writes the event and schedules its delivery to every enabled endpoint that wants it.
 pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>) -> Result<Uuid> {
+    let endpoints = subscribers(tx, event.app_uuid).await?;
+    insert_fanned_out(tx, event, &endpoints.endpoints).await
+}
+
+/// An app's enabled webhook endpoints with the event types each wants, read once for several
+/// events of one transaction (`insert_event_to`).
+pub struct Subscribers {
+    app_uuid: Uuid,
+    endpoints: Vec<(Uuid, Vec<String>)>,
+}
+
+/// The enabled endpoints of `app_uuid`, as `insert_event` reads them for each event.
+pub async fn subscribers(tx: &mut Tx, app_uuid: Uuid) -> Result<Subscribers> {
+    let endpoints = webhooks::enabled_endpoint_filters(tx, app_uuid)
+        .await?
+        .into_iter()
+        .map(|(uuid, filter)| (uuid, serde_json::from_str(&filter).unwrap_or_default()))
+        .collect();
+    Ok(Subscribers {
+        app_uuid,
+        endpoints,
+    })
+}
+
+/// `insert_event` with the app's endpoints read before (`subscribers`, in the same
+/// transaction): the event and one delivery to each endpoint that wants it.
+pub async fn insert_event_to(
+    tx: &mut Tx,
+    event: &NewEvent<'_>,
+    endpoints: &Subscribers,
+) -> Result<Uuid> {
+    if endpoints.app_uuid != event.app_uuid {
+        // Another app's endpoints never receive the event: its own are read.
+        return insert_event(tx, event).await;
+    }
+    insert_fanned_out(tx, event, &endpoints.endpoints).await
+}
+
+async fn insert_fanned_out(
+    tx: &mut Tx,
+    event: &NewEvent<'_>,
+    endpoints: &[(Uuid, Vec<String>)],
+) -> Result<Uuid> {
     let uuid = insert_event_only(tx, event).await?;
-    for (endpoint_uuid, filter) in webhooks::enabled_endpoint_filters(tx, event.app_uuid).await? {
-        let filter: Vec<String> = serde_json::from_str(&filter).unwrap_or_default();
-        if endpoint_wants(&filter, event.kind) {
-            enqueue_delivery(tx, endpoint_uuid, uuid, event.account_uuid).await?;
+    for (endpoint_uuid, filter) in endpoints {
+        if endpoint_wants(filter, event.kind) {
+            enqueue_delivery(tx, *endpoint_uuid, uuid, event.account_uuid).await?;
         }
     }
     Ok(uuid)

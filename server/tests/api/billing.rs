@@ -660,3 +660,58 @@ both_engines! {
         assert_ne!(account["status"], "cancelled", "{account}");
     }
 }
+
+/// The background workers look at the queue once and then wait an hour: the test runs the due
+/// jobs itself, all of them at once.
+fn idle_workers(c: &mut server::config::Config) {
+    relaxed(c);
+    c.jobs.poll_interval_ms = 3_600_000;
+}
+
+both_engines! {
+    with idle_workers;
+    async fn a_cycle_day_of_many_accounts_bills_each_once_with_gap_free_numbers(app) {
+        // More accounts than one transaction bills, so that the run takes several batches.
+        const ACCOUNTS: usize = 20;
+        with_meters(&app).await;
+        let core = app.state.core();
+        let bench_app = server::store::apps::app_by_uuid(&app.state.db, app.app_uuid).await.unwrap().unwrap();
+        let mut accounts = Vec::new();
+        for i in 0..ACCOUNTS {
+            let (uuid, token) = customer(&app, &format!("cycle-day{i}@example.com")).await;
+            let account_uuid = uuid.parse().unwrap();
+            let seeded = server::services::sandbox::seed_demo_data(core, &bench_app, account_uuid).await;
+            assert!(seeded.is_ok(), "seeding account {i} failed");
+            if i == 0 {
+                // The first account's rates cannot be read: its read fails alone.
+                sql_rows::<(String,)>(&app, "UPDATE contracts SET rates = 'not rates' RETURNING rates").await;
+            }
+            accounts.push((uuid, token));
+        }
+        let reads_due: Vec<(String,)> = sql_rows(&app, "SELECT state FROM jobs WHERE kind = 'billing.meter_read' AND state = 'queued'").await;
+        assert!(reads_due.len() >= ACCOUNTS, "{reads_due:?}");
+
+        server::jobs::queue::run_due(core).await.unwrap();
+
+        let failed = failed_jobs(&app, "billing.meter_read").await;
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].contains("billing stopped"), "{failed:?}");
+        assert!(invoices(&app, &accounts[0].1).await.is_empty());
+        let mut issued = 0;
+        for (uuid, token) in &accounts[1..] {
+            let list = invoices(&app, token).await;
+            assert!(list.len() >= 2, "{uuid}: {list:?}");
+            let created = event_types(&app, uuid).await.iter().filter(|t| *t == "invoice.created").count();
+            assert_eq!(created, list.len(), "{uuid}");
+            let mails = email_subjects(&app, uuid).await.iter().filter(|s| s.contains("bill is ready")).count();
+            assert_eq!(mails, list.len(), "{uuid}");
+            issued += list.len();
+        }
+        // Every number from the first on, none skipped, none twice.
+        let mut numbers: Vec<String> = sql_rows::<(String,)>(&app, "SELECT number FROM invoices").await.into_iter().map(|(n,)| n).collect();
+        numbers.sort();
+        assert_eq!(numbers.len(), issued);
+        let expected: Vec<String> = (1..=issued as i64).map(server::domain::billing::invoice_number).collect();
+        assert_eq!(numbers, expected);
+    }
+}
