@@ -292,13 +292,14 @@ pub async fn set_payment_keys(
     let sealed = pii.seal(secret_key.as_bytes());
     let mut tx = db.begin().await?;
     store::payments::set_app_payment_keys(&mut tx, app_uuid, publishable_key, &sealed).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.payment_keys_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({"before": app.payment_publishable_key, "after": publishable_key}),
-        clock.now(),
+        serde_json::json!(app.payment_publishable_key),
+        serde_json::json!(publishable_key),
     )
     .await?;
     tx.commit().await?;
@@ -388,16 +389,14 @@ pub async fn set_branding(
         logo.as_deref(),
     )
     .await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.branding_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({
-            "before": {"display_name": before.display_name, "primary_color": before.primary_color, "logo_url": before.logo_url},
-            "after": {"display_name": name, "primary_color": color, "logo_url": logo},
-        }),
-        clock.now(),
+        serde_json::json!({"display_name": before.display_name, "primary_color": before.primary_color, "logo_url": before.logo_url}),
+        serde_json::json!({"display_name": name, "primary_color": color, "logo_url": logo}),
     )
     .await?;
     tx.commit().await?;
@@ -450,16 +449,14 @@ pub async fn set_logo(
     )
     .await?;
     store::apps::update_branding(&mut tx, app_uuid, None, None, Some(&url)).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.logo_uploaded",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({
-            "before": {"logo_url": before.logo_url},
-            "after": {"logo_url": url, "sha256": sha256, "bytes": size, "width": width, "height": height},
-        }),
-        clock.now(),
+        serde_json::json!({"logo_url": before.logo_url}),
+        serde_json::json!({"logo_url": url, "sha256": sha256, "bytes": size, "width": width, "height": height}),
     )
     .await?;
     tx.commit().await?;
@@ -502,16 +499,14 @@ pub async fn set_allowed_origins(
     let before = existing_app(db, app_uuid).await?;
     let mut tx = db.begin().await?;
     store::apps::update_allowed_origins(&mut tx, app_uuid, &stored).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.origins_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({
-            "before": serde_json::from_str::<serde_json::Value>(&before.allowed_origins).unwrap_or_default(),
-            "after": stored,
-        }),
-        clock.now(),
+        serde_json::from_str(&before.allowed_origins).unwrap_or_default(),
+        serde_json::json!(stored),
     )
     .await?;
     tx.commit().await?;
@@ -577,16 +572,14 @@ pub async fn set_support(
     };
     let mut tx = db.begin().await?;
     store::apps::update_support(&mut tx, app_uuid, &contacts).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.support_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({
-            "before": {"name": app.support_name, "phone": app.support_phone, "email": app.support_email, "hours": app.support_hours, "url": app.support_url},
-            "after": contacts,
-        }),
-        clock.now(),
+        serde_json::json!({"name": app.support_name, "phone": app.support_phone, "email": app.support_email, "hours": app.support_hours, "url": app.support_url}),
+        serde_json::json!(contacts),
     )
     .await?;
     tx.commit().await?;
@@ -609,13 +602,14 @@ pub async fn set_renewals_url(
         .transpose()?;
     let mut tx = db.begin().await?;
     store::apps::update_renewals_url(&mut tx, app_uuid, url.as_deref()).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.renewals_url_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({"before": app.renewals_url, "after": url}),
-        clock.now(),
+        serde_json::json!(app.renewals_url),
+        serde_json::json!(url),
     )
     .await?;
     tx.commit().await?;
@@ -634,17 +628,39 @@ pub async fn set_landing_text(
     let text = crate::domain::hosted::parse_landing_text(raw)?;
     let mut tx = db.begin().await?;
     store::apps::update_landing_text(&mut tx, app_uuid, text.as_deref()).await?;
-    audit::record(
+    audit_setting(
         &mut tx,
+        clock,
         actor,
+        app_uuid,
         "app.landing_text_set",
-        &format!("app:{app_uuid}"),
-        serde_json::json!({"before": app.landing_text, "after": text}),
-        clock.now(),
+        serde_json::json!(app.landing_text),
+        serde_json::json!(text),
     )
     .await?;
     tx.commit().await?;
     Ok(text)
+}
+
+/// Writes a change of one of the app's settings to the audit log: what it was and what it is.
+async fn audit_setting(
+    tx: &mut Tx,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    action: &str,
+    before: serde_json::Value,
+    after: serde_json::Value,
+) -> store::Result<()> {
+    audit::record(
+        tx,
+        actor,
+        action,
+        &format!("app:{app_uuid}"),
+        serde_json::json!({"before": before, "after": after}),
+        clock.now(),
+    )
+    .await
 }
 
 /// Notes that the AppToken with this hash was just used (for the dashboard's "last used"),
