@@ -30,7 +30,6 @@ use crate::{
             CREDITS_GROUP, CREDIT_NOTE_GROUP, PAID_GROUP, REFUNDED_GROUP,
         },
         disconnection::PAYMENT_PLAN_GROUP,
-        enrollment::ContractStatus,
         events::Event,
         FieldError,
     },
@@ -508,9 +507,7 @@ async fn corrected_groups(
     original: &InvoiceRow,
     kwh: rust_decimal::Decimal,
 ) -> store::Result<Result<Vec<ChargeGroup>, BillingError>> {
-    let mut contracts =
-        store::enrollment::contracts_of_account(&mut *tx, location.account_uuid).await?;
-    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    let contracts = store::enrollment::billing_contracts_of_location(&mut *tx, location).await?;
     let contract = contract_on(
         &contracts,
         |c| c.start_date,

@@ -19,7 +19,6 @@ use crate::{
             auto_pay_retry_after, contract_on, ChargeGroup, InvoiceStatus, PaymentInitiator,
             PaymentStatus,
         },
-        enrollment::ContractStatus,
         events::{Event, PaymentAttempt},
         hosted::LinkPurpose,
         market::market_date,
@@ -171,8 +170,7 @@ async fn render_pdf(
         .into_iter()
         .find(|t| t.name == location.tdu);
     let card = store::payments::current_payment_method(&core.db, account.uuid).await?;
-    let mut contracts = store::enrollment::contracts_of_account(&core.db, account.uuid).await?;
-    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    let contracts = store::enrollment::billing_contracts_of_location(&core.db, &location).await?;
     let contract = contract_on(
         &contracts,
         |c| c.start_date,

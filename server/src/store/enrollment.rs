@@ -317,6 +317,16 @@ pub async fn contracts_of_account(
     on_conn!(conn.into(), c => sqlx::query_as::<_, ContractRow>(&sql).bind(account_uuid).fetch_all(c).await)
 }
 
+/// The location's contracts that bill its days (all but the cancelled), oldest first.
+pub async fn billing_contracts_of_location(
+    conn: impl Into<Conn<'_>>,
+    location: &LocationRow,
+) -> Result<Vec<ContractRow>> {
+    let mut contracts = contracts_of_account(conn, location.account_uuid).await?;
+    contracts.retain(|c| c.location_uuid == location.uuid && c.status != ContractStatus::Cancelled);
+    Ok(contracts)
+}
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EnrollmentRow {
     pub account_uuid: Uuid,
