@@ -113,6 +113,38 @@ async fn review_page(
     ))
 }
 
+/// The review `uuid` for the operator's waiver or decision, once the form's CSRF token is
+/// checked; anyone else gets the same 404 as for a review that does not exist.
+async fn review_for_operator(
+    state: &AppState,
+    dash: &Dash,
+    csrf: &str,
+    uuid: Uuid,
+) -> Result<CreditReviewRow, ApiError> {
+    dash.check(csrf).await?;
+    if !dash.member().is_operator() {
+        return Err(ApiError::not_found("credit review"));
+    }
+    visible_review(state, dash, uuid).await
+}
+
+/// The review page again (422) with why the waiver or decision was refused. The review is read
+/// again: a decision made meanwhile shows as it is now.
+async fn refused_page(
+    state: &AppState,
+    dash: &Dash,
+    uuid: Uuid,
+    why: &str,
+    form: &DecideForm,
+) -> PageResult {
+    let review = visible_review(state, dash, uuid).await?;
+    let deposit = deposit_asked(state, &review).await?;
+    Ok(html(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        review_view(dash, &review, deposit.as_ref(), None, Some(why), form),
+    ))
+}
+
 /// The deposit the review asked for, if any.
 async fn deposit_asked(
     state: &AppState,
@@ -142,11 +174,7 @@ async fn waive(
     Path(review): Path<Uuid>,
     Form(form): Form<WaiveForm>,
 ) -> PageResult {
-    dash.check(&form.csrf).await?;
-    if !dash.member().is_operator() {
-        return Err(ApiError::not_found("credit review").into());
-    }
-    let review = visible_review(&state, &dash, review).await?;
+    let review = review_for_operator(&state, &dash, &form.csrf, review).await?;
     let input = WaiverInput {
         waiver: &form.waiver,
         certificate: !form.certificate.is_empty(),
@@ -167,19 +195,8 @@ async fn waive(
         }
         Err(services::Error::Failed(e)) => Err(ApiError::internal(e).into()),
         Err(services::Error::Refused(why)) => {
-            let review = visible_review(&state, &dash, review.uuid).await?;
-            let deposit = deposit_asked(&state, &review).await?;
-            Ok(html(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                review_view(
-                    &dash,
-                    &review,
-                    deposit.as_ref(),
-                    None,
-                    Some(&why.to_string()),
-                    &DecideForm::default(),
-                ),
-            ))
+            let form = DecideForm::default();
+            refused_page(&state, &dash, review.uuid, &why.to_string(), &form).await
         }
     }
 }
@@ -202,11 +219,7 @@ async fn decide(
     Path(review): Path<Uuid>,
     Form(form): Form<DecideForm>,
 ) -> PageResult {
-    dash.check(&form.csrf).await?;
-    if !dash.member().is_operator() {
-        return Err(ApiError::not_found("credit review").into());
-    }
-    let review = visible_review(&state, &dash, review).await?;
+    let review = review_for_operator(&state, &dash, &form.csrf, review).await?;
     let input = DecisionInput {
         decision: &form.decision,
         deposit: &form.deposit,
@@ -224,13 +237,7 @@ async fn decide(
         Ok(status) => Ok(see_other(&format!("{LIST}/{}?done={status}", review.uuid))),
         Err(e) => {
             let why = refusal(e)?.to_string();
-            // Read again: a decision made meanwhile shows as it is now.
-            let review = visible_review(&state, &dash, review.uuid).await?;
-            let deposit = deposit_asked(&state, &review).await?;
-            Ok(html(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                review_view(&dash, &review, deposit.as_ref(), None, Some(&why), &form),
-            ))
+            refused_page(&state, &dash, review.uuid, &why, &form).await
         }
     }
 }
