@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{html, see_other, views, Dash, Done, PageResult};
+use super::{html, refusal_or_404, see_other, views, Dash, Done, PageResult};
 use crate::{
     domain::{
         credit::{ReviewCause, ReviewStatus},
@@ -58,13 +58,11 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
 
 /// A refusal to show on the page (422); an unknown review is a 404, a failure a 500.
 fn refusal(e: services::Error<ReviewRefused>) -> Result<ReviewRefused, ApiError> {
-    match e {
-        services::Error::Refused(ReviewRefused::NotFound) => {
-            Err(ApiError::not_found("credit review"))
-        }
-        services::Error::Refused(why) => Ok(why),
-        services::Error::Failed(e) => Err(ApiError::internal(e)),
-    }
+    refusal_or_404(
+        e,
+        |why| matches!(why, ReviewRefused::NotFound),
+        "credit review",
+    )
 }
 
 async fn visible_review(

@@ -279,6 +279,20 @@ fn refusal(e: services::Error<AppRefused>) -> Result<String, ApiError> {
     }
 }
 
+/// A use case's refusal to show on the page (422), unless `missing` says it is of a thing that
+/// does not exist (the 404 of a `what` that does not exist); a failure is a 500.
+fn refusal_or_404<R>(
+    e: services::Error<R>,
+    missing: impl Fn(&R) -> bool,
+    what: &str,
+) -> Result<R, ApiError> {
+    match e {
+        services::Error::Refused(why) if missing(&why) => Err(ApiError::not_found(what)),
+        services::Error::Refused(why) => Ok(why),
+        services::Error::Failed(e) => Err(ApiError::internal(e)),
+    }
+}
+
 /// The API answers from memory for a moment; drop that, so that a change made here (a revoked
 /// key, a new brand) shows on the API at once.
 fn app_changed(state: &AppState) {

@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{html, see_other, views, Dash, Done, PageResult};
+use super::{html, refusal_or_404, see_other, views, Dash, Done, PageResult};
 use crate::{
     domain::app_requests::RequestStatus,
     http::{error::ApiError, AppState},
@@ -53,13 +53,11 @@ fn done_message(done: Option<&str>) -> Option<&'static str> {
 
 /// A refusal to show on the page (422); a failure is a 500.
 fn refusal(e: services::Error<AppRequestRefused>) -> Result<AppRequestRefused, ApiError> {
-    match e {
-        services::Error::Refused(AppRequestRefused::NotFound) => {
-            Err(ApiError::not_found("live app request"))
-        }
-        services::Error::Refused(why) => Ok(why),
-        services::Error::Failed(e) => Err(ApiError::internal(e)),
-    }
+    refusal_or_404(
+        e,
+        |why| matches!(why, AppRequestRefused::NotFound),
+        "live app request",
+    )
 }
 
 /// The request `uuid` if this member may see it: the operator, or a member of its

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::{
-    html, member_app, see_other,
+    html, member_app, refusal_or_404, see_other,
     shown::{self, Made},
     views, CsrfForm, Dash, PageError, PageResult,
 };
@@ -75,19 +75,12 @@ pub async fn endpoints(state: &AppState, app: Uuid) -> Result<Vec<EndpointRow>, 
 
 /// A refusal as the page says it; a failure is a 500.
 fn refusal(e: services::Error<WebhookRefused>) -> Result<(StatusCode, String), PageError> {
-    match e {
-        services::Error::Refused(WebhookRefused::EndpointNotFound) => {
-            Err(ApiError::not_found("webhook endpoint").into())
-        }
-        services::Error::Refused(why) => {
-            let e: ApiError = why.into();
-            Ok((
-                StatusCode::UNPROCESSABLE_ENTITY,
-                e.body(String::new()).error.message,
-            ))
-        }
-        services::Error::Failed(e) => Err(ApiError::internal(e).into()),
-    }
+    let missing = |why: &WebhookRefused| matches!(why, WebhookRefused::EndpointNotFound);
+    let e: ApiError = refusal_or_404(e, missing, "webhook endpoint")?.into();
+    Ok((
+        StatusCode::UNPROCESSABLE_ENTITY,
+        e.body(String::new()).error.message,
+    ))
 }
 
 /// A refusal as the API says it, shown as a page.
