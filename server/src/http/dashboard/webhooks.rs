@@ -195,14 +195,23 @@ async fn show_secret(
     .await
 }
 
-async fn endpoint_of(
+/// The app `app`, if this member may see it, and its endpoint `endpoint`; a 404 otherwise.
+async fn member_endpoint(
     state: &AppState,
-    app: &AppRow,
+    dash: &Dash,
+    app: Uuid,
     endpoint: Uuid,
-) -> Result<EndpointRow, ApiError> {
-    store::webhooks::endpoint_of_app(&state.db, app.uuid, endpoint)
+) -> Result<(AppRow, EndpointRow), ApiError> {
+    let app = member_app(state, dash, app).await?;
+    let endpoint = store::webhooks::endpoint_of_app(&state.db, app.uuid, endpoint)
         .await?
-        .ok_or_else(|| ApiError::not_found("webhook endpoint"))
+        .ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    Ok((app, endpoint))
+}
+
+/// The endpoint's page, where every change to it returns.
+fn endpoint_path(app: &AppRow, endpoint: &EndpointRow) -> String {
+    format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid)
 }
 
 fn done_message(done: Option<&str>) -> Option<&'static str> {
@@ -221,8 +230,7 @@ async fn endpoint_page(
     Path((app, endpoint)): Path<(Uuid, Uuid)>,
     Query(done): Query<RecoveredDone>,
 ) -> PageResult {
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     let recovered = done.queued.map(|n| {
         format!(
             "{n} failed deliver{} queued again.",
@@ -274,7 +282,7 @@ fn endpoint_view(
     error: Option<&str>,
 ) -> String {
     let nav = dash.nav();
-    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let base = endpoint_path(app, endpoint);
     let types = endpoint.event_type_list();
     let types = if types.is_empty() {
         "every event".to_owned()
@@ -415,13 +423,12 @@ async fn disable_page(
     dash: Dash,
     Path((app, endpoint)): Path<(Uuid, Uuid)>,
 ) -> PageResult {
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     Ok(confirm_disable(&dash, &app, &endpoint))
 }
 
 fn confirm_disable(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::response::Response {
-    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let base = endpoint_path(app, endpoint);
     let types = endpoint.event_type_list();
     let types = if types.is_empty() {
         "every event type".to_owned()
@@ -457,13 +464,12 @@ async fn rotate_page(
     dash: Dash,
     Path((app, endpoint)): Path<(Uuid, Uuid)>,
 ) -> PageResult {
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     Ok(confirm_rotate(&dash, &app, &endpoint))
 }
 
 fn confirm_rotate(dash: &Dash, app: &AppRow, endpoint: &EndpointRow) -> axum::response::Response {
-    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let base = endpoint_path(app, endpoint);
     html(
         StatusCode::OK,
         views::confirm(
@@ -494,8 +500,7 @@ async fn set_enabled(
     Form(form): Form<EnabledForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     let disabled = form.disabled == "true";
     if disabled && !endpoint.disabled && form.confirm != "yes" {
         return Ok(confirm_disable(&dash, &app, &endpoint));
@@ -504,7 +509,7 @@ async fn set_enabled(
         disabled: Patch::Value(disabled),
         ..UpdateWebhookEndpointIn::default()
     };
-    let base = format!("/dashboard/apps/{}/webhooks/{}", app.uuid, endpoint.uuid);
+    let base = endpoint_path(&app, &endpoint);
     match services::webhooks::update_endpoint(
         &state,
         app.uuid,
@@ -530,14 +535,13 @@ async fn send_test(
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     services::webhooks::send_test(&state, app.uuid, endpoint.uuid)
         .await
         .map_err(page_error)?;
     Ok(see_other(&format!(
-        "/dashboard/apps/{}/webhooks/{}?done=test",
-        app.uuid, endpoint.uuid
+        "{}?done=test",
+        endpoint_path(&app, &endpoint)
     )))
 }
 
@@ -556,15 +560,14 @@ async fn redeliver(
     Form(form): Form<RedeliverForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     let event = Uuid::parse_str(form.event.trim()).map_err(|_| ApiError::not_found("event"))?;
     services::webhooks::redeliver_event(&state, app.uuid, event, Some(endpoint.uuid))
         .await
         .map_err(page_error)?;
     Ok(see_other(&format!(
-        "/dashboard/apps/{}/webhooks/{}?done=redeliver",
-        app.uuid, endpoint.uuid
+        "{}?done=redeliver",
+        endpoint_path(&app, &endpoint)
     )))
 }
 
@@ -576,8 +579,7 @@ async fn rotate_secret(
     Form(form): Form<ConfirmForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     if form.confirm != "yes" {
         return Ok(confirm_rotate(&dash, &app, &endpoint));
     }
@@ -604,8 +606,7 @@ async fn reveal_secret(
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     let shown = services::webhooks::reveal_secret(&state, app.uuid, endpoint.uuid, &dash.actor())
         .await
         .map_err(page_error)?;
@@ -628,8 +629,7 @@ async fn recover_failed(
     Form(form): Form<RecoverForm>,
 ) -> PageResult {
     dash.check(&form.csrf).await?;
-    let app = member_app(&state, &dash, app).await?;
-    let endpoint = endpoint_of(&state, &app, endpoint).await?;
+    let (app, endpoint) = member_endpoint(&state, &dash, app, endpoint).await?;
     let Ok(day) = chrono::NaiveDate::parse_from_str(form.since.trim(), "%Y-%m-%d") else {
         return render_endpoint(
             &state,
@@ -652,8 +652,6 @@ async fn recover_failed(
     )
     .await
     .map_err(page_error)?;
-    Ok(see_other(&format!(
-        "/dashboard/apps/{}/webhooks/{}?done=recovered&queued={queued}",
-        app.uuid, endpoint.uuid
-    )))
+    let base = endpoint_path(&app, &endpoint);
+    Ok(see_other(&format!("{base}?done=recovered&queued={queued}")))
 }
