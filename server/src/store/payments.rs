@@ -169,8 +169,13 @@ pub async fn processor_charges_fail(db: &Db, app_uuid: Uuid, id: &str) -> Result
 
 /// The app's secret key for the real processor, sealed.
 pub async fn app_secret_key_sealed(db: &Db, app_uuid: Uuid) -> Result<Option<Vec<u8>>> {
-    let sql = "SELECT payment_secret_key_sealed FROM apps WHERE uuid = $1";
-    let row = on_db!(db, c => sqlx::query_scalar::<_, Option<Vec<u8>>>(sql)
+    sealed_of_app(db, app_uuid, "payment_secret_key_sealed").await
+}
+
+/// The sealed secret in the app's column `column`, if set.
+async fn sealed_of_app(db: &Db, app_uuid: Uuid, column: &'static str) -> Result<Option<Vec<u8>>> {
+    let sql = format!("SELECT {column} FROM apps WHERE uuid = $1");
+    let row = on_db!(db, c => sqlx::query_scalar::<_, Option<Vec<u8>>>(&sql)
         .bind(app_uuid)
         .fetch_optional(c)
         .await)?;
@@ -256,12 +261,7 @@ pub async fn insert_processor_customer(
 
 /// The sealed signing secret of the processor's webhooks to an app, if set.
 pub async fn app_webhook_secret_sealed(db: &Db, app_uuid: Uuid) -> Result<Option<Vec<u8>>> {
-    let sql = "SELECT payment_webhook_secret_sealed FROM apps WHERE uuid = $1";
-    let row = on_db!(db, c => sqlx::query_scalar::<_, Option<Vec<u8>>>(sql)
-        .bind(app_uuid)
-        .fetch_optional(c)
-        .await)?;
-    Ok(row.flatten())
+    sealed_of_app(db, app_uuid, "payment_webhook_secret_sealed").await
 }
 
 /// Sets the sealed signing secret of the processor's webhooks to an app.
