@@ -52,19 +52,28 @@ pub async fn insert_notice(tx: &mut Tx, n: &RenewalNoticeRow) -> Result<()> {
     Ok(())
 }
 
+/// The notices whose `column` is `uuid`, earliest first.
+async fn notices_where(
+    conn: impl Into<Conn<'_>>,
+    column: &'static str,
+    uuid: Uuid,
+) -> Result<Vec<RenewalNoticeRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM renewal_notices WHERE {column} = $1 \
+         ORDER BY created_at, days_before DESC"
+    );
+    on_conn!(conn.into(), c => sqlx::query_as::<_, RenewalNoticeRow>(&sql)
+        .bind(uuid)
+        .fetch_all(c)
+        .await)
+}
+
 /// The notices of a contract, earliest first.
 pub async fn notices_of_contract(
     conn: impl Into<Conn<'_>>,
     contract_uuid: Uuid,
 ) -> Result<Vec<RenewalNoticeRow>> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM renewal_notices WHERE contract_uuid = $1 \
-         ORDER BY created_at, days_before DESC"
-    );
-    on_conn!(conn.into(), c => sqlx::query_as::<_, RenewalNoticeRow>(&sql)
-        .bind(contract_uuid)
-        .fetch_all(c)
-        .await)
+    notices_where(conn, "contract_uuid", contract_uuid).await
 }
 
 /// The notices of an account's contracts, earliest first.
@@ -72,12 +81,5 @@ pub async fn notices_of_account(
     conn: impl Into<Conn<'_>>,
     account_uuid: Uuid,
 ) -> Result<Vec<RenewalNoticeRow>> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM renewal_notices WHERE account_uuid = $1 \
-         ORDER BY created_at, days_before DESC"
-    );
-    on_conn!(conn.into(), c => sqlx::query_as::<_, RenewalNoticeRow>(&sql)
-        .bind(account_uuid)
-        .fetch_all(c)
-        .await)
+    notices_where(conn, "account_uuid", account_uuid).await
 }
