@@ -25,7 +25,7 @@ use crate::{
     },
     store::{
         self,
-        apps::{AppRow, NewApp, SupportContacts},
+        apps::{AppRow, AppText, NewApp, SupportContacts},
         Db, Tx,
     },
 };
@@ -595,25 +595,13 @@ pub async fn set_renewals_url(
     app_uuid: Uuid,
     raw: &str,
 ) -> Result<Option<String>, Error<AppRefused>> {
-    let app = existing_app(db, app_uuid).await?;
-    let environment = app.environment_kind();
-    let url = (!raw.trim().is_empty())
-        .then(|| parse_renewals_url("renewals_url", raw, environment))
-        .transpose()?;
-    let mut tx = db.begin().await?;
-    store::apps::update_renewals_url(&mut tx, app_uuid, url.as_deref()).await?;
-    audit_setting(
-        &mut tx,
-        clock,
-        actor,
-        app_uuid,
-        "app.renewals_url_set",
-        serde_json::json!(app.renewals_url),
-        serde_json::json!(url),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(url)
+    let parse = |app: &AppRow| {
+        (!raw.trim().is_empty())
+            .then(|| parse_renewals_url("renewals_url", raw, app.environment_kind()))
+            .transpose()
+    };
+    let (field, action) = (AppText::RenewalsUrl, "app.renewals_url_set");
+    set_text(db, clock, actor, app_uuid, field, action, parse).await
 }
 
 /// Sets (or, blank, clears) the short text the app's hosted landing page shows.
@@ -624,22 +612,38 @@ pub async fn set_landing_text(
     app_uuid: Uuid,
     raw: &str,
 ) -> Result<Option<String>, Error<AppRefused>> {
+    let parse = |_: &AppRow| crate::domain::hosted::parse_landing_text(raw);
+    let (field, action) = (AppText::LandingText, "app.landing_text_set");
+    set_text(db, clock, actor, app_uuid, field, action, parse).await
+}
+
+/// Sets (or clears) the app's text `field` to what `parse` makes of the input, audited as
+/// `action`. Answers what was set.
+async fn set_text(
+    db: &Db,
+    clock: &Clock,
+    actor: &Actor,
+    app_uuid: Uuid,
+    field: AppText,
+    action: &str,
+    parse: impl FnOnce(&AppRow) -> Result<Option<String>, FieldError>,
+) -> Result<Option<String>, Error<AppRefused>> {
     let app = existing_app(db, app_uuid).await?;
-    let text = crate::domain::hosted::parse_landing_text(raw)?;
+    let value = parse(&app)?;
     let mut tx = db.begin().await?;
-    store::apps::update_landing_text(&mut tx, app_uuid, text.as_deref()).await?;
+    store::apps::update_text(&mut tx, app_uuid, field, value.as_deref()).await?;
     audit_setting(
         &mut tx,
         clock,
         actor,
         app_uuid,
-        "app.landing_text_set",
-        serde_json::json!(app.landing_text),
-        serde_json::json!(text),
+        action,
+        serde_json::json!(app.text(field)),
+        serde_json::json!(value),
     )
     .await?;
     tx.commit().await?;
-    Ok(text)
+    Ok(value)
 }
 
 /// Writes a change of one of the app's settings to the audit log: what it was and what it is.

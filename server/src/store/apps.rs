@@ -260,19 +260,43 @@ pub async fn update_support(tx: &mut Tx, app_uuid: Uuid, s: &SupportContacts) ->
 }
 
 /// Sets (or clears) the app's default renewal link.
-pub async fn update_landing_text(tx: &mut Tx, app_uuid: Uuid, text: Option<&str>) -> Result<bool> {
-    let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET landing_text = $1 WHERE uuid = $2")
-        .bind(text)
-        .bind(app_uuid)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
-    Ok(n == 1)
+/// One of an app's optional texts, set and cleared alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppText {
+    /// The short text the hosted landing page shows.
+    LandingText,
+    /// Where renewal notices send customers whose account has no link of its own.
+    RenewalsUrl,
 }
 
-pub async fn update_renewals_url(tx: &mut Tx, app_uuid: Uuid, url: Option<&str>) -> Result<bool> {
-    let n = on_tx!(tx, c => sqlx::query("UPDATE apps SET renewals_url = $1 WHERE uuid = $2")
-        .bind(url)
+impl AppText {
+    fn column(self) -> &'static str {
+        match self {
+            AppText::LandingText => "landing_text",
+            AppText::RenewalsUrl => "renewals_url",
+        }
+    }
+}
+
+impl AppRow {
+    /// The app's text `field`, if set.
+    pub fn text(&self, field: AppText) -> Option<&str> {
+        match field {
+            AppText::LandingText => self.landing_text.as_deref(),
+            AppText::RenewalsUrl => self.renewals_url.as_deref(),
+        }
+    }
+}
+
+pub async fn update_text(
+    tx: &mut Tx,
+    app_uuid: Uuid,
+    field: AppText,
+    value: Option<&str>,
+) -> Result<bool> {
+    let sql = format!("UPDATE apps SET {} = $1 WHERE uuid = $2", field.column());
+    let n = on_tx!(tx, c => sqlx::query(&sql)
+        .bind(value)
         .bind(app_uuid)
         .execute(c)
         .await
