@@ -164,11 +164,8 @@ async fn set_late_fee_exemption(
     Path(account): Path<Uuid>,
     Form(form): Form<ExemptionForm>,
 ) -> PageResult {
-    dash.check(&form.csrf).await?;
-    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    dash.operator_only("marks an account exempt from late fees")?;
+    let change = "marks an account exempt from late fees";
+    let (app, account) = account_for_operator(&state, &dash, &form.csrf, account, change).await?;
     let exempt = match form.exempt.trim() {
         "on" => true,
         "off" => false,
@@ -188,10 +185,30 @@ async fn set_late_fee_exemption(
     )
     .await?
     .ok_or_else(|| ApiError::not_found("account"))?;
-    Ok(super::see_other(&format!(
-        "/dashboard/accounts/{}?done=exemption",
-        account.uuid
-    )))
+    Ok(account_done(&account, "exemption"))
+}
+
+/// The account `uuid` for the operator's change `change`, once the form's CSRF token is
+/// checked: a 404 when this member may not see it, a refusal naming the change when they are
+/// not the operator.
+async fn account_for_operator(
+    state: &AppState,
+    dash: &Dash,
+    csrf: &str,
+    uuid: Uuid,
+    change: &'static str,
+) -> Result<(store::apps::AppRow, AccountRow), ApiError> {
+    dash.check(csrf).await?;
+    let visible = services::dashboard::visible_account(&state.db, dash.member(), uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    dash.operator_only(change)?;
+    Ok(visible)
+}
+
+/// Back to the account's page after a change, which says what was `done`.
+fn account_done(account: &AccountRow, done: &str) -> axum::response::Response {
+    super::see_other(&format!("/dashboard/accounts/{}?done={done}", account.uuid))
 }
 
 #[derive(Deserialize)]
@@ -208,11 +225,8 @@ async fn record_utility_done(
     Path((account, disconnection)): Path<(Uuid, Uuid)>,
     Form(form): Form<CsrfOnly>,
 ) -> PageResult {
-    dash.check(&form.csrf).await?;
-    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    dash.operator_only("records the utility's answers")?;
+    let change = "records the utility's answers";
+    let (app, account) = account_for_operator(&state, &dash, &form.csrf, account, change).await?;
     if !services::disconnection::record_utility_done(
         &state,
         &dash.actor(),
@@ -224,10 +238,7 @@ async fn record_utility_done(
     {
         return Err(ApiError::not_found("utility order").into());
     }
-    Ok(super::see_other(&format!(
-        "/dashboard/accounts/{}?done=utility",
-        account.uuid
-    )))
+    Ok(account_done(&account, "utility"))
 }
 
 #[derive(Deserialize)]
@@ -250,11 +261,8 @@ async fn reissue_invoice(
     Path((account, number)): Path<(Uuid, String)>,
     Form(form): Form<ReissueForm>,
 ) -> PageResult {
-    dash.check(&form.csrf).await?;
-    let (app, account) = services::dashboard::visible_account(&state.db, dash.member(), account)
-        .await?
-        .ok_or_else(|| ApiError::not_found("account"))?;
-    dash.operator_only("corrects bills")?;
+    let change = "corrects bills";
+    let (app, account) = account_for_operator(&state, &dash, &form.csrf, account, change).await?;
     services::corrections::reissue(
         &state,
         &dash.actor(),
@@ -266,10 +274,7 @@ async fn reissue_invoice(
         &form.overpayment,
     )
     .await?;
-    Ok(super::see_other(&format!(
-        "/dashboard/accounts/{}?done=corrected",
-        account.uuid
-    )))
+    Ok(account_done(&account, "corrected"))
 }
 
 async fn account_page(
