@@ -207,7 +207,7 @@ async fn account_for_operator(
 }
 
 /// Back to the account's page after a change, which says what was `done`.
-fn account_done(account: &AccountRow, done: &str) -> axum::response::Response {
+pub(super) fn account_done(account: &AccountRow, done: &str) -> axum::response::Response {
     super::see_other(&format!("/dashboard/accounts/{}?done={done}", account.uuid))
 }
 

@@ -13,7 +13,7 @@ use axum::{
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{see_other, Dash, PageResult};
+use super::{Dash, PageResult};
 use crate::{
     domain::jobs::advance_target,
     http::{
@@ -96,10 +96,7 @@ async fn advance_clock(
         serde_json::json!({"days": days, "from": moved.before, "to": moved.target, "jobs_run": moved.jobs_run}),
     )
     .await?;
-    Ok(see_other(&format!(
-        "/dashboard/accounts/{}?done=advanced",
-        account.uuid
-    )))
+    Ok(super::accounts::account_done(&account, "advanced"))
 }
 
 #[derive(Deserialize)]
@@ -130,8 +127,5 @@ async fn simulate(
         serde_json::json!({"event": event}),
     )
     .await?;
-    Ok(see_other(&format!(
-        "/dashboard/accounts/{}?done=simulated",
-        account.uuid
-    )))
+    Ok(super::accounts::account_done(&account, "simulated"))
 }
