@@ -42,6 +42,20 @@ pub async fn enqueue(
     .await
 }
 
+/// Records in `tx` that each of `runs` ended done, in one statement; answers the jobs whose
+/// lease still held (the others were taken over by another worker, and their effects must not
+/// be written).
+pub async fn complete_all(tx: &mut Tx, runs: &[&JobRun]) -> store::Result<Vec<Uuid>> {
+    let Some(first) = runs.first() else {
+        return Ok(Vec::new());
+    };
+    let jobs: Vec<(Uuid, Uuid)> = runs
+        .iter()
+        .map(|r| (r.job.uuid, r.job.lease_token.unwrap_or_else(Uuid::nil)))
+        .collect();
+    store::jobs::complete_all(tx, &jobs, first.service_clock.now()).await
+}
+
 /// How a job ended, as its handler decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

@@ -52,10 +52,10 @@ pub async fn meter_read(ctx: &JobContext, payload: &ReadPayload) -> anyhow::Resu
     }
 }
 
-/// Several claimed cycle reads billed in one transaction (`billing::read_meters`), each job
-/// ended in it. Answers false, with nothing kept, when they cannot all end that way (a job that
-/// is not a read, a refusal, an error, a lease lost): the caller then runs each alone
-/// (`meter_read`), which records each one's own outcome.
+/// Several claimed cycle reads billed in one transaction (`billing::read_meters`), the jobs
+/// ended in it in one statement. Answers false, with nothing kept, when they cannot all end
+/// that way (a job that is not a read, a refusal, an error, a lease lost): the caller then runs
+/// each alone (`meter_read`), which records each one's own outcome.
 pub async fn meter_reads(ctxs: &[JobContext]) -> anyhow::Result<bool> {
     let Some(first) = ctxs.first() else {
         return Ok(true);
@@ -82,10 +82,9 @@ pub async fn meter_reads(ctxs: &[JobContext]) -> anyhow::Result<bool> {
     let Ok(mut tx) = billing::read_meters(&first.state, &reads).await else {
         return Ok(false);
     };
-    for ctx in ctxs {
-        if !ctx.finish(&mut tx, &Outcome::Done).await? {
-            return Ok(false);
-        }
+    let runs: Vec<&crate::outbox::JobRun> = ctxs.iter().map(|ctx| &ctx.run).collect();
+    if crate::outbox::complete_all(&mut tx, &runs).await?.len() != runs.len() {
+        return Ok(false);
     }
     tx.commit().await?;
     for (account, _) in &payloads {

@@ -233,24 +233,36 @@ pub(crate) fn lease(state: &Core) -> Duration {
 /// one block at its end, so a cycle day's run takes the number counter once per batch.
 const READS_PER_TRANSACTION: usize = 16;
 
+/// E-mails whose jobs end in one transaction (`mail::send_all`): a cycle day's run sends one
+/// for each invoice.
+const EMAILS_PER_TRANSACTION: usize = 16;
+
 /// The claimed jobs grouped as they run: the cycle reads by `READS_PER_TRANSACTION`, in the
-/// order of their accounts (so that two batches lock accounts in one order), every other job
-/// alone.
+/// order of their accounts (so that two batches lock accounts in one order), the e-mails by
+/// `EMAILS_PER_TRANSACTION`, every other job alone.
 fn batches(jobs: Vec<JobRow>) -> Vec<Vec<JobRow>> {
     let (mut reads, others): (Vec<JobRow>, Vec<JobRow>) = jobs
         .into_iter()
         .partition(|j| j.kind == JobKind::MeterRead.as_str() && j.account_uuid.is_some());
+    let (emails, others): (Vec<JobRow>, Vec<JobRow>) = others
+        .into_iter()
+        .partition(|j| j.kind == JobKind::SendEmail.as_str());
     reads.sort_by_key(|j| j.account_uuid);
     let mut groups: Vec<Vec<JobRow>> = others.into_iter().map(|j| vec![j]).collect();
-    let mut reads = reads.into_iter().peekable();
-    while reads.peek().is_some() {
-        groups.push(reads.by_ref().take(READS_PER_TRANSACTION).collect());
+    for (jobs, size) in [
+        (reads, READS_PER_TRANSACTION),
+        (emails, EMAILS_PER_TRANSACTION),
+    ] {
+        let mut jobs = jobs.into_iter().peekable();
+        while jobs.peek().is_some() {
+            groups.push(jobs.by_ref().take(size).collect());
+        }
     }
     groups
 }
 
-/// Runs a group of `batches`: several cycle reads together, or, when they cannot all end
-/// together, each alone; any other job alone.
+/// Runs a group of `batches`: several cycle reads or e-mails together, or, when they cannot
+/// all end together, each alone; any other job alone.
 async fn run_batch(state: Core, mut jobs: Vec<JobRow>) {
     if jobs.len() == 1 {
         if let Some(job) = jobs.pop() {
@@ -263,19 +275,43 @@ async fn run_batch(state: Core, mut jobs: Vec<JobRow>) {
         .map(|job| context(state.clone(), job))
         .collect();
     let started = std::time::Instant::now();
-    match super::cycle::meter_reads(&ctxs).await {
+    let emails = ctxs
+        .first()
+        .is_some_and(|c| c.job.kind == JobKind::SendEmail.as_str());
+    let outcome = if emails {
+        let runs: Vec<&JobRun> = ctxs.iter().map(|ctx| &ctx.run).collect();
+        crate::mail::send_all(&runs, &state.mailer).await
+    } else {
+        super::cycle::meter_reads(&ctxs).await
+    };
+    match outcome {
         Ok(true) => {
             let each = started.elapsed().as_secs_f64() / ctxs.len() as f64;
             for ctx in &ctxs {
+                if emails {
+                    if let Some(account) = ctx.job.account_uuid {
+                        ctx.state.account_changed(account);
+                    }
+                }
                 metrics::histogram!("job_duration_seconds", "kind" => ctx.job.kind.clone())
                     .record(each);
                 metrics::counter!("jobs_run_total", "kind" => ctx.job.kind.clone(), "result" => "handled")
                     .increment(1);
             }
         }
+        // E-mails may have gone out to SMTP: each job is retried later, as a failing job
+        // alone is, rather than run again at once.
+        Err(e) if emails => {
+            tracing::warn!(error = %e, "a batch of e-mails failed");
+            for ctx in &ctxs {
+                metrics::counter!("jobs_run_total", "kind" => ctx.job.kind.clone(), "result" => "error")
+                    .increment(1);
+                record_failure(ctx, &e).await;
+            }
+        }
         outcome => {
             if let Err(e) = outcome {
-                tracing::warn!(error = %e, "a batch of cycle reads failed; each runs alone");
+                tracing::warn!(error = %e, "a batch of jobs failed; each runs alone");
             }
             for ctx in ctxs {
                 run_context(ctx).await;
@@ -321,16 +357,21 @@ async fn run_context(ctx: JobContext) {
     )
     .increment(1);
     if let Err(e) = result {
-        let attempt = ctx.attempt();
         tracing::warn!(error = %e, "job failed");
-        let outcome = if ctx.job.attempts >= ctx.job.max_attempts {
-            Outcome::Failed(e.to_string())
-        } else {
-            Outcome::RetryAt(ctx.now() + backoff(attempt), e.to_string())
-        };
-        if let Err(e) = ctx.finish_alone(&outcome).await {
-            tracing::warn!(error = %e, "recording a job failure failed");
-        }
+        record_failure(&ctx, &e).await;
+    }
+}
+
+/// A handler that failed unexpectedly: the job is retried with backoff, or given up once its
+/// attempts are spent.
+async fn record_failure(ctx: &JobContext, e: &anyhow::Error) {
+    let outcome = if ctx.job.attempts >= ctx.job.max_attempts {
+        Outcome::Failed(e.to_string())
+    } else {
+        Outcome::RetryAt(ctx.now() + backoff(ctx.attempt()), e.to_string())
+    };
+    if let Err(e) = ctx.finish_alone(&outcome).await {
+        tracing::warn!(error = %e, "recording a job failure failed");
     }
 }
 

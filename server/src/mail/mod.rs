@@ -218,31 +218,64 @@ pub async fn send(
             &store::documents::attachments_of_email(&ctx.db, email.uuid).await?,
         ) {
             Err(why) => (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why)),
-            Ok(msg) => match smtp.send(msg).await {
-                Ok(_) => (EmailStatus::Sent, None, Outcome::Done),
-                Err(e) if e.is_permanent() => {
-                    let why = format!("refused by the SMTP server: {e}");
-                    (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
-                }
-                Err(e) if ctx.job.attempts >= ctx.job.max_attempts => {
-                    let why = format!("SMTP failed: {e}");
-                    (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
-                }
-                Err(e) => (
-                    EmailStatus::Queued,
-                    Some(format!("SMTP failed: {e}")),
-                    Outcome::RetryAt(ctx.now() + backoff(ctx.attempt()), "SMTP failed".into()),
-                ),
-            },
+            Ok(msg) => after_smtp(ctx, smtp.send(msg).await),
         },
     };
-    let sent_at = status.is_delivered().then(|| ctx.now());
     let mut tx = ctx.db.begin().await?;
-    store::emails::set_email_status(&mut tx, email.uuid, status, error.as_deref(), sent_at).await?;
+    record(
+        &mut tx,
+        ctx,
+        &email,
+        status,
+        error.as_deref(),
+        event_on_send,
+    )
+    .await?;
+    if ctx.finish(&mut tx, &outcome).await? {
+        tx.commit().await?;
+    }
+    Ok(())
+}
+
+/// What SMTP's answer to an e-mail makes of it (its status, the error) and of its job.
+fn after_smtp(
+    ctx: &JobRun,
+    sent: Result<lettre::transport::smtp::response::Response, lettre::transport::smtp::Error>,
+) -> (EmailStatus, Option<String>, Outcome) {
+    match sent {
+        Ok(_) => (EmailStatus::Sent, None, Outcome::Done),
+        Err(e) if e.is_permanent() => {
+            let why = format!("refused by the SMTP server: {e}");
+            (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
+        }
+        Err(e) if ctx.job.attempts >= ctx.job.max_attempts => {
+            let why = format!("SMTP failed: {e}");
+            (EmailStatus::Failed, Some(why.clone()), Outcome::Failed(why))
+        }
+        Err(e) => (
+            EmailStatus::Queued,
+            Some(format!("SMTP failed: {e}")),
+            Outcome::RetryAt(ctx.now() + backoff(ctx.attempt()), "SMTP failed".into()),
+        ),
+    }
+}
+
+/// Writes an attempt's result on the e-mail in `tx`: its status and, once it is delivered,
+/// `event_on_send`.
+async fn record(
+    tx: &mut Tx,
+    ctx: &JobRun,
+    email: &EmailRow,
+    status: EmailStatus,
+    error: Option<&str>,
+    event_on_send: &Option<(String, serde_json::Value)>,
+) -> store::Result<()> {
+    let sent_at = status.is_delivered().then(|| ctx.now());
+    store::emails::set_email_status(tx, email.uuid, status, error, sent_at).await?;
     if let (Some(at), Some((kind, data)), Some(app_uuid)) = (sent_at, event_on_send, email.app_uuid)
     {
         store::events::insert_event(
-            &mut tx,
+            tx,
             &NewEvent {
                 app_uuid,
                 account_uuid: email.account_uuid,
@@ -253,10 +286,103 @@ pub async fn send(
         )
         .await?;
     }
-    if ctx.finish(&mut tx, &outcome).await? {
-        tx.commit().await?;
-    }
     Ok(())
+}
+
+/// The job for several e-mails at once, each attempted as `send` does it: the e-mails read in
+/// one query, those for SMTP handed to it concurrently, then every job's end with its e-mail's
+/// status (and event) in one transaction, the ends that are done in one statement. A job whose
+/// lease was lost writes nothing, as it would alone; an e-mail that fails, fails alone. Answers
+/// false, having done nothing, when one of the jobs is not an e-mail's.
+pub async fn send_all(runs: &[&JobRun], mailer: &Mailer) -> anyhow::Result<bool> {
+    let Some(first) = runs.first() else {
+        return Ok(true);
+    };
+    let mut payloads = Vec::with_capacity(runs.len());
+    for run in runs {
+        match Job::from_stored(&run.job.kind, &run.job.payload) {
+            Ok(Job::SendEmail {
+                email_uuid,
+                event_on_send,
+            }) => payloads.push((email_uuid, event_on_send)),
+            _ => return Ok(false),
+        }
+    }
+    let uuids: Vec<Uuid> = payloads.iter().map(|(uuid, _)| *uuid).collect();
+    let found = store::emails::emails_by_uuids(&first.db, &uuids).await?;
+    // Each job: its e-mail, if it is still to send, with what the attempt makes of it.
+    let mut decided: Vec<(
+        Option<&EmailRow>,
+        Option<(EmailStatus, Option<String>)>,
+        Outcome,
+    )> = Vec::with_capacity(runs.len());
+    let mut sending = tokio::task::JoinSet::new();
+    for (i, (uuid, _)) in payloads.iter().enumerate() {
+        let Some(email) = found.iter().find(|e| e.uuid == *uuid) else {
+            decided.push((None, None, Outcome::Failed("e-mail not found".into())));
+            continue;
+        };
+        if email.status != EmailStatus::Queued {
+            decided.push((None, None, Outcome::Done));
+            continue;
+        }
+        let decision = match &mailer.smtp {
+            None => (Some((EmailStatus::Stored, None)), Outcome::Done),
+            Some(smtp) => match message(
+                &mailer.from,
+                email,
+                &store::documents::attachments_of_email(&first.db, email.uuid).await?,
+            ) {
+                Err(why) => (
+                    Some((EmailStatus::Failed, Some(why.clone()))),
+                    Outcome::Failed(why),
+                ),
+                Ok(msg) => {
+                    let smtp = smtp.clone();
+                    sending.spawn(async move { (i, smtp.send(msg).await) });
+                    // Decided when SMTP answers.
+                    (None, Outcome::Done)
+                }
+            },
+        };
+        decided.push((Some(email), decision.0, decision.1));
+    }
+    while let Some(answer) = sending.join_next().await {
+        let (i, sent) = answer?;
+        let (status, error, outcome) = after_smtp(runs[i], sent);
+        decided[i].1 = Some((status, error));
+        decided[i].2 = outcome;
+    }
+    let mut tx = first.db.begin().await?;
+    let done: Vec<&JobRun> = runs
+        .iter()
+        .zip(&decided)
+        .filter(|(_, d)| d.2 == Outcome::Done)
+        .map(|(run, _)| *run)
+        .collect();
+    let ended = outbox::complete_all(&mut tx, &done).await?;
+    for ((run, (email, change, outcome)), (_, event_on_send)) in
+        runs.iter().zip(&decided).zip(&payloads)
+    {
+        let ends = if *outcome == Outcome::Done {
+            ended.contains(&run.job.uuid)
+        } else {
+            run.finish(&mut tx, outcome).await?
+        };
+        if let (true, Some(email), Some((status, error))) = (ends, email, change) {
+            record(
+                &mut tx,
+                run,
+                email,
+                *status,
+                error.as_deref(),
+                event_on_send,
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// An e-mail's HTML as staff see it in a preview: every link inert (its `href` taken out, its

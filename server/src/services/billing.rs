@@ -142,17 +142,18 @@ pub async fn bill_cycle(
         Ok(None) => return Ok(Ok(None)),
         Err(why) => return Ok(Err(why)),
     };
-    // The invoice number comes last: on PostgreSQL its counter's row stays locked from here to
-    // the commit, so concurrent bills wait only for the few writes that carry the number.
-    let sequence = store::counters::next_value(tx, "invoice_number").await?;
-    Ok(Ok(Some(
-        issue_bill(tx, core, clock, app, account, prepared, sequence).await?,
-    )))
+    let bill = ReadyBill {
+        clock,
+        app,
+        account: account.clone(),
+        prepared,
+    };
+    Ok(Ok(issue_bills(tx, core, vec![bill]).await?.pop()))
 }
 
 /// A cycle's bill as `prepare_bill` leaves it in the transaction: the usage, the read and the
 /// invoice's jobs written, the invoice computed; what carries the invoice's number (the
-/// invoice, what it bills, its events and e-mail) is written by `issue_bill`.
+/// invoice, what it bills, its events and e-mail) is written by `issue_bills`.
 struct PreparedBill {
     /// The invoice without its number.
     invoice: InvoiceRow,
@@ -318,7 +319,7 @@ async fn prepare_bill(
     let settled = computed.total_cents <= 0;
     let invoice = InvoiceRow {
         uuid: Uuid::new_v4(),
-        // Given by `issue_bill`, as late as the rows that carry it allow.
+        // Given by `issue_bills`, as late as the rows that carry it allow.
         number: String::new(),
         app_uuid: app.uuid,
         account_uuid: account.uuid,
@@ -361,6 +362,43 @@ async fn prepare_bill(
         kwh: app::format::thousands(&consumption.round_dp(0).to_string()),
         endpoints,
     })))
+}
+
+/// A prepared bill waiting for its number, with what issuing it needs: its account's clock, its
+/// app and the account it bills.
+struct ReadyBill<'a> {
+    clock: &'a AccountClock,
+    app: &'a AppRow,
+    account: AccountRow,
+    prepared: PreparedBill,
+}
+
+/// Issues `bills` in `tx`: one block of invoice numbers for all of them (gap-free, in their
+/// order), then what of each carries its number (`issue_bill`). The numbers come last: on
+/// PostgreSQL the counter's row stays locked from here to the commit, so concurrent bills wait
+/// only for the few writes that carry the numbers. Answers the invoices, in the order of
+/// `bills`.
+async fn issue_bills(
+    tx: &mut Tx,
+    core: &Core,
+    bills: Vec<ReadyBill<'_>>,
+) -> store::Result<Vec<InvoiceRow>> {
+    if bills.is_empty() {
+        return Ok(Vec::new());
+    }
+    let count = i64::try_from(bills.len()).unwrap_or(i64::MAX);
+    let first = store::counters::next_values(tx, "invoice_number", count).await?;
+    let mut invoices = Vec::with_capacity(bills.len());
+    for (sequence, bill) in (first..).zip(bills) {
+        let ReadyBill {
+            clock,
+            app,
+            account,
+            prepared,
+        } = bill;
+        invoices.push(issue_bill(tx, core, clock, app, &account, prepared, sequence).await?);
+    }
+    Ok(invoices)
 }
 
 /// Writes what of a prepared bill carries its number, `sequence` of the invoice numbers
@@ -655,9 +693,13 @@ async fn read_meter_in(
     if let Some((account, prepared)) =
         prepare_read(tx, core, clock, app, account_uuid, payload).await?
     {
-        // The invoice number comes last (see `bill_cycle`).
-        let sequence = store::counters::next_value(tx, "invoice_number").await?;
-        issue_bill(tx, core, clock, app, &account, prepared, sequence).await?;
+        let bill = ReadyBill {
+            clock,
+            app,
+            account,
+            prepared,
+        };
+        issue_bills(tx, core, vec![bill]).await?;
     }
     Ok(())
 }
@@ -725,20 +767,28 @@ pub struct DueRead<'a> {
 /// cannot be read) refuses the batch: the caller drops `tx` and runs each read alone.
 pub async fn read_meters(core: &Core, reads: &[DueRead<'_>]) -> Result<Tx, Error<BillingError>> {
     // Read before the transaction: on SQLite the transaction holds the one writer.
+    // Each read's app, as its index in `apps`.
     let mut apps: Vec<AppRow> = Vec::new();
+    let mut read_apps = Vec::with_capacity(reads.len());
     for read in reads {
-        if apps.iter().all(|a| a.uuid != read.payload.app_uuid) {
-            let app = store::apps::app_by_uuid(&core.db, read.payload.app_uuid)
-                .await?
-                .ok_or_else(|| Error::Failed(anyhow::anyhow!("the app of a meter read is gone")))?;
-            apps.push(app);
-        }
+        let index = match apps.iter().position(|a| a.uuid == read.payload.app_uuid) {
+            Some(index) => index,
+            None => {
+                let app = store::apps::app_by_uuid(&core.db, read.payload.app_uuid)
+                    .await?
+                    .ok_or_else(|| {
+                        Error::Failed(anyhow::anyhow!("the app of a meter read is gone"))
+                    })?;
+                apps.push(app);
+                apps.len() - 1
+            }
+        };
+        read_apps.push(index);
     }
-    let app_of = |read: &DueRead<'_>| apps.iter().find(|a| a.uuid == read.payload.app_uuid);
     let mut tx = core.db.begin().await?;
     let mut bills = Vec::new();
-    for read in reads {
-        let Some(app) = app_of(read) else { continue };
+    for (read, app) in reads.iter().zip(read_apps) {
+        let app = &apps[app];
         let prepared = prepare_read(
             &mut tx,
             core,
@@ -749,16 +799,15 @@ pub async fn read_meters(core: &Core, reads: &[DueRead<'_>]) -> Result<Tx, Error
         )
         .await?;
         if let Some((account, prepared)) = prepared {
-            bills.push((read, app, account, prepared));
+            bills.push(ReadyBill {
+                clock: read.clock,
+                app,
+                account,
+                prepared,
+            });
         }
     }
-    if !bills.is_empty() {
-        let count = i64::try_from(bills.len()).unwrap_or(i64::MAX);
-        let first = store::counters::next_values(&mut tx, "invoice_number", count).await?;
-        for (sequence, (read, app, account, prepared)) in (first..).zip(bills) {
-            issue_bill(&mut tx, core, read.clock, app, &account, prepared, sequence).await?;
-        }
-    }
+    issue_bills(&mut tx, core, bills).await?;
     Ok(tx)
 }
 

@@ -55,6 +55,25 @@ pub async fn email_by_uuid(db: &Db, uuid: Uuid) -> Result<Option<EmailRow>> {
     on_db!(db, c => sqlx::query_as::<_, EmailRow>(&sql).bind(uuid).fetch_optional(c).await)
 }
 
+/// The e-mails of `uuids` that exist, in one query (in no particular order).
+pub async fn emails_by_uuids(db: &Db, uuids: &[Uuid]) -> Result<Vec<EmailRow>> {
+    if uuids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = (1..=uuids.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!("SELECT {COLUMNS} FROM emails WHERE uuid IN ({list})");
+    on_db!(db, c => {
+        let mut query = sqlx::query_as::<_, EmailRow>(&sql);
+        for uuid in uuids {
+            query = query.bind(*uuid);
+        }
+        query.fetch_all(c).await
+    })
+}
+
 pub async fn set_email_status(
     tx: &mut Tx,
     uuid: Uuid,

@@ -161,6 +161,33 @@ pub async fn complete(tx: &mut Tx, uuid: Uuid, lease: Uuid, now: DateTime<Utc>) 
     Ok(n == 1)
 }
 
+/// Marks several claimed jobs done (each `(uuid, lease)`), in one statement; answers those
+/// whose lease still held (the others are left to the worker that took them over).
+pub async fn complete_all(
+    tx: &mut Tx,
+    jobs: &[(Uuid, Uuid)],
+    now: DateTime<Utc>,
+) -> Result<Vec<Uuid>> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let each = (0..jobs.len())
+        .map(|i| format!("(uuid = ${} AND lease_token = ${})", 2 * i + 2, 2 * i + 3))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let sql = format!(
+        "UPDATE jobs SET state = 'done', finished_at = $1, lease_token = NULL \
+         WHERE {each} RETURNING uuid"
+    );
+    on_tx!(tx, c => {
+        let mut query = sqlx::query_scalar::<_, Uuid>(&sql).bind(now);
+        for (uuid, lease) in jobs {
+            query = query.bind(*uuid).bind(*lease);
+        }
+        query.fetch_all(c).await
+    })
+}
+
 /// Puts a claimed job back in the queue, due at `run_at_ms`.
 pub async fn reschedule(
     tx: &mut Tx,

@@ -715,3 +715,87 @@ both_engines! {
         assert_eq!(numbers, expected);
     }
 }
+
+/// The e-mails of `account` as the sandbox's e-mail log shows them: subject, status, sent_at.
+async fn email_log(app: &TestApp, account: &str) -> Vec<(String, String, Value)> {
+    let r = app
+        .get(
+            &format!("/v1/app/sandbox/emails?account_uuid={account}&limit=100"),
+            &app.app_token,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["subject"].as_str().unwrap().to_owned(),
+                e["status"].as_str().unwrap().to_owned(),
+                e["sent_at"].clone(),
+            )
+        })
+        .collect()
+}
+
+both_engines! {
+    with idle_workers;
+    async fn a_cycle_day_s_e_mails_each_go_out_once_and_a_missing_one_fails_alone(app) {
+        // More bills than one transaction of e-mails ends, so that they take several.
+        const ACCOUNTS: usize = 20;
+        with_meters(&app).await;
+        let core = app.state.core();
+        let bench_app = server::store::apps::app_by_uuid(&app.state.db, app.app_uuid).await.unwrap().unwrap();
+        let mut accounts = Vec::new();
+        for i in 0..ACCOUNTS {
+            let (uuid, token) = customer(&app, &format!("cycle-mail{i}@example.com")).await;
+            let seeded = server::services::sandbox::seed_demo_data(core, &bench_app, uuid.parse().unwrap()).await;
+            assert!(seeded.is_ok(), "seeding account {i} failed");
+            accounts.push((uuid, token));
+        }
+        // A few e-mails queued together, and the job of one whose e-mail is gone.
+        let first: uuid::Uuid = accounts[0].0.parse().unwrap();
+        let clock = core.clock.for_account(&app.state.db, first).await.unwrap();
+        let account = server::store::accounts::account_of_app(&app.state.db, app.app_uuid, first).await.unwrap().unwrap();
+        let mut tx = app.state.db.begin().await.unwrap();
+        for n in 0..3 {
+            let card = server::mail::templates::Template::CardChanged(server::mail::templates::CardChanged {
+                first_name: format!("Extra {n}"),
+                card: "Visa ending in 4242".to_owned(),
+                previous: None,
+                changed_on: clock.today(),
+            });
+            server::mail::queue_to_account(&mut tx, &clock, &bench_app, &account, &card).await.unwrap();
+        }
+        let gone = server::outbox::Job::SendEmail { email_uuid: uuid::Uuid::new_v4(), event_on_send: None };
+        server::outbox::enqueue(&mut tx, &clock, &gone, Some(first), clock.now()).await.unwrap();
+        tx.commit().await.unwrap();
+
+        server::jobs::queue::run_due(core).await.unwrap();
+
+        // The missing e-mail's job fails alone; every other e-mail job is done.
+        let failed = failed_jobs(&app, "email.send").await;
+        assert_eq!(failed, vec!["e-mail not found".to_owned()]);
+        let extras: Vec<_> = email_log(&app, &accounts[0].0).await.into_iter().filter(|(s, _, _)| s.contains("card on your account changed")).collect();
+        assert_eq!(extras.len(), 3, "{extras:?}");
+        for (subject, status, sent_at) in &extras {
+            assert_eq!(status, "stored", "{subject}");
+            assert!(sent_at.is_string(), "{subject}: {sent_at}");
+        }
+        for (uuid, token) in &accounts {
+            let bills = invoices(&app, token).await.len();
+            assert!(bills >= 2, "{uuid}: {bills}");
+            let log = email_log(&app, uuid).await;
+            // Each invoice has its one e-mail, kept (no SMTP here) once.
+            let bill_mails: Vec<_> = log.iter().filter(|(s, _, _)| s.contains("bill is ready")).collect();
+            assert_eq!(bill_mails.len(), bills, "{uuid}");
+            for (subject, status, sent_at) in bill_mails {
+                assert_eq!(status, "stored", "{uuid}: {subject}");
+                assert!(sent_at.is_string(), "{uuid}: {subject}: {sent_at}");
+            }
+            let created = event_types(&app, uuid).await.iter().filter(|t| *t == "invoice.created").count();
+            assert_eq!(created, bills, "{uuid}");
+        }
+    }
+}
