@@ -289,6 +289,9 @@ async fn record(
     Ok(())
 }
 
+/// The status an attempt gives an e-mail, with the reason when it failed.
+type StatusChange = (EmailStatus, Option<String>);
+
 /// The job for several e-mails at once, each attempted as `send` does it: the e-mails read in
 /// one query, those for SMTP handed to it concurrently, then every job's end with its e-mail's
 /// status (and event) in one transaction, the ends that are done in one statement. A job whose
@@ -311,11 +314,8 @@ pub async fn send_all(runs: &[&JobRun], mailer: &Mailer) -> anyhow::Result<bool>
     let uuids: Vec<Uuid> = payloads.iter().map(|(uuid, _)| *uuid).collect();
     let found = store::emails::emails_by_uuids(&first.db, &uuids).await?;
     // Each job: its e-mail, if it is still to send, with what the attempt makes of it.
-    let mut decided: Vec<(
-        Option<&EmailRow>,
-        Option<(EmailStatus, Option<String>)>,
-        Outcome,
-    )> = Vec::with_capacity(runs.len());
+    let mut decided: Vec<(Option<&EmailRow>, Option<StatusChange>, Outcome)> =
+        Vec::with_capacity(runs.len());
     let mut sending = tokio::task::JoinSet::new();
     for (i, (uuid, _)) in payloads.iter().enumerate() {
         let Some(email) = found.iter().find(|e| e.uuid == *uuid) else {
