@@ -56,18 +56,10 @@ fn date(v: &Value) -> chrono::NaiveDate {
 }
 
 async fn email_subjects(app: &TestApp, account: &str) -> Vec<String> {
-    let r = app
-        .get(
-            &format!("/v1/app/sandbox/emails?account_uuid={account}&limit=100"),
-            &app.app_token,
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["subject"].as_str().unwrap().to_owned())
+    email_log(app, account)
+        .await
+        .into_iter()
+        .map(|(subject, _, _)| subject)
         .collect()
 }
 
